@@ -1,0 +1,191 @@
+//! The [`Backend`] trait and its implementations: `wgpu` (WGSL shaders), `cpu` (the reference
+//! ops in f32 on all cores, the embedded fallback) and, with the `cuda` feature, `cuda`.
+//!
+//! A backend loads a [`Program`] (tensors and op calls, all shapes resolved) once, creating
+//! buffers, pipelines and bind groups up front, then runs ranges of its ops as often as asked:
+//! nothing is compiled or allocated inside a timed region.
+
+// pub mod cpu;
+// pub mod wgpu;
+
+use crate::kernels::{DType, Op};
+use crate::model::Precision;
+use crate::results::{AdapterFingerprint, TimingMethod};
+use crate::{Error, Result};
+use std::ops::Range;
+
+/// Index of a tensor in a [`Program`].
+pub type TensorId = usize;
+
+/// A tensor of a program.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TensorDesc {
+    /// Name for messages, e.g. `conv1/weight`.
+    pub name: String,
+    /// Elements.
+    pub len: usize,
+    /// Element type.
+    pub dtype: DType,
+}
+
+/// One op applied to tensors, in the op's binding order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpCall {
+    /// The op.
+    pub op: Op,
+    /// Tensors bound, in [`Op::bindings`] order.
+    pub tensors: Vec<TensorId>,
+}
+
+/// A straight-line sequence of ops over a fixed set of tensors.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Program {
+    /// Storage precision of float tensors.
+    pub precision: Precision,
+    /// Tensors.
+    pub tensors: Vec<TensorDesc>,
+    /// Ops in execution order.
+    pub ops: Vec<OpCall>,
+}
+
+impl Program {
+    /// An empty program.
+    pub fn new(precision: Precision) -> Self {
+        Self {
+            precision,
+            tensors: Vec::new(),
+            ops: Vec::new(),
+        }
+    }
+
+    /// Adds a tensor and returns its id.
+    pub fn tensor(&mut self, name: impl Into<String>, len: usize, dtype: DType) -> TensorId {
+        self.tensors.push(TensorDesc {
+            name: name.into(),
+            len,
+            dtype,
+        });
+        self.tensors.len() - 1
+    }
+
+    /// Adds an op call, checking arity, element types and lengths against the op's contract.
+    pub fn push(&mut self, op: Op, tensors: Vec<TensorId>) -> Result<()> {
+        let lens = op.binding_lens();
+        let dtypes = op.dtypes();
+        if tensors.len() != lens.len() {
+            return Err(Error::InvalidInput(format!(
+                "{} binds {} tensors, {} given",
+                op.name(),
+                lens.len(),
+                tensors.len()
+            )));
+        }
+        for ((&t, &len), &dtype) in tensors.iter().zip(&lens).zip(&dtypes) {
+            let desc = self
+                .tensors
+                .get(t)
+                .ok_or_else(|| Error::InvalidInput(format!("{}: tensor {t} does not exist", op.name())))?;
+            if desc.len != len || desc.dtype != dtype {
+                return Err(Error::InvalidInput(format!(
+                    "{}: tensor {} has {} {:?} elements, the op expects {len} {dtype:?}",
+                    op.name(),
+                    desc.name,
+                    desc.len,
+                    desc.dtype
+                )));
+            }
+        }
+        self.ops.push(OpCall { op, tensors });
+        Ok(())
+    }
+}
+
+/// Which implementation runs the ops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BackendKind {
+    /// WGSL compute shaders through wgpu.
+    Wgpu,
+    /// The reference ops in f32 on the CPU.
+    Cpu,
+    /// cuDNN, cuBLAS and NVRTC through cudarc.
+    Cuda,
+}
+
+impl BackendKind {
+    /// `"wgpu"`, `"cpu"` or `"cuda"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Wgpu => "wgpu",
+            BackendKind::Cpu => "cpu",
+            BackendKind::Cuda => "cuda",
+        }
+    }
+}
+
+impl std::str::FromStr for BackendKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "wgpu" => Ok(BackendKind::Wgpu),
+            "cpu" => Ok(BackendKind::Cpu),
+            "cuda" => Ok(BackendKind::Cuda),
+            other => Err(Error::InvalidInput(format!(
+                "unknown backend `{other}`; use wgpu, cpu or cuda"
+            ))),
+        }
+    }
+}
+
+/// Durations of one [`Loaded::run`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Timings {
+    /// Nanoseconds of each op in the range, when measured per op.
+    pub per_op_ns: Vec<u64>,
+    /// Nanoseconds of the whole range: the sum of `per_op_ns` when measured per op, else the
+    /// synchronised wall clock from submit to completion.
+    pub total_ns: u64,
+}
+
+/// Something that runs programs.
+pub trait Backend {
+    /// Which implementation this is.
+    fn kind(&self) -> BackendKind;
+    /// The adapter the numbers come from.
+    fn adapter(&self) -> &AdapterFingerprint;
+    /// How [`Loaded::run`] measures durations.
+    fn timing_method(&self) -> TimingMethod;
+    /// Whether programs of this precision can run.
+    fn supports(&self, precision: Precision) -> bool;
+    /// Allocates the program's tensors and prepares its ops.
+    fn load(&self, program: &Program) -> Result<Box<dyn Loaded + '_>>;
+}
+
+/// A program loaded on a backend.
+pub trait Loaded {
+    /// Writes float values (rounded to the program's precision) into a float tensor.
+    fn write(&mut self, tensor: TensorId, values: &[f32]) -> Result<()>;
+    /// Writes labels into a `u32` tensor.
+    fn write_u32(&mut self, tensor: TensorId, values: &[u32]) -> Result<()>;
+    /// Reads a float tensor back as f32.
+    fn read(&mut self, tensor: TensorId) -> Result<Vec<f32>>;
+    /// Runs `ops` in order and waits for completion. With `per_op`, each op is timed alone
+    /// (GPU timestamps where available).
+    fn run(&mut self, ops: Range<usize>, per_op: bool) -> Result<Timings>;
+    /// Bytes of device memory held by the tensors.
+    fn memory_bytes(&self) -> u64;
+}
+
+/// Checks a write of `len` elements of `dtype` into `tensor`.
+pub(crate) fn check_write(program: &Program, tensor: TensorId, len: usize, dtype: DType) -> Result<()> {
+    let desc = program
+        .tensors
+        .get(tensor)
+        .ok_or_else(|| Error::InvalidInput(format!("tensor {tensor} does not exist")))?;
+    if desc.len != len || desc.dtype != dtype {
+        return Err(Error::InvalidInput(format!(
+            "tensor {} holds {} {:?} elements; {len} {dtype:?} given",
+            desc.name, desc.len, desc.dtype
+        )));
+    }
+    Ok(())
+}

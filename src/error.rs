@@ -1,0 +1,71 @@
+//! The library's error type and the categories the binary maps to exit codes.
+
+/// Which exit code an error deserves (see the README's table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad arguments, unknown names, unreadable or corrupt input files: exit code 2.
+    InvalidInput,
+    /// The machine lacks something: adapter, feature, memory, git revision, API access: exit 3.
+    Environment,
+    /// A kernel disagrees with the CPU reference: exit code 4.
+    Verification,
+}
+
+impl ErrorKind {
+    /// The process exit code documented for this kind.
+    pub const fn exit_code(self) -> u8 {
+        match self {
+            ErrorKind::InvalidInput => 2,
+            ErrorKind::Environment => 3,
+            ErrorKind::Verification => 4,
+        }
+    }
+}
+
+/// Everything that can go wrong in convbench, each message naming the thing and the next step.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The user asked for something that does not exist or cannot be.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// The environment lacks what the request needs.
+    #[error("{0}")]
+    Environment(String),
+    /// A backend's output disagrees with the reference.
+    #[error("{0}")]
+    Verification(String),
+    /// A record file could not be read.
+    #[error(transparent)]
+    Record(#[from] crate::results::RecordError),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The exit-code category.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::InvalidInput(_) | Error::Record(_) => ErrorKind::InvalidInput,
+            Error::Environment(_) | Error::Io { .. } => ErrorKind::Environment,
+            Error::Verification(_) => ErrorKind::Verification,
+        }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.as_ref().display().to_string(),
+            source,
+        }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

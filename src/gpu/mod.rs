@@ -1,0 +1,1 @@
+//! The only module that imports wgpu: adapters, fingerprints, devices, buffers, pipelines, timestamps.

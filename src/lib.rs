@@ -1,0 +1,23 @@
+//! convbench: portable convolutional-network benchmarks on any GPU, and a regression gate.
+//!
+//! The data flow, one module per stage, each stage a plain Rust value testable alone:
+//!
+//! [`model`] (a network as data) → [`harness`] plans it on a [`backend`] (buffers and
+//! pipelines from [`kernels`] and the WGSL under `shaders/`, driven through [`gpu`]) → every
+//! op is verified against [`kernels::reference`] → warm-up → timed samples of each phase and
+//! layer → [`results::RunRecord`] (versioned JSON) → [`baseline`] (the record blessed at the
+//! base revision, read from git) → [`compare`] (a verdict per benchmark, from [`stats`]) →
+//! [`report`] (table, Markdown, CSV, JSON, SVG) → [`github`] (sticky PR comment, job summary,
+//! annotations).
+//!
+//! The library never prints to stdout and never exits the process; the `cargo-convbench`
+//! binary owns the terminal and maps [`Error`] to the documented exit codes.
+
+pub mod backend;
+pub mod error;
+pub mod gpu;
+pub mod kernels;
+pub mod model;
+pub mod results;
+
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,11 @@
+//! Networks as data: layers, shapes, the model zoo, layer suites, FLOP and parameter counts.
+
+mod layer;
+mod network;
+mod precision;
+
+pub use layer::{BatchNorm, Conv2d, Linear, Lrn, Pool2d, PoolKind, Shape};
+pub use network::{
+    Layer, LayerKind, Network, NetworkBuilder, NodeId, ShapeError, layer_forward_flops, layer_output_shape,
+};
+pub use precision::Precision;

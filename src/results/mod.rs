@@ -1,0 +1,373 @@
+//! `RunRecord`: the versioned, serde-serialised result of a run, with raw samples.
+//!
+//! A record is what `cargo convbench run --format json` writes, what baselines store and what
+//! `compare` reads. Its `format_version` is checked on load: a newer version than this build
+//! understands is a clear error, never a silent misreading.
+
+use crate::model::Precision;
+use serde::{Deserialize, Serialize};
+
+/// The record format this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Identity of the adapter that produced numbers. Numbers from different fingerprints are
+/// never compared.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AdapterFingerprint {
+    /// Graphics API: `vulkan`, `metal`, `dx12`, `gl`, `cuda`, `cpu`.
+    pub backend: String,
+    /// PCI vendor id (0 when unknown).
+    pub vendor_id: u32,
+    /// PCI device id (0 when unknown).
+    pub device_id: u32,
+    /// Adapter name as the driver reports it.
+    pub name: String,
+    /// `discrete`, `integrated`, `virtual`, `cpu` or `other`.
+    pub device_type: String,
+    /// Driver name.
+    pub driver: String,
+    /// Driver version or build information.
+    pub driver_info: String,
+    /// Version of the runtime that drove it (wgpu, CUDA driver, or convbench for `cpu`).
+    pub runtime_version: String,
+}
+
+impl AdapterFingerprint {
+    /// A stable folder-safe name: lower-case `backend-name-vendor-device`, runs of other
+    /// characters collapsed to `-`. Driver versions are left out so that a baseline folder
+    /// survives a driver update; the full fingerprint inside the record still tells them apart.
+    pub fn slug(&self) -> String {
+        let raw = format!(
+            "{}-{}-{:04x}-{:04x}",
+            self.backend, self.name, self.vendor_id, self.device_id
+        );
+        let mut slug = String::with_capacity(raw.len());
+        for ch in raw.chars() {
+            if ch.is_ascii_alphanumeric() {
+                slug.push(ch.to_ascii_lowercase());
+            } else if !slug.ends_with('-') {
+                slug.push('-');
+            }
+        }
+        slug.trim_matches('-').to_string()
+    }
+
+    /// Short human description, e.g. `NVIDIA H100 (vulkan)`.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.name, self.backend)
+    }
+}
+
+/// How durations were measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimingMethod {
+    /// GPU timestamp queries around each op, each op in its own compute pass.
+    GpuTimestamps,
+    /// Device events (CUDA events with timing enabled).
+    DeviceEvents,
+    /// Host wall clock around submit and wait (synchronised).
+    WallClock,
+}
+
+impl TimingMethod {
+    /// Human label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            TimingMethod::GpuTimestamps => "gpu timestamps",
+            TimingMethod::DeviceEvents => "device events",
+            TimingMethod::WallClock => "synchronized wall clock",
+        }
+    }
+}
+
+/// Forward only with inference-mode batch norm, or a full training step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// Forward, loss, backward, update.
+    Train,
+    /// Forward only.
+    Eval,
+}
+
+impl Stage {
+    /// `"train"` or `"eval"`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Stage::Train => "train",
+            Stage::Eval => "eval",
+        }
+    }
+}
+
+/// A timed phase, named as the classic benchmarks name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// `updateOutput`: the forward pass.
+    Forward,
+    /// Softmax cross-entropy forward.
+    LossForward,
+    /// Softmax cross-entropy backward.
+    LossBackward,
+    /// `updateGradInput`: gradients with respect to activations.
+    GradInput,
+    /// `accGradParameters`: gradients with respect to weights and biases.
+    GradParams,
+    /// SGD with momentum and weight decay.
+    Update,
+    /// Everything above, per iteration.
+    Total,
+}
+
+impl Phase {
+    /// Every phase in report order.
+    pub const ALL: [Phase; 7] = [
+        Phase::Forward,
+        Phase::LossForward,
+        Phase::LossBackward,
+        Phase::GradInput,
+        Phase::GradParams,
+        Phase::Update,
+        Phase::Total,
+    ];
+
+    /// Stable snake_case name used in ids and files.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Phase::Forward => "forward",
+            Phase::LossForward => "loss_forward",
+            Phase::LossBackward => "loss_backward",
+            Phase::GradInput => "grad_input",
+            Phase::GradParams => "grad_params",
+            Phase::Update => "update",
+            Phase::Total => "total",
+        }
+    }
+}
+
+/// Summary statistics of a sample, in nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Median (ns).
+    pub median_ns: f64,
+    /// Arithmetic mean (ns).
+    pub mean_ns: f64,
+    /// Minimum (ns).
+    pub min_ns: f64,
+    /// Maximum (ns).
+    pub max_ns: f64,
+    /// Sample standard deviation (ns), 0 for fewer than two samples.
+    pub stddev_ns: f64,
+}
+
+impl Summary {
+    /// Summarises raw samples; `None` when there are none.
+    pub fn of(samples_ns: &[u64]) -> Option<Self> {
+        if samples_ns.is_empty() {
+            return None;
+        }
+        let mut sorted: Vec<f64> = samples_ns.iter().map(|&s| s as f64).collect();
+        sorted.sort_by(f64::total_cmp);
+        let n = sorted.len();
+        let median_ns = if n % 2 == 1 {
+            sorted[n / 2]
+        } else {
+            (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+        };
+        let mean_ns = sorted.iter().sum::<f64>() / n as f64;
+        let stddev_ns = if n > 1 {
+            (sorted.iter().map(|x| (x - mean_ns).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        Some(Self {
+            median_ns,
+            mean_ns,
+            min_ns: sorted[0],
+            max_ns: sorted[n - 1],
+            stddev_ns,
+        })
+    }
+}
+
+/// The samples of one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// Which phase.
+    pub phase: Phase,
+    /// Raw per-iteration durations (ns), in measurement order.
+    pub samples_ns: Vec<u64>,
+    /// Summary of `samples_ns`.
+    pub summary: Summary,
+}
+
+/// Per-layer timings of one phase (the `--layers` breakdown).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LayerResult {
+    /// Layer name.
+    pub layer: String,
+    /// Operation, e.g. `conv2d`.
+    pub op: String,
+    /// Which phase these samples belong to.
+    pub phase: Phase,
+    /// Raw durations (ns), one per sample.
+    pub samples_ns: Vec<u64>,
+    /// Summary of `samples_ns`.
+    pub summary: Summary,
+    /// FLOPs of the layer in this phase for the whole batch (`2 x` multiply-adds), 0 when
+    /// the op is not counted.
+    pub flops: u64,
+    /// Kernel variant that ran, e.g. `direct`.
+    pub variant: String,
+}
+
+/// One benchmark: a model or suite entry at a batch, precision, stage and backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchmarkResult {
+    /// Stable id: `<model>/<stage>/b<batch>/<precision>/<backend>`.
+    pub id: String,
+    /// Model or suite entry name.
+    pub model: String,
+    /// Train or eval.
+    pub stage: Stage,
+    /// Images per iteration.
+    pub batch: usize,
+    /// Storage precision.
+    pub precision: Precision,
+    /// `wgpu`, `cpu` or `cuda`.
+    pub backend: String,
+    /// Adapter the numbers come from.
+    pub adapter: AdapterFingerprint,
+    /// How the durations were measured.
+    pub timing_method: TimingMethod,
+    /// Warm-up iterations run before sampling.
+    pub warmup_iterations: usize,
+    /// Whether the first iteration was checked against the CPU reference.
+    pub verified: bool,
+    /// Learnable parameters.
+    pub params: usize,
+    /// Forward FLOPs for the whole batch (`2 x` multiply-adds of conv and linear layers).
+    pub forward_flops: u64,
+    /// FLOPs of the whole measured iteration (forward, and backward when training).
+    pub iteration_flops: u64,
+    /// Bytes of device memory allocated for the plan.
+    pub device_memory_bytes: u64,
+    /// Phases with raw samples.
+    pub phases: Vec<PhaseResult>,
+    /// Optional per-layer breakdown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub layers: Vec<LayerResult>,
+}
+
+impl BenchmarkResult {
+    /// The id of a benchmark.
+    pub fn make_id(model: &str, stage: Stage, batch: usize, precision: Precision, backend: &str) -> String {
+        format!("{model}/{}/b{batch}/{precision}/{backend}", stage.as_str())
+    }
+
+    /// The phase's result, if measured.
+    pub fn phase(&self, phase: Phase) -> Option<&PhaseResult> {
+        self.phases.iter().find(|p| p.phase == phase)
+    }
+
+    /// Images per second at the median total time.
+    pub fn images_per_sec(&self) -> Option<f64> {
+        let total = self.phase(Phase::Total)?.summary.median_ns;
+        (total > 0.0).then(|| self.batch as f64 * 1e9 / total)
+    }
+
+    /// Achieved GFLOP/s of the iteration at the median total time.
+    pub fn gflops_per_sec(&self) -> Option<f64> {
+        let total = self.phase(Phase::Total)?.summary.median_ns;
+        (total > 0.0).then(|| self.iteration_flops as f64 / total)
+    }
+}
+
+/// The result of one `cargo convbench run`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Format version, [`FORMAT_VERSION`] when written by this build.
+    pub format_version: u32,
+    /// convbench version that wrote the record.
+    pub convbench_version: String,
+    /// Unix time (seconds) when the run started.
+    pub created_unix_s: u64,
+    /// Git commit of the benchmarked workspace, when known.
+    #[serde(default)]
+    pub git_commit: Option<String>,
+    /// The benchmarks.
+    pub benchmarks: Vec<BenchmarkResult>,
+}
+
+/// Why a record could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// Not JSON, or not a record.
+    #[error("{origin} is not a convbench record: {source}")]
+    Parse {
+        /// File or stream the record came from.
+        origin: String,
+        /// The parser's complaint.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Written by a newer convbench.
+    #[error(
+        "{origin} has record format version {found}, newer than the {supported} this convbench reads; \
+         upgrade convbench (`cargo install cargo-convbench`)"
+    )]
+    FutureVersion {
+        /// File or stream the record came from.
+        origin: String,
+        /// Version in the file.
+        found: u32,
+        /// Newest version this build reads.
+        supported: u32,
+    },
+}
+
+impl RunRecord {
+    /// An empty record stamped with this build's version and the current time.
+    pub fn new(git_commit: Option<String>) -> Self {
+        let created_unix_s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        Self {
+            format_version: FORMAT_VERSION,
+            convbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            created_unix_s,
+            git_commit,
+            benchmarks: Vec::new(),
+        }
+    }
+
+    /// Parses a record, checking its version first so a future format fails clearly.
+    pub fn from_json(text: &str, origin: &str) -> Result<Self, RecordError> {
+        #[derive(Deserialize)]
+        struct VersionOnly {
+            format_version: u32,
+        }
+        let parse = |source| RecordError::Parse {
+            origin: origin.to_string(),
+            source,
+        };
+        let version: VersionOnly = serde_json::from_str(text).map_err(parse)?;
+        if version.format_version > FORMAT_VERSION {
+            return Err(RecordError::FutureVersion {
+                origin: origin.to_string(),
+                found: version.format_version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        serde_json::from_str(text).map_err(parse)
+    }
+
+    /// Pretty JSON with a trailing newline (stable diffs in baselines).
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a RunRecord always serialises to JSON");
+        text.push('\n');
+        text
+    }
+}
