@@ -285,6 +285,58 @@ impl BenchmarkResult {
     }
 }
 
+/// The machine a run happened on.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Host {
+    /// Operating system (`linux`, `macos`, `windows`).
+    pub os: String,
+    /// CPU architecture (`x86_64`, `aarch64`).
+    pub arch: String,
+    /// Logical CPUs.
+    pub cpus: usize,
+}
+
+impl Host {
+    /// The machine this process runs on.
+    pub fn current() -> Self {
+        Self {
+            os: std::env::consts::OS.to_string(),
+            arch: std::env::consts::ARCH.to_string(),
+            cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+}
+
+/// The measurement settings of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettings {
+    /// Timed iterations per benchmark.
+    pub samples: usize,
+    /// Minimum warm-up iterations.
+    pub warmup_iterations: usize,
+    /// Minimum warm-up duration (ms).
+    pub warmup_min_ms: u64,
+    /// Whether each benchmark was verified against the CPU reference first.
+    pub verify: bool,
+    /// Whether the first layer's input gradient was computed.
+    pub data_grad: bool,
+    /// Whether per-layer timings were recorded.
+    pub layers: bool,
+}
+
+impl Default for RunSettings {
+    fn default() -> Self {
+        Self {
+            samples: 10,
+            warmup_iterations: 3,
+            warmup_min_ms: 200,
+            verify: true,
+            data_grad: false,
+            layers: false,
+        }
+    }
+}
+
 /// The result of one `cargo convbench run`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -297,6 +349,15 @@ pub struct RunRecord {
     /// Git commit of the benchmarked workspace, when known.
     #[serde(default)]
     pub git_commit: Option<String>,
+    /// Whether the workspace had uncommitted changes, when known.
+    #[serde(default)]
+    pub git_dirty: Option<bool>,
+    /// Machine the run happened on.
+    #[serde(default)]
+    pub host: Host,
+    /// How the run was configured.
+    #[serde(default)]
+    pub settings: RunSettings,
     /// The benchmarks.
     pub benchmarks: Vec<BenchmarkResult>,
 }
@@ -339,6 +400,9 @@ impl RunRecord {
             convbench_version: env!("CARGO_PKG_VERSION").to_string(),
             created_unix_s,
             git_commit,
+            git_dirty: None,
+            host: Host::current(),
+            settings: RunSettings::default(),
             benchmarks: Vec::new(),
         }
     }
