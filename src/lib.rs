@@ -14,10 +14,12 @@
 //! binary owns the terminal and maps [`Error`] to the documented exit codes.
 
 pub mod backend;
+pub mod compare;
 pub mod error;
 pub mod gpu;
 pub mod kernels;
 pub mod model;
 pub mod results;
+pub mod stats;
 
 pub use error::{Error, ErrorKind, Result};

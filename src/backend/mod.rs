@@ -5,8 +5,8 @@
 //! buffers, pipelines and bind groups up front, then runs ranges of its ops as often as asked:
 //! nothing is compiled or allocated inside a timed region.
 
-// pub mod cpu;
-// pub mod wgpu;
+pub mod cpu;
+pub mod wgpu;
 
 use crate::kernels::{DType, Op};
 use crate::model::Precision;

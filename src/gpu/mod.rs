@@ -1,1 +1,15 @@
-//! The only module that imports wgpu: adapters, fingerprints, devices, buffers, pipelines, timestamps.
+//! The only module that imports wgpu: adapter enumeration and selection, fingerprints, the
+//! device (requested with the adapter's own limits), cached pipelines, buffers and timestamp
+//! queries.
+//!
+//! wgpu reports validation and out-of-memory errors asynchronously; every fallible step here
+//! runs inside error scopes, and an uncaptured-error handler records anything else, so a wgpu
+//! error reaches the user as an [`crate::Error`] naming what failed, never as a panic.
+
+mod adapter;
+mod device;
+mod program;
+
+pub use adapter::{AdapterSummary, WGPU_VERSION, list_adapters};
+pub use device::Gpu;
+pub use program::GpuProgram;

@@ -1,7 +1,60 @@
-//! The op library: the contract of every op ([`Op`]), the registry of WGSL shaders, one Rust
-//! file per shader family (bindings, dispatch sizes, variants), and [`reference`], the CPU
-//! implementation of every op that is the single source of truth.
+//! The op library: the contract of every op ([`Op`]), the registry of WGSL shaders
+//! ([`registry`]), one Rust file per shader family planning its dispatches, and [`reference`],
+//! the CPU implementation of every op that is the single source of truth.
 
+mod activation;
+mod batchnorm;
+mod conv2d;
+pub mod dispatch;
+mod linear;
+mod loss;
+mod lrn;
 mod op;
+mod optimizer;
+mod pool;
+pub mod reference;
+pub mod registry;
+mod tensor;
 
+pub use dispatch::{Dispatch, Grid, Slot};
 pub use op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
+
+/// The dispatches that run `op`, in order.
+pub fn plan(op: &Op) -> Vec<Dispatch> {
+    match op {
+        Op::Conv2dForward(g) => conv2d::forward(g),
+        Op::Conv2dBackwardData(g) => conv2d::backward_data(g),
+        Op::Conv2dBackwardFilter(g) => conv2d::backward_filter(g),
+        Op::PoolForward(g) => pool::forward(g),
+        Op::PoolBackward(g) => pool::backward(g),
+        Op::ReluForward { len } => activation::relu_forward(*len),
+        Op::ReluBackward { len } => activation::relu_backward(*len),
+        Op::LrnForward { lrn, shape } => lrn::forward(lrn, shape),
+        Op::LrnBackward { lrn, shape } => lrn::backward(lrn, shape),
+        Op::BatchNormForwardTrain { bn, shape } => batchnorm::forward_train(bn, shape),
+        Op::BatchNormForwardEval { bn, shape } => batchnorm::forward_eval(bn, shape),
+        Op::BatchNormBackward { bn, shape } => batchnorm::backward(bn, shape),
+        Op::LinearForward(g) => linear::forward(g),
+        Op::LinearBackwardData(g) => linear::backward_data(g),
+        Op::LinearBackwardParams(g) => linear::backward_params(g),
+        Op::SoftmaxCrossEntropyForward { batch, classes } => loss::forward(*batch, *classes),
+        Op::SoftmaxCrossEntropyBackward { batch, classes } => loss::backward(*batch, *classes),
+        Op::ChannelCopy {
+            n,
+            hw,
+            total_channels,
+            part_channels,
+            offset,
+            into_concat,
+        } => tensor::channel_copy(*n, *hw, *total_channels, *part_channels, *offset, *into_concat),
+        Op::Add { len } => tensor::add(*len),
+        Op::GlobalAvgPoolForward { shape } => tensor::global_avgpool_forward(shape),
+        Op::GlobalAvgPoolBackward { shape } => tensor::global_avgpool_backward(shape),
+        Op::SgdUpdate {
+            len,
+            lr,
+            momentum,
+            weight_decay,
+        } => optimizer::sgd(*len, *lr, *momentum, *weight_decay),
+    }
+}

@@ -1,0 +1,62 @@
+// Softmax with cross-entropy: the forward writes each image's loss and the probabilities; the
+// backward is the gradient of the mean loss over the batch, (p - onehot) / batch.
+alias T = f32;
+
+struct Params {
+    total: u32,
+    batch: u32,
+    classes: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> fwd_logits: array<T>;
+@group(0) @binding(2) var<storage, read> fwd_labels: array<u32>;
+@group(0) @binding(3) var<storage, read_write> fwd_loss: array<T>;
+@group(0) @binding(4) var<storage, read_write> fwd_probs: array<T>;
+@group(0) @binding(5) var<storage, read> bwd_probs: array<T>;
+@group(0) @binding(6) var<storage, read> bwd_labels: array<u32>;
+@group(0) @binding(7) var<storage, read_write> bwd_dlogits: array<T>;
+
+const WG: u32 = 256u;
+
+fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+    return (wg.y * nwg.x + wg.x) * WG + lid;
+}
+
+// One invocation per image.
+@compute @workgroup_size(256)
+fn softmax_cross_entropy_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                                 @builtin(local_invocation_index) lid: u32) {
+    let n = linear_id(wg, nwg, lid);
+    if (n >= p.batch) {
+        return;
+    }
+    let base = n * p.classes;
+    var m = f32(fwd_logits[base]);
+    for (var k = 1u; k < p.classes; k += 1u) {
+        m = max(m, f32(fwd_logits[base + k]));
+    }
+    var s = 0.0;
+    for (var k = 0u; k < p.classes; k += 1u) {
+        s += exp(f32(fwd_logits[base + k]) - m);
+    }
+    let lse = m + log(s);
+    for (var k = 0u; k < p.classes; k += 1u) {
+        fwd_probs[base + k] = T(exp(f32(fwd_logits[base + k]) - lse));
+    }
+    let label = min(fwd_labels[n], p.classes - 1u);
+    fwd_loss[n] = T(lse - f32(fwd_logits[base + label]));
+}
+
+@compute @workgroup_size(256)
+fn softmax_cross_entropy_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                                  @builtin(local_invocation_index) lid: u32) {
+    let i = linear_id(wg, nwg, lid);
+    if (i >= p.total) {
+        return;
+    }
+    let k = i % p.classes;
+    let n = i / p.classes;
+    let onehot = select(0.0, 1.0, min(bwd_labels[n], p.classes - 1u) == k);
+    bwd_dlogits[i] = T((f32(bwd_probs[i]) - onehot) / f32(p.batch));
+}

@@ -1,0 +1,54 @@
+//! The `wgpu` backend: WGSL compute shaders on any adapter wgpu drives (Vulkan, Metal, DX12,
+//! GL, software adapters such as lavapipe).
+
+use super::{Backend, BackendKind, Loaded, Program};
+use crate::Result;
+use crate::gpu::{Gpu, GpuProgram};
+use crate::model::Precision;
+use crate::results::{AdapterFingerprint, TimingMethod};
+
+/// WGSL kernels through wgpu on one adapter.
+#[derive(Debug)]
+pub struct WgpuBackend {
+    gpu: Gpu,
+}
+
+impl WgpuBackend {
+    /// Opens the adapter named by `selector` (index, backend or name substring), or the best one.
+    pub fn open(selector: Option<&str>) -> Result<Self> {
+        Ok(Self {
+            gpu: Gpu::open(selector)?,
+        })
+    }
+
+    /// The opened device.
+    pub fn gpu(&self) -> &Gpu {
+        &self.gpu
+    }
+}
+
+impl Backend for WgpuBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Wgpu
+    }
+
+    fn adapter(&self) -> &AdapterFingerprint {
+        &self.gpu.summary().fingerprint
+    }
+
+    fn timing_method(&self) -> TimingMethod {
+        if self.gpu.has_timestamps() {
+            TimingMethod::GpuTimestamps
+        } else {
+            TimingMethod::WallClock
+        }
+    }
+
+    fn supports(&self, precision: Precision) -> bool {
+        self.gpu.supports(precision)
+    }
+
+    fn load(&self, program: &Program) -> Result<Box<dyn Loaded + '_>> {
+        Ok(Box::new(GpuProgram::load(&self.gpu, program)?))
+    }
+}

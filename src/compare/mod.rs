@@ -1,0 +1,537 @@
+//! Verdicts between a baseline [`RunRecord`] and a current one, one per benchmark and phase.
+//!
+//! Benchmarks are matched by id (of a duplicated id, the first occurrence counts). A benchmark
+//! (or phase) only in the current record is [`Verdict::New`], only in the baseline
+//! [`Verdict::Missing`]. Benchmarks measured on
+//! adapters with different fingerprints are [`Verdict::Incomparable`] unless
+//! [`CompareConfig::allow_other_adapter`] is set: numbers from different GPUs, drivers or
+//! runtimes say nothing about a code change.
+//!
+//! # Decision rule
+//!
+//! Conservative, in the spirit of criterion: a gate that cries wolf gets switched off, so
+//! anything short of clear evidence is "no change" or "inconclusive", never "regression".
+//! For each phase measured on both sides, on the raw samples (ns):
+//!
+//! 1. With fewer than [`CompareConfig::min_samples`] samples on either side the row is
+//!    [`Verdict::Inconclusive`].
+//! 2. `change = median(current) / median(baseline) - 1`, its 95 % percentile-bootstrap
+//!    confidence interval ([`CI_CONFIDENCE`], [`CompareConfig::bootstrap_resamples`]
+//!    resamples, seeded from the benchmark id and phase so that a verdict is reproducible),
+//!    and the one-sided Mann–Whitney U p-value in the direction of the observed change
+//!    ("current is slower" when `change >= 0`, "current is faster" otherwise).
+//! 3. The p-values of every row whose `|change|` exceeds its threshold, across all benchmarks
+//!    and phases, go through Benjamini–Hochberg at [`CompareConfig::alpha`], so comparing
+//!    hundreds of benchmarks does not multiply false alarms.
+//! 4. [`Verdict::Regression`]: `change > threshold`, the test is a BH discovery, and the CI's
+//!    lower bound is above 0 (it really is slower). [`Verdict::Improvement`] symmetrically:
+//!    `change < -threshold`, a discovery, CI upper bound below 0.
+//! 5. [`Verdict::NoChange`]: the CI lies wholly within `±threshold`, or `|change| <= threshold`
+//!    and the raw p-value is above `alpha` (no evidence of any shift).
+//! 6. Otherwise [`Verdict::Inconclusive`]: a change beyond the threshold that is not
+//!    significant, or a significant shift whose size may exceed the threshold. Collect more
+//!    samples.
+//!
+//! The threshold of a benchmark is that of the first [`CompareConfig::per_benchmark`] glob
+//! matching its id, else [`CompareConfig::threshold`].
+
+use crate::results::{BenchmarkResult, Phase, PhaseResult, RunRecord};
+use crate::stats::{self, Alternative};
+use globset::{Glob, GlobMatcher};
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+
+#[cfg(test)]
+mod tests;
+
+/// Confidence level of the bootstrap interval of the change.
+pub const CI_CONFIDENCE: f64 = 0.95;
+
+/// How to compare two records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompareConfig {
+    /// Relative change of the median that matters, as a fraction: `0.05` is 5 %.
+    pub threshold: f64,
+    /// Per-benchmark thresholds: a glob on the benchmark id (globset syntax, `*` also matches
+    /// `/`) and its threshold as a fraction. The first matching glob wins.
+    pub per_benchmark: Vec<(String, f64)>,
+    /// False discovery rate across all benchmarks and phases (Benjamini–Hochberg), and the
+    /// significance level of a single test.
+    pub alpha: f64,
+    /// Fewest samples per side for a verdict other than inconclusive.
+    pub min_samples: usize,
+    /// Compare benchmarks even when their adapter fingerprints differ.
+    pub allow_other_adapter: bool,
+    /// Whether an inconclusive row fails the gate like a regression.
+    pub fail_on_inconclusive: bool,
+    /// Phases to compare; `None` compares every phase present.
+    pub phases: Option<Vec<Phase>>,
+    /// Bootstrap resamples per confidence interval.
+    pub bootstrap_resamples: usize,
+}
+
+impl Default for CompareConfig {
+    fn default() -> Self {
+        Self {
+            threshold: 0.05,
+            per_benchmark: Vec::new(),
+            alpha: 0.05,
+            min_samples: 5,
+            allow_other_adapter: false,
+            fail_on_inconclusive: false,
+            phases: None,
+            bootstrap_resamples: 2000,
+        }
+    }
+}
+
+impl CompareConfig {
+    /// Checks that thresholds are finite and non-negative, `alpha` is in `(0, 1)`, there is at
+    /// least one bootstrap resample, and every glob parses. [`compare`] does not fail: it
+    /// ignores a glob that does not parse, so call this on user input first.
+    pub fn validate(&self) -> crate::Result<()> {
+        let invalid = |message: String| Err(crate::Error::InvalidInput(message));
+        if !(self.threshold.is_finite() && self.threshold >= 0.0) {
+            return invalid(format!(
+                "threshold {} is not a non-negative fraction; use e.g. 0.05 for 5%",
+                self.threshold
+            ));
+        }
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return invalid(format!(
+                "alpha {} must lie strictly between 0 and 1, e.g. 0.05",
+                self.alpha
+            ));
+        }
+        if self.bootstrap_resamples == 0 {
+            return invalid("bootstrap resamples must be at least 1; the default is 2000".to_string());
+        }
+        for (pattern, threshold) in &self.per_benchmark {
+            if let Err(error) = Glob::new(pattern) {
+                return invalid(format!(
+                    "benchmark pattern `{pattern}` is not a valid glob: {error}"
+                ));
+            }
+            if !(threshold.is_finite() && *threshold >= 0.0) {
+                return invalid(format!(
+                    "threshold {threshold} for `{pattern}` is not a non-negative fraction; use e.g. 0.05 for 5%"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The threshold that applies to a benchmark id.
+    pub fn threshold_for(&self, benchmark_id: &str) -> f64 {
+        Thresholds::new(self).for_id(benchmark_id)
+    }
+}
+
+/// The per-benchmark globs, compiled once per comparison.
+struct Thresholds {
+    rules: Vec<(GlobMatcher, f64)>,
+    default: f64,
+}
+
+impl Thresholds {
+    fn new(config: &CompareConfig) -> Self {
+        let rules = config
+            .per_benchmark
+            .iter()
+            .filter_map(|(pattern, threshold)| Some((Glob::new(pattern).ok()?.compile_matcher(), *threshold)))
+            .collect();
+        Self {
+            rules,
+            default: config.threshold,
+        }
+    }
+
+    fn for_id(&self, benchmark_id: &str) -> f64 {
+        self.rules
+            .iter()
+            .find(|(glob, _)| glob.is_match(benchmark_id))
+            .map_or(self.default, |(_, threshold)| *threshold)
+    }
+}
+
+/// The outcome for one benchmark phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Significantly slower, by more than the threshold.
+    Regression,
+    /// Significantly faster, by more than the threshold.
+    Improvement,
+    /// Within the threshold.
+    NoChange,
+    /// Not enough evidence either way (too few or too noisy samples).
+    Inconclusive,
+    /// Only in the current record.
+    New,
+    /// Only in the baseline.
+    Missing,
+    /// Measured on a different adapter than the baseline.
+    Incomparable,
+}
+
+impl Verdict {
+    /// Every verdict, worst first (report order).
+    pub const ALL: [Verdict; 7] = [
+        Verdict::Regression,
+        Verdict::Inconclusive,
+        Verdict::Incomparable,
+        Verdict::Missing,
+        Verdict::New,
+        Verdict::Improvement,
+        Verdict::NoChange,
+    ];
+
+    /// Human label, e.g. `no change`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Regression => "regression",
+            Verdict::Improvement => "improvement",
+            Verdict::NoChange => "no change",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::New => "new",
+            Verdict::Missing => "missing",
+            Verdict::Incomparable => "incomparable",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The comparison of one phase of one benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseComparison {
+    /// Benchmark id.
+    pub benchmark_id: String,
+    /// Which phase.
+    pub phase: Phase,
+    /// Median of the baseline samples (ns), when the baseline has the phase.
+    pub baseline_median_ns: Option<f64>,
+    /// Median of the current samples (ns), when the current record has the phase.
+    pub current_median_ns: Option<f64>,
+    /// `current / baseline - 1` of the medians (`0.1` = 10 % slower), when both exist and the
+    /// adapters are comparable.
+    pub change: Option<f64>,
+    /// Bootstrap confidence interval ([`CI_CONFIDENCE`]) of `change`, when computed.
+    pub ci: Option<(f64, f64)>,
+    /// One-sided Mann–Whitney p-value in the direction of `change`, before the
+    /// Benjamini–Hochberg adjustment, when computed.
+    pub p_value: Option<f64>,
+    /// Threshold that applied (fraction).
+    pub threshold: f64,
+    /// The outcome.
+    pub verdict: Verdict,
+    /// The adapter, e.g. `NVIDIA H100 (vulkan)`; both when they differ.
+    pub adapter_label: String,
+}
+
+/// The result of comparing two records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// One row per benchmark and phase: current benchmarks in record order, then missing
+    /// ones; phases in [`Phase::ALL`] order.
+    pub rows: Vec<PhaseComparison>,
+    /// The configuration the verdicts were reached with.
+    pub config: CompareConfig,
+}
+
+impl Comparison {
+    /// Rows with this verdict.
+    pub fn count(&self, verdict: Verdict) -> usize {
+        self.rows.iter().filter(|row| row.verdict == verdict).count()
+    }
+
+    /// Whether any row is a regression.
+    pub fn has_regression(&self) -> bool {
+        self.count(Verdict::Regression) > 0
+    }
+
+    /// Whether the gate fails: a regression, or an inconclusive row when
+    /// [`CompareConfig::fail_on_inconclusive`] is set.
+    pub fn gate_fails(&self) -> bool {
+        self.has_regression() || (self.config.fail_on_inconclusive && self.count(Verdict::Inconclusive) > 0)
+    }
+}
+
+/// Compares `current` against `baseline` with the rule in the module documentation.
+pub fn compare(baseline: &RunRecord, current: &RunRecord, config: &CompareConfig) -> Comparison {
+    let thresholds = Thresholds::new(config);
+    let mut baseline_by_id: HashMap<&str, &BenchmarkResult> = HashMap::new();
+    for benchmark in &baseline.benchmarks {
+        baseline_by_id.entry(benchmark.id.as_str()).or_insert(benchmark);
+    }
+    let mut rows = Vec::new();
+    let mut tests = Vec::new();
+    let mut seen = HashSet::new();
+    for benchmark in &current.benchmarks {
+        if !seen.insert(benchmark.id.as_str()) {
+            continue;
+        }
+        let threshold = thresholds.for_id(&benchmark.id);
+        match baseline_by_id.get(benchmark.id.as_str()) {
+            None => rows.extend(one_sided_rows(benchmark, Verdict::New, threshold, config)),
+            Some(old) => compare_benchmark(old, benchmark, threshold, config, &mut rows, &mut tests),
+        }
+    }
+    for benchmark in &baseline.benchmarks {
+        if seen.insert(benchmark.id.as_str()) {
+            let threshold = thresholds.for_id(&benchmark.id);
+            rows.extend(one_sided_rows(benchmark, Verdict::Missing, threshold, config));
+        }
+    }
+    decide_all(&mut rows, &tests, config.alpha);
+    Comparison {
+        rows,
+        config: config.clone(),
+    }
+}
+
+/// A row that has a change, a CI and a p-value, waiting for the multiple-testing step.
+struct Tested {
+    row: usize,
+    change: f64,
+    ci: (f64, f64),
+    p_value: f64,
+}
+
+fn selected_phases(config: &CompareConfig) -> impl Iterator<Item = Phase> + '_ {
+    Phase::ALL
+        .into_iter()
+        .filter(|phase| config.phases.as_ref().is_none_or(|wanted| wanted.contains(phase)))
+}
+
+fn samples(result: &PhaseResult) -> Vec<f64> {
+    result.samples_ns.iter().map(|&ns| ns as f64).collect()
+}
+
+/// Median of the raw samples, or the recorded summary when there are none.
+fn median_ns(result: &PhaseResult) -> f64 {
+    stats::median(&samples(result)).unwrap_or(result.summary.median_ns)
+}
+
+/// Rows of a benchmark present on one side only ([`Verdict::New`] or [`Verdict::Missing`]).
+fn one_sided_rows(
+    benchmark: &BenchmarkResult,
+    verdict: Verdict,
+    threshold: f64,
+    config: &CompareConfig,
+) -> Vec<PhaseComparison> {
+    selected_phases(config)
+        .filter_map(|phase| {
+            let result = benchmark.phase(phase)?;
+            Some(one_sided_row(
+                benchmark,
+                result,
+                verdict,
+                threshold,
+                benchmark.adapter.label(),
+            ))
+        })
+        .collect()
+}
+
+/// A row for a phase measured on one side only.
+fn one_sided_row(
+    benchmark: &BenchmarkResult,
+    result: &PhaseResult,
+    verdict: Verdict,
+    threshold: f64,
+    adapter_label: String,
+) -> PhaseComparison {
+    let median = Some(median_ns(result));
+    let (baseline_median_ns, current_median_ns) = match verdict {
+        Verdict::Missing => (median, None),
+        _ => (None, median),
+    };
+    PhaseComparison {
+        benchmark_id: benchmark.id.clone(),
+        phase: result.phase,
+        baseline_median_ns,
+        current_median_ns,
+        change: None,
+        ci: None,
+        p_value: None,
+        threshold,
+        verdict,
+        adapter_label,
+    }
+}
+
+fn compare_benchmark(
+    baseline: &BenchmarkResult,
+    current: &BenchmarkResult,
+    threshold: f64,
+    config: &CompareConfig,
+    rows: &mut Vec<PhaseComparison>,
+    tests: &mut Vec<Tested>,
+) {
+    let same_adapter = baseline.adapter == current.adapter;
+    let adapter_label = adapter_label(baseline, current);
+    for phase in selected_phases(config) {
+        let (old, new) = match (baseline.phase(phase), current.phase(phase)) {
+            (Some(old), Some(new)) => (old, new),
+            (None, Some(new)) => {
+                rows.push(one_sided_row(
+                    current,
+                    new,
+                    Verdict::New,
+                    threshold,
+                    adapter_label.clone(),
+                ));
+                continue;
+            }
+            (Some(old), None) => {
+                rows.push(one_sided_row(
+                    baseline,
+                    old,
+                    Verdict::Missing,
+                    threshold,
+                    adapter_label.clone(),
+                ));
+                continue;
+            }
+            (None, None) => continue,
+        };
+        let (baseline_median, current_median) = (median_ns(old), median_ns(new));
+        let mut row = PhaseComparison {
+            benchmark_id: current.id.clone(),
+            phase,
+            baseline_median_ns: Some(baseline_median),
+            current_median_ns: Some(current_median),
+            change: None,
+            ci: None,
+            p_value: None,
+            threshold,
+            verdict: Verdict::Inconclusive,
+            adapter_label: adapter_label.clone(),
+        };
+        if !same_adapter && !config.allow_other_adapter {
+            row.verdict = Verdict::Incomparable;
+            rows.push(row);
+            continue;
+        }
+        if baseline_median > 0.0 {
+            row.change = Some(current_median / baseline_median - 1.0);
+        }
+        let enough = old.samples_ns.len() >= config.min_samples && new.samples_ns.len() >= config.min_samples;
+        let tested = enough.then(|| test_phase(old, new, &current.id, rows.len(), config));
+        if let Some(test) = tested.flatten() {
+            row.ci = Some(test.ci);
+            row.p_value = Some(test.p_value);
+            tests.push(test);
+        }
+        rows.push(row);
+    }
+}
+
+fn adapter_label(baseline: &BenchmarkResult, current: &BenchmarkResult) -> String {
+    let (old, new) = (&baseline.adapter, &current.adapter);
+    if old == new {
+        new.label()
+    } else if old.label() != new.label() {
+        format!("{} (baseline: {})", new.label(), old.label())
+    } else {
+        format!(
+            "{} (driver {} {}, runtime {}; baseline: driver {} {}, runtime {})",
+            new.label(),
+            new.driver,
+            new.driver_info,
+            new.runtime_version,
+            old.driver,
+            old.driver_info,
+            old.runtime_version
+        )
+    }
+}
+
+/// Change, CI and one-sided p-value of one phase, for `row`; `None` when the ratio is
+/// undefined (a zero baseline median).
+fn test_phase(
+    old: &PhaseResult,
+    new: &PhaseResult,
+    benchmark_id: &str,
+    row: usize,
+    config: &CompareConfig,
+) -> Option<Tested> {
+    let (baseline, current) = (samples(old), samples(new));
+    let change = stats::median(&current)? / stats::median(&baseline)? - 1.0;
+    if !change.is_finite() {
+        return None;
+    }
+    let seed = seed_for(benchmark_id, old.phase);
+    let (low, high) = stats::bootstrap_ratio_ci(
+        &baseline,
+        &current,
+        CI_CONFIDENCE,
+        config.bootstrap_resamples,
+        seed,
+    )?;
+    let alternative = if change >= 0.0 {
+        Alternative::Greater
+    } else {
+        Alternative::Less
+    };
+    let p_value = stats::mann_whitney_u(&baseline, &current, alternative)?;
+    Some(Tested {
+        row,
+        change,
+        ci: (low - 1.0, high - 1.0),
+        p_value,
+    })
+}
+
+/// A bootstrap seed that depends only on the benchmark id and phase (FNV-1a, stable across
+/// Rust releases unlike `DefaultHasher`), so a verdict is reproducible.
+fn seed_for(benchmark_id: &str, phase: Phase) -> u64 {
+    const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+    benchmark_id
+        .bytes()
+        .chain(std::iter::once(b'#'))
+        .chain(phase.as_str().bytes())
+        .fold(FNV_OFFSET, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(FNV_PRIME)
+        })
+}
+
+/// Applies Benjamini–Hochberg across the rows beyond their threshold, then the verdict rule.
+fn decide_all(rows: &mut [PhaseComparison], tests: &[Tested], alpha: f64) {
+    let candidates: Vec<&Tested> = tests
+        .iter()
+        .filter(|test| test.change.abs() > rows[test.row].threshold)
+        .collect();
+    let p_values: Vec<f64> = candidates.iter().map(|test| test.p_value).collect();
+    let discoveries: HashSet<usize> = stats::benjamini_hochberg(&p_values, alpha)
+        .into_iter()
+        .zip(&candidates)
+        .filter_map(|(discovered, test)| discovered.then_some(test.row))
+        .collect();
+    for test in tests {
+        let row = &mut rows[test.row];
+        row.verdict = decide(test, row.threshold, discoveries.contains(&test.row), alpha);
+    }
+}
+
+/// The verdict rule of the module documentation for one tested row.
+fn decide(test: &Tested, threshold: f64, discovery: bool, alpha: f64) -> Verdict {
+    let (low, high) = test.ci;
+    if test.change > threshold && discovery && low > 0.0 {
+        Verdict::Regression
+    } else if test.change < -threshold && discovery && high < 0.0 {
+        Verdict::Improvement
+    } else if (low >= -threshold && high <= threshold)
+        || (test.change.abs() <= threshold && test.p_value > alpha)
+    {
+        Verdict::NoChange
+    } else {
+        Verdict::Inconclusive
+    }
+}

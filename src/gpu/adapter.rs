@@ -1,0 +1,155 @@
+//! Adapters: enumeration on every backend, fingerprints, selection.
+
+use crate::results::AdapterFingerprint;
+use crate::{Error, Result};
+use serde::Serialize;
+
+/// The wgpu version this build links (checked against `Cargo.lock` in tests).
+pub const WGPU_VERSION: &str = "30.0.1";
+
+/// An adapter as `cargo convbench adapters` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AdapterSummary {
+    /// Position in the enumeration, usable as `--adapter <index>`.
+    pub index: usize,
+    /// Identity.
+    pub fingerprint: AdapterFingerprint,
+    /// Stable folder-safe name.
+    pub slug: String,
+    /// `TIMESTAMP_QUERY`: per-op GPU timing.
+    pub timestamps: bool,
+    /// `SHADER_F16`: f16 storage and arithmetic.
+    pub f16: bool,
+    /// `SUBGROUP`: subgroup operations.
+    pub subgroups: bool,
+    /// Largest buffer (bytes).
+    pub max_buffer_bytes: u64,
+    /// Largest storage-buffer binding (bytes).
+    pub max_storage_binding_bytes: u64,
+    /// Largest dispatch along one dimension (workgroups).
+    pub max_workgroups_per_dimension: u32,
+}
+
+pub(super) fn instance() -> wgpu::Instance {
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    descriptor.backends = wgpu::Backends::all();
+    wgpu::Instance::new(descriptor)
+}
+
+pub(super) fn fingerprint(info: &wgpu::AdapterInfo) -> AdapterFingerprint {
+    let device_type = match info.device_type {
+        wgpu::DeviceType::DiscreteGpu => "discrete",
+        wgpu::DeviceType::IntegratedGpu => "integrated",
+        wgpu::DeviceType::VirtualGpu => "virtual",
+        wgpu::DeviceType::Cpu => "cpu",
+        wgpu::DeviceType::Other => "other",
+    };
+    AdapterFingerprint {
+        backend: info.backend.to_str().to_string(),
+        vendor_id: info.vendor,
+        device_id: info.device,
+        name: info.name.clone(),
+        device_type: device_type.to_string(),
+        driver: info.driver.clone(),
+        driver_info: info.driver_info.clone(),
+        runtime_version: format!("wgpu {WGPU_VERSION}"),
+    }
+}
+
+pub(super) fn summarize(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary {
+    let features = adapter.features();
+    let limits = adapter.limits();
+    let fingerprint = fingerprint(&adapter.get_info());
+    AdapterSummary {
+        index,
+        slug: fingerprint.slug(),
+        fingerprint,
+        timestamps: features.contains(wgpu::Features::TIMESTAMP_QUERY),
+        f16: features.contains(wgpu::Features::SHADER_F16),
+        subgroups: features.contains(wgpu::Features::SUBGROUP),
+        max_buffer_bytes: limits.max_buffer_size,
+        max_storage_binding_bytes: u64::from(limits.max_storage_buffer_binding_size),
+        max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+    }
+}
+
+pub(super) fn enumerate() -> Vec<wgpu::Adapter> {
+    pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()))
+}
+
+/// Every adapter wgpu finds on every backend, in enumeration order.
+pub fn list_adapters() -> Vec<AdapterSummary> {
+    enumerate()
+        .iter()
+        .enumerate()
+        .map(|(i, a)| summarize(i, a))
+        .collect()
+}
+
+/// Preference when no adapter is named: real GPUs before software ones, native APIs before GL.
+fn rank(summary: &AdapterSummary) -> (u8, u8) {
+    let device = match summary.fingerprint.device_type.as_str() {
+        "discrete" => 0,
+        "integrated" => 1,
+        "virtual" => 2,
+        "other" => 3,
+        _ => 4,
+    };
+    let api = u8::from(summary.fingerprint.backend == "gl");
+    (device, api)
+}
+
+/// Picks an adapter: `selector` is an index, a backend name (`vulkan`, `metal`, `dx12`, `gl`)
+/// or a case-insensitive substring of the adapter name; `None` picks the best one.
+pub(super) fn select(selector: Option<&str>) -> Result<wgpu::Adapter> {
+    let adapters = enumerate();
+    if adapters.is_empty() {
+        return Err(Error::Environment(
+            "no GPU adapter found: install a Vulkan, Metal, DX12 or GL driver (on Debian, the \
+             software driver `mesa-vulkan-drivers`), or use `--backend cpu`"
+                .into(),
+        ));
+    }
+    let summaries: Vec<AdapterSummary> = adapters
+        .iter()
+        .enumerate()
+        .map(|(i, a)| summarize(i, a))
+        .collect();
+    let chosen = match selector.map(str::trim).filter(|s| !s.is_empty()) {
+        None => summaries.iter().min_by_key(|s| rank(s)).map(|s| s.index),
+        Some(sel) => {
+            let lower = sel.to_ascii_lowercase();
+            sel.parse::<usize>()
+                .ok()
+                .filter(|&i| i < summaries.len())
+                .or_else(|| {
+                    summaries
+                        .iter()
+                        .filter(|s| s.fingerprint.backend == lower)
+                        .min_by_key(|s| rank(s))
+                        .map(|s| s.index)
+                })
+                .or_else(|| {
+                    summaries
+                        .iter()
+                        .find(|s| s.fingerprint.name.to_ascii_lowercase().contains(&lower))
+                        .map(|s| s.index)
+                })
+        }
+    };
+    let Some(index) = chosen else {
+        let known: Vec<String> = summaries
+            .iter()
+            .map(|s| format!("{}: {}", s.index, s.fingerprint.label()))
+            .collect();
+        return Err(Error::InvalidInput(format!(
+            "no adapter matches `{}`; adapters: {}. Pass an index, a backend name or part of a name",
+            selector.unwrap_or_default(),
+            known.join(", ")
+        )));
+    };
+    Ok(adapters
+        .into_iter()
+        .nth(index)
+        .expect("index comes from the same list"))
+}

@@ -1,0 +1,171 @@
+//! An opened adapter: device, queue, limits, the pipeline cache and error capture.
+
+use super::adapter::{AdapterSummary, select, summarize};
+use crate::kernels::registry::Shader;
+use crate::model::Precision;
+use crate::{Error, Result};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A device on one adapter, with the adapter's own limits and the features convbench uses
+/// (`TIMESTAMP_QUERY`, `SHADER_F16`) requested when offered.
+pub struct Gpu {
+    pub(super) device: wgpu::Device,
+    pub(super) queue: wgpu::Queue,
+    pub(super) summary: AdapterSummary,
+    pub(super) limits: wgpu::Limits,
+    modules: Mutex<HashMap<(&'static str, Precision), wgpu::ShaderModule>>,
+    pipelines: Mutex<HashMap<(&'static str, &'static str, Precision), wgpu::ComputePipeline>>,
+    uncaptured: Arc<Mutex<Vec<String>>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("adapter", &self.summary)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Gpu {
+    /// Opens the adapter named by `selector` (see `--adapter`), or the best one.
+    pub fn open(selector: Option<&str>) -> Result<Self> {
+        let adapter = select(selector)?;
+        let summary = summarize(0, &adapter);
+        let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
+        let required_features = adapter.features() & wanted;
+        let limits = adapter.limits();
+        let descriptor = wgpu::DeviceDescriptor {
+            label: Some("convbench"),
+            required_features,
+            required_limits: limits.clone(),
+            ..Default::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| {
+            Error::Environment(format!(
+                "could not open a device on {}: {e}; try another adapter with --adapter",
+                summary.fingerprint.label()
+            ))
+        })?;
+        let uncaptured = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&uncaptured);
+        device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
+            if let Ok(mut errors) = sink.lock() {
+                errors.push(error.to_string());
+            }
+        }));
+        Ok(Self {
+            device,
+            queue,
+            summary,
+            limits,
+            modules: Mutex::new(HashMap::new()),
+            pipelines: Mutex::new(HashMap::new()),
+            uncaptured,
+        })
+    }
+
+    /// What the adapter is and offers.
+    pub fn summary(&self) -> &AdapterSummary {
+        &self.summary
+    }
+
+    /// Whether programs of `precision` can run.
+    pub fn supports(&self, precision: Precision) -> bool {
+        precision == Precision::F32 || self.device.features().contains(wgpu::Features::SHADER_F16)
+    }
+
+    /// Whether ops are timed with GPU timestamps.
+    pub fn has_timestamps(&self) -> bool {
+        self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY)
+    }
+
+    /// Runs `f` inside validation and out-of-memory error scopes; an error names `what`.
+    pub(super) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let memory = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let value = f();
+        if let Some(error) = pollster::block_on(memory.pop()) {
+            let _ = pollster::block_on(validation.pop());
+            return Err(Error::Environment(format!(
+                "out of device memory while {what}: {error}; use a smaller --batch or another adapter"
+            )));
+        }
+        if let Some(error) = pollster::block_on(validation.pop()) {
+            return Err(Error::Environment(format!("wgpu rejected {what}: {error}")));
+        }
+        self.check_uncaptured(what)?;
+        Ok(value)
+    }
+
+    /// Fails with any error wgpu reported outside a scope.
+    pub(super) fn check_uncaptured(&self, what: &str) -> Result<()> {
+        let errors = self
+            .uncaptured
+            .lock()
+            .map(|mut e| std::mem::take(&mut *e))
+            .unwrap_or_default();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Environment(format!(
+                "wgpu error while {what}: {}",
+                errors.join("; ")
+            )))
+        }
+    }
+
+    /// The pipeline of `entry` in `shader` at `precision`, compiled once and cached.
+    pub(super) fn pipeline(
+        &self,
+        shader: &'static Shader,
+        entry: &'static str,
+        precision: Precision,
+    ) -> Result<wgpu::ComputePipeline> {
+        let key = (shader.file, entry, precision);
+        if let Some(p) = self.pipelines.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return Ok(p);
+        }
+        if !self.supports(precision) {
+            return Err(Error::Environment(format!(
+                "{} has no SHADER_F16 feature, so f16 cannot run; use --precision f32",
+                self.summary.fingerprint.label()
+            )));
+        }
+        let module = {
+            let mut modules = self
+                .modules
+                .lock()
+                .map_err(|_| Error::Environment("shader cache poisoned".into()))?;
+            match modules.get(&(shader.file, precision)) {
+                Some(m) => m.clone(),
+                None => {
+                    let source = shader.source(precision);
+                    let m = self.scoped(&format!("compiling {} ({precision})", shader.file), || {
+                        self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                            label: Some(shader.file),
+                            source: wgpu::ShaderSource::Wgsl(source.into()),
+                        })
+                    })?;
+                    modules.insert((shader.file, precision), m.clone());
+                    m
+                }
+            }
+        };
+        let pipeline = self.scoped(&format!("creating pipeline {}::{entry}", shader.file), || {
+            self.device
+                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                    label: Some(entry),
+                    layout: None,
+                    module: &module,
+                    entry_point: Some(entry),
+                    compilation_options: Default::default(),
+                    cache: None,
+                })
+        })?;
+        if let Ok(mut cache) = self.pipelines.lock() {
+            cache.insert(key, pipeline.clone());
+        }
+        Ok(pipeline)
+    }
+}

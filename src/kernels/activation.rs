@@ -1,0 +1,26 @@
+//! ReLU dispatches (`shaders/activation.wgsl`).
+
+use super::dispatch::{Dispatch, Grid, tensors};
+use super::registry::ACTIVATION;
+
+/// `x -> y`.
+pub fn relu_forward(len: usize) -> Vec<Dispatch> {
+    vec![Dispatch {
+        shader: &ACTIVATION,
+        entry: "relu_forward",
+        bindings: tensors(1, &[0, 1]),
+        params: vec![len as u32],
+        grid: Grid::Invocations(len as u64),
+    }]
+}
+
+/// `y, dy -> dx`.
+pub fn relu_backward(len: usize) -> Vec<Dispatch> {
+    vec![Dispatch {
+        shader: &ACTIVATION,
+        entry: "relu_backward",
+        bindings: tensors(3, &[0, 1, 2]),
+        params: vec![len as u32],
+        grid: Grid::Invocations(len as u64),
+    }]
+}

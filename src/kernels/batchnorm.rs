@@ -1,0 +1,78 @@
+//! Batch normalisation dispatches (`shaders/batchnorm.wgsl`): a per-channel reduction
+//! (one workgroup per channel) followed by an elementwise pass.
+
+use super::dispatch::{Dispatch, Grid, tensors};
+use super::registry::BATCHNORM;
+use crate::model::{BatchNorm, Shape};
+
+fn params(bn: &BatchNorm, s: &Shape) -> Vec<u32> {
+    vec![
+        s.len() as u32,
+        s.n as u32,
+        s.c as u32,
+        (s.h * s.w) as u32,
+        (bn.eps as f32).to_bits(),
+        (bn.momentum as f32).to_bits(),
+    ]
+}
+
+/// `x, gamma, beta -> y, mean, invstd`, running statistics updated.
+pub fn forward_train(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
+    let bindings = tensors(1, &[0, 1, 2, 3, 4, 5, 6, 7]);
+    vec![
+        Dispatch {
+            shader: &BATCHNORM,
+            entry: "batchnorm_stats",
+            bindings: bindings
+                .iter()
+                .copied()
+                .filter(|(b, _)| [1, 5, 6, 7, 8].contains(b))
+                .collect(),
+            params: params(bn, s),
+            grid: Grid::Workgroups(s.c as u64),
+        },
+        Dispatch {
+            shader: &BATCHNORM,
+            entry: "batchnorm_apply_train",
+            bindings: bindings.into_iter().filter(|(b, _)| *b <= 6).collect(),
+            params: params(bn, s),
+            grid: Grid::Invocations(s.len() as u64),
+        },
+    ]
+}
+
+/// `x, gamma, beta, running_mean, running_var -> y`.
+pub fn forward_eval(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
+    vec![Dispatch {
+        shader: &BATCHNORM,
+        entry: "batchnorm_forward_eval",
+        bindings: tensors(9, &[0, 1, 2, 3, 4, 5]),
+        params: params(bn, s),
+        grid: Grid::Invocations(s.len() as u64),
+    }]
+}
+
+/// `x, dy, gamma, mean, invstd -> dx, dgamma, dbeta`.
+pub fn backward(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
+    let bindings = tensors(15, &[0, 1, 2, 3, 4, 5, 6, 7]);
+    vec![
+        Dispatch {
+            shader: &BATCHNORM,
+            entry: "batchnorm_backward_reduce",
+            bindings: bindings
+                .iter()
+                .copied()
+                .filter(|(b, _)| ![17, 20].contains(b))
+                .collect(),
+            params: params(bn, s),
+            grid: Grid::Workgroups(s.c as u64),
+        },
+        Dispatch {
+            shader: &BATCHNORM,
+            entry: "batchnorm_backward_data",
+            bindings,
+            params: params(bn, s),
+            grid: Grid::Invocations(s.len() as u64),
+        },
+    ]
+}

@@ -1,0 +1,70 @@
+//! Backend-neutral description of the compute dispatches that implement an op.
+
+use super::registry::Shader;
+
+/// Invocations per workgroup of every kernel (`@workgroup_size(256)`).
+pub const WORKGROUP_SIZE: u32 = 256;
+
+/// What a shader binding is bound to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The op's binding at this index (see [`super::Op::bindings`]).
+    Tensor(usize),
+    /// A one-element placeholder for a binding the kernel declares but does not read
+    /// (a bias that the layer does not have).
+    Unused,
+}
+
+/// How many workgroups a dispatch needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grid {
+    /// One invocation per element: `ceil(n / WORKGROUP_SIZE)` workgroups.
+    Invocations(u64),
+    /// One workgroup per item (per-channel reductions).
+    Workgroups(u64),
+}
+
+impl Grid {
+    /// Workgroups in total.
+    pub fn workgroups(self) -> u64 {
+        match self {
+            Grid::Invocations(n) => n.div_ceil(u64::from(WORKGROUP_SIZE)),
+            Grid::Workgroups(n) => n,
+        }
+    }
+
+    /// A 2-d grid `(x, y)` covering the workgroups within `max_per_dimension`, as the kernels
+    /// linearise `workgroup_id.y * num_workgroups.x + workgroup_id.x` and skip the excess.
+    /// `None` when even a full 2-d grid is too small.
+    pub fn split(self, max_per_dimension: u32) -> Option<(u32, u32)> {
+        let total = self.workgroups().max(1);
+        let max = u64::from(max_per_dimension.max(1));
+        let x = total.min(max);
+        let y = total.div_ceil(x);
+        (y <= max).then_some((x as u32, y as u32))
+    }
+}
+
+/// One compute dispatch.
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    /// Shader file.
+    pub shader: &'static Shader,
+    /// Entry point.
+    pub entry: &'static str,
+    /// `(binding number, what is bound)`; binding 0 is always the params uniform.
+    pub bindings: Vec<(u32, Slot)>,
+    /// Params uniform words (f32 values as bits), in the shader's `Params` order.
+    pub params: Vec<u32>,
+    /// Size of the dispatch.
+    pub grid: Grid,
+}
+
+/// Shorthand for `(binding, Slot::Tensor(index))` pairs numbered from `first_binding`.
+pub fn tensors(first_binding: u32, indices: &[usize]) -> Vec<(u32, Slot)> {
+    indices
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| (first_binding + k as u32, Slot::Tensor(i)))
+        .collect()
+}

@@ -1,0 +1,65 @@
+//! Fully connected dispatches (`shaders/linear.wgsl`).
+
+use super::dispatch::{Dispatch, Grid, Slot, tensors};
+use super::op::LinearGeom;
+use super::registry::LINEAR;
+
+fn params(g: &LinearGeom, total: usize) -> Vec<u32> {
+    [total, g.batch, g.in_features, g.out_features, usize::from(g.bias)]
+        .map(|v| v as u32)
+        .to_vec()
+}
+
+/// `x, w, [bias] -> y`.
+pub fn forward(g: &LinearGeom) -> Vec<Dispatch> {
+    let (bias, y) = if g.bias {
+        (Slot::Tensor(2), 3)
+    } else {
+        (Slot::Unused, 2)
+    };
+    let mut bindings = tensors(1, &[0, 1]);
+    bindings.push((3, bias));
+    bindings.push((4, Slot::Tensor(y)));
+    let total = g.batch * g.out_features;
+    vec![Dispatch {
+        shader: &LINEAR,
+        entry: "linear_forward",
+        bindings,
+        params: params(g, total),
+        grid: Grid::Invocations(total as u64),
+    }]
+}
+
+/// `dy, w -> dx`.
+pub fn backward_data(g: &LinearGeom) -> Vec<Dispatch> {
+    let total = g.batch * g.in_features;
+    vec![Dispatch {
+        shader: &LINEAR,
+        entry: "linear_backward_data",
+        bindings: tensors(5, &[0, 1, 2]),
+        params: params(g, total),
+        grid: Grid::Invocations(total as u64),
+    }]
+}
+
+/// `x, dy -> dw, [dbias]`.
+pub fn backward_params(g: &LinearGeom) -> Vec<Dispatch> {
+    let total = g.out_features * g.in_features;
+    let mut dispatches = vec![Dispatch {
+        shader: &LINEAR,
+        entry: "linear_backward_weight",
+        bindings: tensors(8, &[0, 1, 2]),
+        params: params(g, total),
+        grid: Grid::Invocations(total as u64),
+    }];
+    if g.bias {
+        dispatches.push(Dispatch {
+            shader: &LINEAR,
+            entry: "linear_backward_bias",
+            bindings: vec![(9, Slot::Tensor(1)), (11, Slot::Tensor(3))],
+            params: params(g, g.out_features),
+            grid: Grid::Invocations(g.out_features as u64),
+        });
+    }
+    dispatches
+}

@@ -1,0 +1,656 @@
+//! The CPU implementation of every op: the single source of truth.
+//!
+//! Generic over the element type: instantiated with `f64` it is the reference every backend is
+//! verified against; with `f32` it is the `cpu` backend. Work is spread over all cores with
+//! rayon, one output plane (or row) per task, so whole networks run in reasonable time.
+//!
+//! [`execute`] takes an op's float bindings split by access: `inputs` are the read-only float
+//! bindings in binding order, `outputs` the written and read-write ones in binding order, and
+//! `labels` the `u32` binding if the op has one.
+
+use super::op::{ConvGeom, LinearGeom, Op, PoolGeom};
+use crate::model::{BatchNorm, Lrn, PoolKind, Shape};
+use rayon::prelude::*;
+use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
+
+/// A real number type the reference runs in (`f32` or `f64`).
+pub trait Real:
+    Copy
+    + Send
+    + Sync
+    + Default
+    + PartialOrd
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + 'static
+{
+    /// Converts from f64 (rounding).
+    fn of(x: f64) -> Self;
+    /// Converts to f64 (exact).
+    fn to_f64(self) -> f64;
+    /// e^self.
+    fn exp(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// Square root.
+    fn sqrt(self) -> Self;
+    /// self^e.
+    fn powf(self, e: Self) -> Self;
+}
+
+macro_rules! impl_real {
+    ($t:ty) => {
+        impl Real for $t {
+            fn of(x: f64) -> Self {
+                x as $t
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            fn powf(self, e: Self) -> Self {
+                <$t>::powf(self, e)
+            }
+        }
+    };
+}
+impl_real!(f32);
+impl_real!(f64);
+
+/// Runs one op. See the module docs for how bindings are split.
+///
+/// # Panics
+/// When the slices do not match the op's contract; [`crate::backend::Program::push`] checks
+/// that contract for every op that reaches a backend.
+pub fn execute<T: Real>(op: &Op, inputs: &[&[T]], labels: Option<&[u32]>, outputs: &mut [&mut [T]]) {
+    match op {
+        Op::Conv2dForward(g) => conv2d_forward(g, inputs[0], inputs[1], inputs.get(2).copied(), outputs[0]),
+        Op::Conv2dBackwardData(g) => conv2d_backward_data(g, inputs[0], inputs[1], outputs[0]),
+        Op::Conv2dBackwardFilter(g) => {
+            let (dw, rest) = outputs.split_at_mut(1);
+            conv2d_backward_filter(g, inputs[0], inputs[1], dw[0], rest.first_mut().map(|d| &mut **d));
+        }
+        Op::PoolForward(g) => pool_forward(g, inputs[0], outputs[0]),
+        Op::PoolBackward(g) => pool_backward(g, inputs[0], inputs[1], outputs[0]),
+        Op::ReluForward { .. } => relu_forward(inputs[0], outputs[0]),
+        Op::ReluBackward { .. } => relu_backward(inputs[0], inputs[1], outputs[0]),
+        Op::LrnForward { lrn, shape } => {
+            let [y, scale] = outputs else {
+                unreachable!("lrn forward writes y and scale")
+            };
+            lrn_forward(lrn, shape, inputs[0], y, scale);
+        }
+        Op::LrnBackward { lrn, shape } => {
+            lrn_backward(lrn, shape, inputs[0], inputs[1], inputs[2], inputs[3], outputs[0])
+        }
+        Op::BatchNormForwardTrain { bn, shape } => {
+            let [y, mean, invstd, running_mean, running_var] = outputs else {
+                unreachable!("batch norm forward writes five tensors")
+            };
+            batch_norm_forward_train(bn, shape, inputs[0], inputs[1], inputs[2], y, mean, invstd);
+            update_running_stats(bn, shape, mean, invstd, running_mean, running_var);
+        }
+        Op::BatchNormForwardEval { bn, shape } => {
+            batch_norm_forward_eval(bn, shape, inputs, outputs[0]);
+        }
+        Op::BatchNormBackward { shape, .. } => {
+            let [dx, dgamma, dbeta] = outputs else {
+                unreachable!("batch norm backward writes three")
+            };
+            batch_norm_backward(shape, inputs, dx, dgamma, dbeta);
+        }
+        Op::LinearForward(g) => linear_forward(g, inputs[0], inputs[1], inputs.get(2).copied(), outputs[0]),
+        Op::LinearBackwardData(g) => linear_backward_data(g, inputs[0], inputs[1], outputs[0]),
+        Op::LinearBackwardParams(g) => {
+            let (dw, rest) = outputs.split_at_mut(1);
+            linear_backward_params(g, inputs[0], inputs[1], dw[0], rest.first_mut().map(|d| &mut **d));
+        }
+        Op::SoftmaxCrossEntropyForward { classes, .. } => {
+            let [loss, probs] = outputs else {
+                unreachable!("softmax forward writes loss and probs")
+            };
+            softmax_cross_entropy_forward(*classes, inputs[0], labels.unwrap_or_default(), loss, probs);
+        }
+        Op::SoftmaxCrossEntropyBackward { batch, classes } => {
+            softmax_cross_entropy_backward(
+                *batch,
+                *classes,
+                inputs[0],
+                labels.unwrap_or_default(),
+                outputs[0],
+            );
+        }
+        Op::ChannelCopy {
+            hw,
+            total_channels,
+            part_channels,
+            offset,
+            into_concat,
+            ..
+        } => channel_copy(
+            *hw,
+            *total_channels,
+            *part_channels,
+            *offset,
+            *into_concat,
+            inputs[0],
+            outputs[0],
+        ),
+        Op::Add { .. } => {
+            outputs[0]
+                .par_iter_mut()
+                .zip(inputs[0].par_iter().zip(inputs[1].par_iter()))
+                .for_each(|(y, (&a, &b))| *y = a + b);
+        }
+        Op::GlobalAvgPoolForward { shape } => {
+            let hw = shape.h * shape.w;
+            let scale = T::of(1.0 / hw as f64);
+            outputs[0]
+                .par_iter_mut()
+                .zip(inputs[0].par_chunks(hw))
+                .for_each(|(y, plane)| {
+                    *y = sum(plane.iter().copied()) * scale;
+                });
+        }
+        Op::GlobalAvgPoolBackward { shape } => {
+            let hw = shape.h * shape.w;
+            let scale = T::of(1.0 / hw as f64);
+            outputs[0]
+                .par_chunks_mut(hw)
+                .zip(inputs[0].par_iter())
+                .for_each(|(plane, &dy)| {
+                    plane.iter_mut().for_each(|dx| *dx = dy * scale);
+                });
+        }
+        Op::SgdUpdate {
+            lr,
+            momentum,
+            weight_decay,
+            ..
+        } => {
+            let (lr, momentum, weight_decay) = (
+                T::of(*lr as f64),
+                T::of(*momentum as f64),
+                T::of(*weight_decay as f64),
+            );
+            let [weight, velocity] = outputs else {
+                unreachable!("sgd updates weight and velocity")
+            };
+            weight
+                .par_iter_mut()
+                .zip(velocity.par_iter_mut().zip(inputs[0].par_iter()))
+                .for_each(|(w, (v, &g))| {
+                    *v = momentum * *v + g + weight_decay * *w;
+                    *w = *w - lr * *v;
+                });
+        }
+    }
+}
+
+fn sum<T: Real>(values: impl Iterator<Item = T>) -> T {
+    values.fold(T::default(), |a, b| a + b)
+}
+
+/// Offsets of the receptive field along one axis: `(output index, kernel index) -> input index`.
+fn input_index(
+    out: usize,
+    k: usize,
+    stride: usize,
+    pad: usize,
+    dilation: usize,
+    size: usize,
+) -> Option<usize> {
+    (out * stride + k * dilation)
+        .checked_sub(pad)
+        .filter(|&i| i < size)
+}
+
+fn conv2d_forward<T: Real>(g: &ConvGeom, x: &[T], w: &[T], bias: Option<&[T]>, y: &mut [T]) {
+    let (c, i, o) = (&g.conv, &g.input, &g.output);
+    let (cin_g, cout_g) = (c.in_channels / c.groups, c.out_channels / c.groups);
+    let (kh, kw) = c.kernel;
+    let plane = o.h * o.w;
+    y.par_chunks_mut(plane).enumerate().for_each(|(p, out)| {
+        let (n, oc) = (p / o.c, p % o.c);
+        let group = oc / cout_g;
+        out.fill(bias.map_or(T::default(), |b| b[oc]));
+        for icl in 0..cin_g {
+            let ic = group * cin_g + icl;
+            let xin = &x[(n * i.c + ic) * i.h * i.w..][..i.h * i.w];
+            for ki in 0..kh {
+                for kj in 0..kw {
+                    let wv = w[((oc * cin_g + icl) * kh + ki) * kw + kj];
+                    for oh in 0..o.h {
+                        let Some(ih) = input_index(oh, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) else {
+                            continue;
+                        };
+                        for ow in 0..o.w {
+                            if let Some(iw) = input_index(ow, kj, c.stride.1, c.padding.1, c.dilation.1, i.w)
+                            {
+                                out[oh * o.w + ow] += wv * xin[ih * i.w + iw];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+fn conv2d_backward_data<T: Real>(g: &ConvGeom, dy: &[T], w: &[T], dx: &mut [T]) {
+    let (c, i, o) = (&g.conv, &g.input, &g.output);
+    let (cin_g, cout_g) = (c.in_channels / c.groups, c.out_channels / c.groups);
+    let (kh, kw) = c.kernel;
+    dx.par_chunks_mut(i.h * i.w).enumerate().for_each(|(p, din)| {
+        let (n, ic) = (p / i.c, p % i.c);
+        let (group, icl) = (ic / cin_g, ic % cin_g);
+        din.fill(T::default());
+        for oc in group * cout_g..(group + 1) * cout_g {
+            let dout = &dy[(n * o.c + oc) * o.h * o.w..][..o.h * o.w];
+            for ki in 0..kh {
+                for kj in 0..kw {
+                    let wv = w[((oc * cin_g + icl) * kh + ki) * kw + kj];
+                    for oh in 0..o.h {
+                        let Some(ih) = input_index(oh, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) else {
+                            continue;
+                        };
+                        for ow in 0..o.w {
+                            if let Some(iw) = input_index(ow, kj, c.stride.1, c.padding.1, c.dilation.1, i.w)
+                            {
+                                din[ih * i.w + iw] += wv * dout[oh * o.w + ow];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+fn conv2d_backward_filter<T: Real>(g: &ConvGeom, x: &[T], dy: &[T], dw: &mut [T], dbias: Option<&mut [T]>) {
+    let (c, i, o) = (&g.conv, &g.input, &g.output);
+    let (cin_g, cout_g) = (c.in_channels / c.groups, c.out_channels / c.groups);
+    let (kh, kw) = c.kernel;
+    dw.par_chunks_mut(cin_g * kh * kw)
+        .enumerate()
+        .for_each(|(oc, dwo)| {
+            let group = oc / cout_g;
+            dwo.fill(T::default());
+            for n in 0..i.n {
+                let dout = &dy[(n * o.c + oc) * o.h * o.w..][..o.h * o.w];
+                for icl in 0..cin_g {
+                    let xin = &x[(n * i.c + group * cin_g + icl) * i.h * i.w..][..i.h * i.w];
+                    for ki in 0..kh {
+                        for kj in 0..kw {
+                            let mut acc = T::default();
+                            for oh in 0..o.h {
+                                let Some(ih) =
+                                    input_index(oh, ki, c.stride.0, c.padding.0, c.dilation.0, i.h)
+                                else {
+                                    continue;
+                                };
+                                for ow in 0..o.w {
+                                    if let Some(iw) =
+                                        input_index(ow, kj, c.stride.1, c.padding.1, c.dilation.1, i.w)
+                                    {
+                                        acc += dout[oh * o.w + ow] * xin[ih * i.w + iw];
+                                    }
+                                }
+                            }
+                            dwo[(icl * kh + ki) * kw + kj] += acc;
+                        }
+                    }
+                }
+            }
+        });
+    if let Some(db) = dbias {
+        let plane = o.h * o.w;
+        db.par_iter_mut().enumerate().for_each(|(oc, b)| {
+            *b = sum((0..o.n).flat_map(|n| dy[(n * o.c + oc) * plane..][..plane].iter().copied()));
+        });
+    }
+}
+
+/// The window of pooling output `out` along one axis: `(start, end)` clipped to the input, and
+/// the divisor span including padding (Torch's `count_include_pad`).
+fn pool_window(out: usize, k: usize, s: usize, p: usize, size: usize) -> (usize, usize, usize) {
+    let start = (out * s) as isize - p as isize;
+    let end_padded = (start + k as isize).min((size + p) as isize);
+    let span = (end_padded - start) as usize;
+    let lo = start.max(0) as usize;
+    let hi = (end_padded.min(size as isize)).max(0) as usize;
+    (lo, hi, span)
+}
+
+fn pool_forward<T: Real>(g: &PoolGeom, x: &[T], y: &mut [T]) {
+    let (pl, i, o) = (&g.pool, &g.input, &g.output);
+    y.par_chunks_mut(o.h * o.w).enumerate().for_each(|(p, out)| {
+        let xin = &x[p * i.h * i.w..][..i.h * i.w];
+        for oh in 0..o.h {
+            let (h0, h1, hspan) = pool_window(oh, pl.kernel.0, pl.stride.0, pl.padding.0, i.h);
+            for ow in 0..o.w {
+                let (w0, w1, wspan) = pool_window(ow, pl.kernel.1, pl.stride.1, pl.padding.1, i.w);
+                let cells = (h0..h1).flat_map(|ih| (w0..w1).map(move |iw| ih * i.w + iw));
+                out[oh * o.w + ow] = match pl.kind {
+                    PoolKind::Max => {
+                        let mut best: Option<T> = None;
+                        for idx in cells {
+                            if best.is_none_or(|b| xin[idx] > b) {
+                                best = Some(xin[idx]);
+                            }
+                        }
+                        best.unwrap_or_default()
+                    }
+                    PoolKind::Avg => {
+                        let count = if pl.count_include_pad {
+                            hspan * wspan
+                        } else {
+                            (h1 - h0) * (w1 - w0)
+                        };
+                        sum(cells.map(|idx| xin[idx])) / T::of(count.max(1) as f64)
+                    }
+                };
+            }
+        }
+    });
+}
+
+fn pool_backward<T: Real>(g: &PoolGeom, x: &[T], dy: &[T], dx: &mut [T]) {
+    let (pl, i, o) = (&g.pool, &g.input, &g.output);
+    dx.par_chunks_mut(i.h * i.w).enumerate().for_each(|(p, din)| {
+        let xin = &x[p * i.h * i.w..][..i.h * i.w];
+        let dout = &dy[p * o.h * o.w..][..o.h * o.w];
+        din.fill(T::default());
+        for oh in 0..o.h {
+            let (h0, h1, hspan) = pool_window(oh, pl.kernel.0, pl.stride.0, pl.padding.0, i.h);
+            for ow in 0..o.w {
+                let (w0, w1, wspan) = pool_window(ow, pl.kernel.1, pl.stride.1, pl.padding.1, i.w);
+                let grad = dout[oh * o.w + ow];
+                let mut cells = (h0..h1).flat_map(|ih| (w0..w1).map(move |iw| ih * i.w + iw));
+                match pl.kind {
+                    PoolKind::Max => {
+                        let Some(first) = cells.next() else { continue };
+                        let best = cells.fold(first, |b, idx| if xin[idx] > xin[b] { idx } else { b });
+                        din[best] += grad;
+                    }
+                    PoolKind::Avg => {
+                        let count = if pl.count_include_pad {
+                            hspan * wspan
+                        } else {
+                            (h1 - h0) * (w1 - w0)
+                        };
+                        let share = grad / T::of(count.max(1) as f64);
+                        cells.for_each(|idx| din[idx] += share);
+                    }
+                }
+            }
+        }
+    });
+}
+
+fn relu_forward<T: Real>(x: &[T], y: &mut [T]) {
+    y.par_iter_mut().zip(x.par_iter()).for_each(|(y, &x)| {
+        *y = if x > T::default() { x } else { T::default() };
+    });
+}
+
+fn relu_backward<T: Real>(y: &[T], dy: &[T], dx: &mut [T]) {
+    dx.par_iter_mut()
+        .zip(y.par_iter().zip(dy.par_iter()))
+        .for_each(|(dx, (&y, &dy))| {
+            *dx = if y > T::default() { dy } else { T::default() };
+        });
+}
+
+/// Channels `[lo, hi)` in the LRN window centred on channel `c` of `channels`.
+fn lrn_window(c: usize, size: usize, channels: usize) -> (usize, usize) {
+    (c.saturating_sub((size - 1) / 2), (c + size / 2 + 1).min(channels))
+}
+
+fn lrn_forward<T: Real>(lrn: &Lrn, s: &Shape, x: &[T], y: &mut [T], scale: &mut [T]) {
+    let hw = s.h * s.w;
+    let (k, alpha_n, beta) = (T::of(lrn.k), T::of(lrn.alpha / lrn.size as f64), T::of(lrn.beta));
+    y.par_chunks_mut(hw)
+        .zip(scale.par_chunks_mut(hw))
+        .enumerate()
+        .for_each(|(p, (yp, sp))| {
+            let (n, c) = (p / s.c, p % s.c);
+            let (lo, hi) = lrn_window(c, lrn.size, s.c);
+            for q in 0..hw {
+                let sq = sum((lo..hi).map(|cc| {
+                    let v = x[(n * s.c + cc) * hw + q];
+                    v * v
+                }));
+                sp[q] = k + alpha_n * sq;
+                yp[q] = x[p * hw + q] * sp[q].powf(-beta);
+            }
+        });
+}
+
+fn lrn_backward<T: Real>(lrn: &Lrn, s: &Shape, x: &[T], y: &[T], scale: &[T], dy: &[T], dx: &mut [T]) {
+    let hw = s.h * s.w;
+    let beta = T::of(lrn.beta);
+    let factor = T::of(2.0 * lrn.alpha * lrn.beta / lrn.size as f64);
+    dx.par_chunks_mut(hw).enumerate().for_each(|(p, dxp)| {
+        let (n, c) = (p / s.c, p % s.c);
+        // Channels whose window contains c.
+        let lo = c.saturating_sub(lrn.size / 2);
+        let hi = (c + (lrn.size - 1) / 2 + 1).min(s.c);
+        for q in 0..hw {
+            let at = p * hw + q;
+            let acc = sum((lo..hi).map(|cc| {
+                let j = (n * s.c + cc) * hw + q;
+                dy[j] * y[j] / scale[j]
+            }));
+            dxp[q] = dy[at] * scale[at].powf(-beta) - factor * x[at] * acc;
+        }
+    });
+}
+
+/// Per-channel sums over N, H, W of `f(index)`.
+fn per_channel_sum<T: Real>(s: &Shape, c: usize, f: impl Fn(usize) -> T) -> T {
+    let hw = s.h * s.w;
+    sum((0..s.n)
+        .flat_map(|n| (0..hw).map(move |q| (n * s.c + c) * hw + q))
+        .map(f))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn batch_norm_forward_train<T: Real>(
+    bn: &BatchNorm,
+    s: &Shape,
+    x: &[T],
+    gamma: &[T],
+    beta: &[T],
+    y: &mut [T],
+    mean: &mut [T],
+    invstd: &mut [T],
+) {
+    let count = T::of((s.n * s.h * s.w) as f64);
+    mean.par_iter_mut()
+        .zip(invstd.par_iter_mut())
+        .enumerate()
+        .for_each(|(c, (m, is))| {
+            *m = per_channel_sum(s, c, |i| x[i]) / count;
+            let var = per_channel_sum(s, c, |i| (x[i] - *m) * (x[i] - *m)) / count;
+            *is = T::of(1.0) / (var + T::of(bn.eps)).sqrt();
+        });
+    let hw = s.h * s.w;
+    y.par_chunks_mut(hw).enumerate().for_each(|(p, yp)| {
+        let c = p % s.c;
+        for (q, v) in yp.iter_mut().enumerate() {
+            *v = gamma[c] * (x[p * hw + q] - mean[c]) * invstd[c] + beta[c];
+        }
+    });
+}
+
+fn update_running_stats<T: Real>(
+    bn: &BatchNorm,
+    s: &Shape,
+    mean: &[T],
+    invstd: &[T],
+    running_mean: &mut [T],
+    running_var: &mut [T],
+) {
+    let m = (s.n * s.h * s.w) as f64;
+    let unbias = T::of(m / (m - 1.0).max(1.0));
+    let (mom, keep) = (T::of(bn.momentum), T::of(1.0 - bn.momentum));
+    for c in 0..mean.len() {
+        let var = T::of(1.0) / (invstd[c] * invstd[c]) - T::of(bn.eps);
+        running_mean[c] = keep * running_mean[c] + mom * mean[c];
+        running_var[c] = keep * running_var[c] + mom * var * unbias;
+    }
+}
+
+fn batch_norm_forward_eval<T: Real>(bn: &BatchNorm, s: &Shape, inputs: &[&[T]], y: &mut [T]) {
+    let [x, gamma, beta, running_mean, running_var] = inputs else {
+        unreachable!("batch norm eval reads five tensors")
+    };
+    let hw = s.h * s.w;
+    y.par_chunks_mut(hw).enumerate().for_each(|(p, yp)| {
+        let c = p % s.c;
+        let invstd = T::of(1.0) / (running_var[c] + T::of(bn.eps)).sqrt();
+        for (q, v) in yp.iter_mut().enumerate() {
+            *v = gamma[c] * (x[p * hw + q] - running_mean[c]) * invstd + beta[c];
+        }
+    });
+}
+
+fn batch_norm_backward<T: Real>(s: &Shape, inputs: &[&[T]], dx: &mut [T], dgamma: &mut [T], dbeta: &mut [T]) {
+    let [x, dy, gamma, mean, invstd] = inputs else {
+        unreachable!("batch norm backward reads five tensors")
+    };
+    dgamma
+        .par_iter_mut()
+        .zip(dbeta.par_iter_mut())
+        .enumerate()
+        .for_each(|(c, (dg, db))| {
+            *db = per_channel_sum(s, c, |i| dy[i]);
+            *dg = per_channel_sum(s, c, |i| dy[i] * (x[i] - mean[c]) * invstd[c]);
+        });
+    let hw = s.h * s.w;
+    let count = T::of((s.n * hw) as f64);
+    dx.par_chunks_mut(hw).enumerate().for_each(|(p, dxp)| {
+        let c = p % s.c;
+        for (q, v) in dxp.iter_mut().enumerate() {
+            let i = p * hw + q;
+            let xhat = (x[i] - mean[c]) * invstd[c];
+            *v = gamma[c] * invstd[c] / count * (count * dy[i] - dbeta[c] - xhat * dgamma[c]);
+        }
+    });
+}
+
+fn linear_forward<T: Real>(g: &LinearGeom, x: &[T], w: &[T], bias: Option<&[T]>, y: &mut [T]) {
+    y.par_chunks_mut(g.out_features).enumerate().for_each(|(n, row)| {
+        let xr = &x[n * g.in_features..][..g.in_features];
+        for (o, v) in row.iter_mut().enumerate() {
+            let wr = &w[o * g.in_features..][..g.in_features];
+            *v = sum(xr.iter().zip(wr).map(|(&a, &b)| a * b)) + bias.map_or(T::default(), |b| b[o]);
+        }
+    });
+}
+
+fn linear_backward_data<T: Real>(g: &LinearGeom, dy: &[T], w: &[T], dx: &mut [T]) {
+    dx.par_chunks_mut(g.in_features).enumerate().for_each(|(n, row)| {
+        row.fill(T::default());
+        for o in 0..g.out_features {
+            let d = dy[n * g.out_features + o];
+            for (v, &wv) in row.iter_mut().zip(&w[o * g.in_features..][..g.in_features]) {
+                *v += d * wv;
+            }
+        }
+    });
+}
+
+fn linear_backward_params<T: Real>(g: &LinearGeom, x: &[T], dy: &[T], dw: &mut [T], dbias: Option<&mut [T]>) {
+    dw.par_chunks_mut(g.in_features).enumerate().for_each(|(o, row)| {
+        row.fill(T::default());
+        for n in 0..g.batch {
+            let d = dy[n * g.out_features + o];
+            for (v, &xv) in row.iter_mut().zip(&x[n * g.in_features..][..g.in_features]) {
+                *v += d * xv;
+            }
+        }
+    });
+    if let Some(db) = dbias {
+        for (o, b) in db.iter_mut().enumerate() {
+            *b = sum((0..g.batch).map(|n| dy[n * g.out_features + o]));
+        }
+    }
+}
+
+fn softmax_cross_entropy_forward<T: Real>(
+    classes: usize,
+    logits: &[T],
+    labels: &[u32],
+    loss: &mut [T],
+    probs: &mut [T],
+) {
+    loss.par_iter_mut()
+        .zip(probs.par_chunks_mut(classes))
+        .enumerate()
+        .for_each(|(n, (l, p))| {
+            let row = &logits[n * classes..][..classes];
+            let max = row.iter().copied().fold(row[0], |a, b| if b > a { b } else { a });
+            let lse = max + sum(row.iter().map(|&v| (v - max).exp())).ln();
+            for (pv, &v) in p.iter_mut().zip(row) {
+                *pv = (v - lse).exp();
+            }
+            let label = (labels[n] as usize).min(classes - 1);
+            *l = lse - row[label];
+        });
+}
+
+fn softmax_cross_entropy_backward<T: Real>(
+    batch: usize,
+    classes: usize,
+    probs: &[T],
+    labels: &[u32],
+    d: &mut [T],
+) {
+    let scale = T::of(1.0 / batch as f64);
+    d.par_chunks_mut(classes).enumerate().for_each(|(n, row)| {
+        let label = (labels[n] as usize).min(classes - 1);
+        for (k, v) in row.iter_mut().enumerate() {
+            let onehot = if k == label { T::of(1.0) } else { T::default() };
+            *v = (probs[n * classes + k] - onehot) * scale;
+        }
+    });
+}
+
+fn channel_copy<T: Real>(
+    hw: usize,
+    total: usize,
+    part: usize,
+    offset: usize,
+    into_concat: bool,
+    src: &[T],
+    dst: &mut [T],
+) {
+    let block = part * hw;
+    if into_concat {
+        dst.par_chunks_mut(total * hw)
+            .zip(src.par_chunks(block))
+            .for_each(|(d, s)| {
+                d[offset * hw..][..block].copy_from_slice(s);
+            });
+    } else {
+        dst.par_chunks_mut(block)
+            .zip(src.par_chunks(total * hw))
+            .for_each(|(d, s)| {
+                d.copy_from_slice(&s[offset * hw..][..block]);
+            });
+    }
+}

@@ -1,0 +1,109 @@
+//! Every WGSL file under `shaders/`, embedded at compile time, and its precision variants.
+//!
+//! Each file starts with `alias T = f32;`. The f16 variant replaces that line with
+//! `enable f16; alias T = f16;`: one source, two variants, both validated by naga in tests.
+
+use crate::model::Precision;
+
+/// A registered shader file.
+#[derive(Debug)]
+pub struct Shader {
+    /// File name under `shaders/`.
+    pub file: &'static str,
+    /// WGSL source (the f32 variant).
+    pub source: &'static str,
+    /// Compute entry points.
+    pub entries: &'static [&'static str],
+}
+
+macro_rules! shader {
+    ($file:literal, [$($entry:literal),* $(,)?]) => {
+        Shader {
+            file: $file,
+            source: include_str!(concat!("../../shaders/", $file)),
+            entries: &[$($entry),*],
+        }
+    };
+}
+
+/// Direct convolution.
+pub static CONV2D: Shader = shader!(
+    "conv2d.wgsl",
+    [
+        "conv2d_forward",
+        "conv2d_backward_data",
+        "conv2d_backward_filter",
+        "conv2d_backward_bias"
+    ]
+);
+/// Max and average pooling.
+pub static POOL: Shader = shader!("pool.wgsl", ["pool_forward", "pool_backward"]);
+/// ReLU.
+pub static ACTIVATION: Shader = shader!("activation.wgsl", ["relu_forward", "relu_backward"]);
+/// Local response normalisation.
+pub static LRN: Shader = shader!("lrn.wgsl", ["lrn_forward", "lrn_backward"]);
+/// Batch normalisation.
+pub static BATCHNORM: Shader = shader!(
+    "batchnorm.wgsl",
+    [
+        "batchnorm_stats",
+        "batchnorm_apply_train",
+        "batchnorm_forward_eval",
+        "batchnorm_backward_reduce",
+        "batchnorm_backward_data",
+    ]
+);
+/// Fully connected layers.
+pub static LINEAR: Shader = shader!(
+    "linear.wgsl",
+    [
+        "linear_forward",
+        "linear_backward_data",
+        "linear_backward_weight",
+        "linear_backward_bias"
+    ]
+);
+/// Softmax cross-entropy.
+pub static LOSS: Shader = shader!(
+    "loss.wgsl",
+    ["softmax_cross_entropy_forward", "softmax_cross_entropy_backward"]
+);
+/// Concatenation, split, addition, global average pooling.
+pub static TENSOR: Shader = shader!(
+    "tensor.wgsl",
+    [
+        "concat_forward",
+        "split_forward",
+        "add",
+        "global_avgpool_forward",
+        "global_avgpool_backward"
+    ]
+);
+/// SGD update.
+pub static OPTIMIZER: Shader = shader!("optimizer.wgsl", ["sgd_update"]);
+
+/// Every registered shader.
+pub static SHADERS: [&Shader; 9] = [
+    &CONV2D,
+    &POOL,
+    &ACTIVATION,
+    &LRN,
+    &BATCHNORM,
+    &LINEAR,
+    &LOSS,
+    &TENSOR,
+    &OPTIMIZER,
+];
+
+/// The line every shader uses to name its storage type.
+pub const ALIAS_LINE: &str = "alias T = f32;";
+
+impl Shader {
+    /// The source of the variant at `precision`.
+    pub fn source(&self, precision: Precision) -> String {
+        match precision {
+            Precision::F32 => self.source.to_string(),
+            Precision::F16 => self.source.replacen(ALIAS_LINE, "enable f16;\nalias T = f16;", 1),
+        }
+    }
+}

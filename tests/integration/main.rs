@@ -1,0 +1,6 @@
+//! Integration tests of the convbench library (one test binary, modules by area).
+
+mod gradcheck;
+mod ops;
+mod shaders;
+mod support;

@@ -1,0 +1,48 @@
+//! Shared test support: seeds, the GPU under test, random tensors.
+
+use convbench::backend::wgpu::WgpuBackend;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::sync::OnceLock;
+
+/// The seed of this test run: `CONVBENCH_SEED` to replay, else fresh. Printed on failure by the
+/// callers (every assertion message includes it).
+pub fn seed() -> u64 {
+    static SEED: OnceLock<u64> = OnceLock::new();
+    *SEED.get_or_init(|| {
+        std::env::var("CONVBENCH_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| rand::rng().random())
+    })
+}
+
+/// A generator seeded from the run's seed and a test-specific salt.
+pub fn rng(salt: u64) -> StdRng {
+    StdRng::seed_from_u64(seed() ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+}
+
+/// Uniform values in `[-1, 1)`.
+pub fn uniform(rng: &mut StdRng, len: usize) -> Vec<f32> {
+    (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+/// The GPU under test, or `None` (with a notice) when there is none and
+/// `CONVBENCH_REQUIRE_GPU` is not set. With `CONVBENCH_REQUIRE_GPU=1` a missing GPU fails.
+pub fn gpu() -> Option<&'static WgpuBackend> {
+    static GPU: OnceLock<Option<WgpuBackend>> = OnceLock::new();
+    GPU.get_or_init(|| {
+        let selector = std::env::var("CONVBENCH_ADAPTER").ok();
+        match WgpuBackend::open(selector.as_deref()) {
+            Ok(b) => Some(b),
+            Err(e) if std::env::var("CONVBENCH_REQUIRE_GPU").is_ok_and(|v| v == "1") => {
+                panic!("CONVBENCH_REQUIRE_GPU=1 but no GPU adapter could be opened: {e}")
+            }
+            Err(e) => {
+                eprintln!("skipping GPU tests: {e}");
+                None
+            }
+        }
+    })
+    .as_ref()
+}
