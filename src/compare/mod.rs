@@ -2,10 +2,9 @@
 //!
 //! Benchmarks are matched by id (of a duplicated id, the first occurrence counts). A benchmark
 //! (or phase) only in the current record is [`Verdict::New`], only in the baseline
-//! [`Verdict::Missing`]. Benchmarks measured on
-//! adapters with different fingerprints are [`Verdict::Incomparable`] unless
-//! [`CompareConfig::allow_other_adapter`] is set: numbers from different GPUs, drivers or
-//! runtimes say nothing about a code change.
+//! [`Verdict::Missing`]. Benchmarks measured on adapters with different fingerprints are
+//! [`Verdict::Incomparable`] unless [`CompareConfig::allow_other_adapter`] is set: numbers
+//! from different GPUs, drivers or runtimes say nothing about a code change.
 //!
 //! # Decision rule
 //!
@@ -27,10 +26,9 @@
 //!    lower bound is above 0 (it really is slower). [`Verdict::Improvement`] symmetrically:
 //!    `change < -threshold`, a discovery, CI upper bound below 0.
 //! 5. [`Verdict::NoChange`]: the CI lies wholly within `±threshold`, or `|change| <= threshold`
-//!    and the raw p-value is above `alpha` (no evidence of any shift).
+//!    (a shift smaller than what the user said matters, significant or not).
 //! 6. Otherwise [`Verdict::Inconclusive`]: a change beyond the threshold that is not
-//!    significant, or a significant shift whose size may exceed the threshold. Collect more
-//!    samples.
+//!    significant. Collect more samples.
 //!
 //! The threshold of a benchmark is that of the first [`CompareConfig::per_benchmark`] glob
 //! matching its id, else [`CompareConfig::threshold`].
@@ -516,20 +514,20 @@ fn decide_all(rows: &mut [PhaseComparison], tests: &[Tested], alpha: f64) {
         .collect();
     for test in tests {
         let row = &mut rows[test.row];
-        row.verdict = decide(test, row.threshold, discoveries.contains(&test.row), alpha);
+        row.verdict = decide(test, row.threshold, discoveries.contains(&test.row));
     }
 }
 
 /// The verdict rule of the module documentation for one tested row.
-fn decide(test: &Tested, threshold: f64, discovery: bool, alpha: f64) -> Verdict {
+fn decide(test: &Tested, threshold: f64, discovery: bool) -> Verdict {
     let (low, high) = test.ci;
     if test.change > threshold && discovery && low > 0.0 {
         Verdict::Regression
     } else if test.change < -threshold && discovery && high < 0.0 {
         Verdict::Improvement
-    } else if (low >= -threshold && high <= threshold)
-        || (test.change.abs() <= threshold && test.p_value > alpha)
-    {
+    } else if (low >= -threshold && high <= threshold) || test.change.abs() <= threshold {
+        // A shift smaller than the threshold is no change even when it is significant: the
+        // threshold says how much change users care about.
         Verdict::NoChange
     } else {
         Verdict::Inconclusive

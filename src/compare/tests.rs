@@ -389,7 +389,7 @@ fn decision_rule_branches() {
         ci,
         p_value,
     };
-    let verdict = |test: Tested, discovery| decide(&test, 0.05, discovery, 0.05);
+    let verdict = |test: Tested, discovery| decide(&test, 0.05, discovery);
     assert_eq!(
         verdict(tested(0.10, (0.06, 0.14), 0.001), true),
         Verdict::Regression
@@ -418,9 +418,14 @@ fn decision_rule_branches() {
         verdict(tested(0.03, (-0.04, 0.09), 0.2), false),
         Verdict::NoChange
     );
-    // A real shift that may exceed the threshold.
+    // A significant shift below the threshold is no change, even if its CI reaches past it.
     assert_eq!(
         verdict(tested(0.04, (0.01, 0.09), 0.01), false),
+        Verdict::NoChange
+    );
+    // Beyond the threshold but not a discovery: undecided.
+    assert_eq!(
+        verdict(tested(0.08, (-0.01, 0.15), 0.2), false),
         Verdict::Inconclusive
     );
 }

@@ -1,0 +1,438 @@
+//! Planning: a network (or one suite layer) at a batch, stage and precision becomes a
+//! [`Program`] whose ops are grouped in contiguous phase ranges, each op labelled with its layer.
+//!
+//! Order of a training iteration: forward, loss forward, loss backward, every input gradient
+//! (layers in reverse), every parameter gradient, SGD update. Every activation and gradient has
+//! its own tensor, so parameter gradients can run after all input gradients, and each phase is
+//! one contiguous range that can be timed alone even without GPU timestamps.
+
+use crate::backend::{Program, TensorId};
+use crate::kernels::{ConvGeom, DType, LinearGeom, Op, PoolGeom};
+use crate::model::{LayerKind, Network, Precision, Shape, SuiteEntry};
+use crate::results::{Phase, Stage};
+use crate::{Error, Result};
+use std::ops::Range;
+
+/// How a tensor is filled before the first iteration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Init {
+    /// Uniform in `[-scale, scale)`.
+    Uniform(f32),
+    /// Every element the same.
+    Constant(f32),
+    /// Random class labels below the given count.
+    Labels(u32),
+}
+
+/// Which layer and phase an op belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpLabel {
+    /// Index into [`Plan::layers`].
+    pub layer: usize,
+    /// The phase the op is timed in.
+    pub phase: Phase,
+}
+
+/// A layer as reports show it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LayerInfo {
+    /// Layer name (`loss` for the criterion).
+    pub name: String,
+    /// Operation name, e.g. `conv2d`.
+    pub op: String,
+}
+
+/// A planned benchmark iteration.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The ops and tensors.
+    pub program: Program,
+    /// One label per op.
+    pub labels: Vec<OpLabel>,
+    /// Layers referenced by the labels.
+    pub layers: Vec<LayerInfo>,
+    /// Tensor initialisation.
+    pub inits: Vec<(TensorId, Init)>,
+    /// Contiguous op range of each phase that has ops, in execution order.
+    pub phases: Vec<(Phase, Range<usize>)>,
+}
+
+/// Options that change what an iteration contains.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// Train (forward, backward, update) or eval (forward only, batch norm in inference mode).
+    pub stage: Stage,
+    /// Compute the gradient of the first layer's input too (Torch and Chainer skip it).
+    pub data_grad: bool,
+}
+
+/// SGD hyper-parameters of the update phase (those of the classic ImageNet recipes).
+const LEARNING_RATE: f32 = 0.01;
+const MOMENTUM: f32 = 0.9;
+const WEIGHT_DECAY: f32 = 5e-4;
+
+struct Builder {
+    program: Program,
+    ops: Vec<(Op, Vec<TensorId>, OpLabel)>,
+    layers: Vec<LayerInfo>,
+    inits: Vec<(TensorId, Init)>,
+    params: Vec<(TensorId, TensorId)>,
+}
+
+impl Builder {
+    fn new(precision: Precision) -> Self {
+        Self {
+            program: Program::new(precision),
+            ops: Vec::new(),
+            layers: Vec::new(),
+            inits: Vec::new(),
+            params: Vec::new(),
+        }
+    }
+
+    fn float(&mut self, name: String, len: usize) -> TensorId {
+        self.program.tensor(name, len, DType::Float)
+    }
+
+    fn param(&mut self, name: String, len: usize, init: Init) -> TensorId {
+        let t = self.float(name, len);
+        self.inits.push((t, init));
+        t
+    }
+
+    fn op(&mut self, op: Op, tensors: Vec<TensorId>, layer: usize, phase: Phase) {
+        self.ops.push((op, tensors, OpLabel { layer, phase }));
+    }
+
+    fn layer(&mut self, name: &str, op: &str) -> usize {
+        self.layers.push(LayerInfo {
+            name: name.into(),
+            op: op.into(),
+        });
+        self.layers.len() - 1
+    }
+
+    /// Sorts ops into phase order (stable within a phase) and builds the program.
+    fn finish(mut self) -> Result<Plan> {
+        self.ops.sort_by_key(|(_, _, label)| label.phase);
+        let mut phases: Vec<(Phase, Range<usize>)> = Vec::new();
+        let mut labels = Vec::with_capacity(self.ops.len());
+        for (index, (op, tensors, label)) in self.ops.into_iter().enumerate() {
+            match phases.last_mut() {
+                Some((phase, range)) if *phase == label.phase => range.end = index + 1,
+                _ => phases.push((label.phase, index..index + 1)),
+            }
+            self.program.push(op, tensors)?;
+            labels.push(label);
+        }
+        Ok(Plan {
+            program: self.program,
+            labels,
+            layers: self.layers,
+            inits: self.inits,
+            phases,
+        })
+    }
+}
+
+/// Uniform init scale keeping activations of order one (`sqrt(3 / fan_in)`).
+fn fan_in_scale(fan_in: usize) -> f32 {
+    (3.0 / fan_in.max(1) as f32).sqrt()
+}
+
+/// Plans `network` at `batch`.
+pub fn plan_network(network: &Network, batch: usize, precision: Precision, options: PlanOptions) -> Result<Plan> {
+    let shapes = network.shapes(batch).map_err(|e| Error::InvalidInput(format!("{}: {e}", network.name)))?;
+    let train = options.stage == Stage::Train;
+    let mut b = Builder::new(precision);
+    let input = b.float("input".into(), shapes[0].len());
+    b.inits.push((input, Init::Uniform(1.0)));
+    let mut act: Vec<TensorId> = vec![input];
+    // Per layer, what its backward pass needs: (layer index, forward tensors).
+    let mut saved: Vec<(usize, Vec<TensorId>)> = Vec::new();
+    for (i, layer) in network.layers.iter().enumerate() {
+        let li = b.layer(&layer.name, layer.kind.op_name());
+        let x = act[layer.inputs[0]];
+        let (xs, ys) = (shapes[layer.inputs[0]], shapes[i + 1]);
+        let y = b.float(format!("{}/output", layer.name), ys.len());
+        let mut keep = vec![x, y];
+        match &layer.kind {
+            LayerKind::Conv2d(conv) => {
+                let fan_in = conv.in_channels / conv.groups * conv.kernel.0 * conv.kernel.1;
+                let w = b.param(format!("{}/weight", layer.name), conv.weight_len(), Init::Uniform(fan_in_scale(fan_in)));
+                let mut tensors = vec![x, w];
+                keep.push(w);
+                if conv.bias {
+                    let bias = b.param(format!("{}/bias", layer.name), conv.out_channels, Init::Constant(0.0));
+                    tensors.push(bias);
+                    keep.push(bias);
+                }
+                tensors.push(y);
+                let g = ConvGeom { conv: *conv, input: xs, output: ys };
+                b.op(Op::Conv2dForward(g), tensors, li, Phase::Forward);
+            }
+            LayerKind::Pool(pool) => {
+                b.op(Op::PoolForward(PoolGeom { pool: *pool, input: xs, output: ys }), vec![x, y], li, Phase::Forward);
+            }
+            LayerKind::Relu => b.op(Op::ReluForward { len: ys.len() }, vec![x, y], li, Phase::Forward),
+            LayerKind::Lrn(lrn) => {
+                let scale = b.float(format!("{}/scale", layer.name), ys.len());
+                keep.push(scale);
+                b.op(Op::LrnForward { lrn: *lrn, shape: ys }, vec![x, y, scale], li, Phase::Forward);
+            }
+            LayerKind::BatchNorm(bn) => {
+                let c = bn.channels;
+                let gamma = b.param(format!("{}/gamma", layer.name), c, Init::Constant(1.0));
+                let beta = b.param(format!("{}/beta", layer.name), c, Init::Constant(0.0));
+                let running_mean = b.param(format!("{}/running_mean", layer.name), c, Init::Constant(0.0));
+                let running_var = b.param(format!("{}/running_var", layer.name), c, Init::Constant(1.0));
+                if train {
+                    let mean = b.float(format!("{}/saved_mean", layer.name), c);
+                    let invstd = b.float(format!("{}/saved_invstd", layer.name), c);
+                    keep.extend([gamma, beta, mean, invstd]);
+                    let tensors = vec![x, gamma, beta, y, mean, invstd, running_mean, running_var];
+                    b.op(Op::BatchNormForwardTrain { bn: *bn, shape: ys }, tensors, li, Phase::Forward);
+                } else {
+                    let tensors = vec![x, gamma, beta, running_mean, running_var, y];
+                    b.op(Op::BatchNormForwardEval { bn: *bn, shape: ys }, tensors, li, Phase::Forward);
+                }
+            }
+            LayerKind::Linear(l) => {
+                let w = b.param(format!("{}/weight", layer.name), l.in_features * l.out_features, Init::Uniform(fan_in_scale(l.in_features)));
+                let mut tensors = vec![x, w];
+                keep.push(w);
+                if l.bias {
+                    let bias = b.param(format!("{}/bias", layer.name), l.out_features, Init::Constant(0.0));
+                    tensors.push(bias);
+                    keep.push(bias);
+                }
+                tensors.push(y);
+                let g = LinearGeom { batch, in_features: l.in_features, out_features: l.out_features, bias: l.bias };
+                b.op(Op::LinearForward(g), tensors, li, Phase::Forward);
+            }
+            LayerKind::GlobalAvgPool => {
+                b.op(Op::GlobalAvgPoolForward { shape: xs }, vec![x, y], li, Phase::Forward);
+            }
+            LayerKind::Concat => {
+                let mut offset = 0;
+                for &node in &layer.inputs {
+                    let part = shapes[node];
+                    let op = Op::ChannelCopy {
+                        n: batch,
+                        hw: part.h * part.w,
+                        total_channels: ys.c,
+                        part_channels: part.c,
+                        offset,
+                        into_concat: true,
+                    };
+                    b.op(op, vec![act[node], y], li, Phase::Forward);
+                    offset += part.c;
+                }
+            }
+            LayerKind::Add => {
+                b.op(Op::Add { len: ys.len() }, vec![x, act[layer.inputs[1]], y], li, Phase::Forward);
+            }
+        }
+        act.push(y);
+        saved.push((li, keep));
+    }
+    let logits = *act.last().expect("network has layers");
+    let classes = shapes.last().map_or(0, Shape::per_image);
+    if train {
+        plan_loss_and_backward(&mut b, network, &shapes, &act, &saved, logits, batch, classes, options)?;
+    }
+    b.finish()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn plan_loss_and_backward(
+    b: &mut Builder,
+    network: &Network,
+    shapes: &[Shape],
+    act: &[TensorId],
+    saved: &[(usize, Vec<TensorId>)],
+    logits: TensorId,
+    batch: usize,
+    classes: usize,
+    options: PlanOptions,
+) -> Result<()> {
+    let loss_layer = b.layer("loss", "softmax_cross_entropy");
+    let labels = b.program.tensor("labels", batch, DType::U32);
+    b.inits.push((labels, Init::Labels(classes as u32)));
+    let loss = b.float("loss".into(), batch);
+    let probs = b.float("probabilities".into(), batch * classes);
+    b.op(Op::SoftmaxCrossEntropyForward { batch, classes }, vec![logits, labels, loss, probs], loss_layer, Phase::LossForward);
+    let dlogits = b.float("loss/grad".into(), batch * classes);
+    b.op(Op::SoftmaxCrossEntropyBackward { batch, classes }, vec![probs, labels, dlogits], loss_layer, Phase::LossBackward);
+
+    // Gradient contributions per node, summed when a node feeds several layers.
+    let mut contributions: Vec<Vec<TensorId>> = vec![Vec::new(); act.len()];
+    contributions[act.len() - 1].push(dlogits);
+    for (i, layer) in network.layers.iter().enumerate().rev() {
+        let (li, keep) = (&saved[i].0, &saved[i].1);
+        let li = *li;
+        let out = i + 1;
+        let dy = match contributions[out].len() {
+            0 => continue,
+            1 => contributions[out][0],
+            _ => {
+                let parts = std::mem::take(&mut contributions[out]);
+                let mut sum = parts[0];
+                for (k, &part) in parts.iter().enumerate().skip(1) {
+                    let t = b.float(format!("{}/grad_sum{k}", layer.name), shapes[out].len());
+                    b.op(Op::Add { len: shapes[out].len() }, vec![sum, part, t], li, Phase::GradInput);
+                    sum = t;
+                }
+                sum
+            }
+        };
+        let first = layer.inputs[0];
+        let (xs, ys) = (shapes[first], shapes[out]);
+        // The network input needs no gradient unless asked for.
+        let wants = |node: usize| node != 0 || options.data_grad;
+        let mut grad_for = |b: &mut Builder, node: usize| -> TensorId {
+            let t = b.float(format!("{}/grad_input{node}", layer.name), shapes[node].len());
+            contributions[node].push(t);
+            t
+        };
+        let (x, y) = (keep[0], keep[1]);
+        match &layer.kind {
+            LayerKind::Conv2d(conv) => {
+                let g = ConvGeom { conv: *conv, input: xs, output: ys };
+                let w = keep[2];
+                if wants(first) {
+                    let dx = grad_for(b, first);
+                    b.op(Op::Conv2dBackwardData(g), vec![dy, w, dx], li, Phase::GradInput);
+                }
+                let dw = b.float(format!("{}/weight_grad", layer.name), conv.weight_len());
+                let mut tensors = vec![x, dy, dw];
+                b.params.push((w, dw));
+                if conv.bias {
+                    let db = b.float(format!("{}/bias_grad", layer.name), conv.out_channels);
+                    tensors.push(db);
+                    b.params.push((keep[3], db));
+                }
+                b.op(Op::Conv2dBackwardFilter(g), tensors, li, Phase::GradParams);
+            }
+            LayerKind::Linear(l) => {
+                let g = LinearGeom { batch, in_features: l.in_features, out_features: l.out_features, bias: l.bias };
+                let w = keep[2];
+                if wants(first) {
+                    let dx = grad_for(b, first);
+                    b.op(Op::LinearBackwardData(g), vec![dy, w, dx], li, Phase::GradInput);
+                }
+                let dw = b.float(format!("{}/weight_grad", layer.name), l.in_features * l.out_features);
+                let mut tensors = vec![x, dy, dw];
+                b.params.push((w, dw));
+                if l.bias {
+                    let db = b.float(format!("{}/bias_grad", layer.name), l.out_features);
+                    tensors.push(db);
+                    b.params.push((keep[3], db));
+                }
+                b.op(Op::LinearBackwardParams(g), tensors, li, Phase::GradParams);
+            }
+            LayerKind::BatchNorm(bn) => {
+                let (gamma, beta, mean, invstd) = (keep[2], keep[3], keep[4], keep[5]);
+                let dx = grad_for(b, first);
+                let dgamma = b.float(format!("{}/gamma_grad", layer.name), bn.channels);
+                let dbeta = b.float(format!("{}/beta_grad", layer.name), bn.channels);
+                b.params.push((gamma, dgamma));
+                b.params.push((beta, dbeta));
+                // cuDNN and Torch compute all three gradients in one kernel pair; it is timed
+                // as grad-input, where it sits on the critical path.
+                let tensors = vec![x, dy, gamma, mean, invstd, dx, dgamma, dbeta];
+                b.op(Op::BatchNormBackward { bn: *bn, shape: ys }, tensors, li, Phase::GradInput);
+            }
+            _ if !wants(first) => {}
+            LayerKind::Pool(pool) => {
+                let dx = grad_for(b, first);
+                b.op(Op::PoolBackward(PoolGeom { pool: *pool, input: xs, output: ys }), vec![x, dy, dx], li, Phase::GradInput);
+            }
+            LayerKind::Relu => {
+                let dx = grad_for(b, first);
+                b.op(Op::ReluBackward { len: ys.len() }, vec![y, dy, dx], li, Phase::GradInput);
+            }
+            LayerKind::Lrn(lrn) => {
+                let dx = grad_for(b, first);
+                b.op(Op::LrnBackward { lrn: *lrn, shape: ys }, vec![x, y, keep[2], dy, dx], li, Phase::GradInput);
+            }
+            LayerKind::GlobalAvgPool => {
+                let dx = grad_for(b, first);
+                b.op(Op::GlobalAvgPoolBackward { shape: xs }, vec![dy, dx], li, Phase::GradInput);
+            }
+            LayerKind::Concat => {
+                let mut offset = 0;
+                for &node in &layer.inputs {
+                    let part = shapes[node];
+                    let dx = grad_for(b, node);
+                    let op = Op::ChannelCopy {
+                        n: batch,
+                        hw: part.h * part.w,
+                        total_channels: ys.c,
+                        part_channels: part.c,
+                        offset,
+                        into_concat: false,
+                    };
+                    b.op(op, vec![dy, dx], li, Phase::GradInput);
+                    offset += part.c;
+                }
+            }
+            LayerKind::Add => {
+                // The gradient of a sum reaches both inputs unchanged.
+                for &node in &layer.inputs {
+                    if wants(node) {
+                        contributions[node].push(dy);
+                    }
+                }
+            }
+        }
+    }
+    plan_update(b);
+    Ok(())
+}
+
+fn plan_update(b: &mut Builder) {
+    let update_layer = b.layer("sgd", "sgd_update");
+    for (weight, grad) in std::mem::take(&mut b.params) {
+        let len = b.program.tensors[weight].len;
+        let name = format!("{}/velocity", b.program.tensors[weight].name);
+        let velocity = b.float(name, len);
+        b.inits.push((velocity, Init::Constant(0.0)));
+        let op = Op::SgdUpdate { len, lr: LEARNING_RATE, momentum: MOMENTUM, weight_decay: WEIGHT_DECAY };
+        b.op(op, vec![grad, weight, velocity], update_layer, Phase::Update);
+    }
+}
+
+/// Plans one suite layer: convolution forward, backward-data and backward-filter.
+pub fn plan_suite_entry(entry: &SuiteEntry, batch: usize, precision: Precision, stage: Stage) -> Result<Plan> {
+    let (c, h, w) = entry.input;
+    let input = Shape::new(batch, c, h, w);
+    let (oh, ow) = entry
+        .conv
+        .output_hw(h, w)
+        .ok_or_else(|| Error::InvalidInput(format!("{}: kernel larger than the input", entry.name)))?;
+    let g = ConvGeom { conv: entry.conv, input, output: Shape::new(batch, entry.conv.out_channels, oh, ow) };
+    let mut b = Builder::new(precision);
+    let li = b.layer(&entry.name, "conv2d");
+    let fan_in = entry.conv.in_channels / entry.conv.groups * entry.conv.kernel.0 * entry.conv.kernel.1;
+    let x = b.param("input".into(), input.len(), Init::Uniform(1.0));
+    let wt = b.param("weight".into(), entry.conv.weight_len(), Init::Uniform(fan_in_scale(fan_in)));
+    let mut tensors = vec![x, wt];
+    let bias = entry.conv.bias.then(|| b.param("bias".into(), entry.conv.out_channels, Init::Constant(0.0)));
+    tensors.extend(bias);
+    let y = b.float("output".into(), g.output.len());
+    tensors.push(y);
+    b.op(Op::Conv2dForward(g), tensors, li, Phase::Forward);
+    if stage == Stage::Train {
+        let dy = b.param("output_grad".into(), g.output.len(), Init::Uniform(1.0));
+        let dx = b.float("input_grad".into(), input.len());
+        b.op(Op::Conv2dBackwardData(g), vec![dy, wt, dx], li, Phase::GradInput);
+        let dw = b.float("weight_grad".into(), entry.conv.weight_len());
+        let mut tensors = vec![x, dy, dw];
+        if entry.conv.bias {
+            tensors.push(b.float("bias_grad".into(), entry.conv.out_channels));
+        }
+        b.op(Op::Conv2dBackwardFilter(g), tensors, li, Phase::GradParams);
+    }
+    b.finish()
+}
