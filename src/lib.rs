@@ -17,6 +17,7 @@ pub mod backend;
 pub mod compare;
 pub mod error;
 pub mod gpu;
+pub mod harness;
 pub mod kernels;
 pub mod model;
 pub mod results;

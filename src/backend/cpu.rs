@@ -130,6 +130,11 @@ impl Loaded for CpuProgram {
         Ok(self.floats[tensor].clone())
     }
 
+    fn read_u32(&mut self, tensor: TensorId) -> Result<Vec<u32>> {
+        check_write(&self.program, tensor, self.labels.get(tensor).map_or(0, Vec::len), DType::U32)?;
+        Ok(self.labels[tensor].clone())
+    }
+
     fn run(&mut self, ops: Range<usize>, per_op: bool) -> Result<Timings> {
         let mut per_op_ns = Vec::new();
         let start = Instant::now();

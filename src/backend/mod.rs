@@ -95,6 +95,17 @@ impl Program {
                 )));
             }
         }
+        let accesses = op.bindings();
+        for (k, (&t, access)) in tensors.iter().zip(&accesses).enumerate() {
+            let aliased = tensors.iter().enumerate().any(|(j, &u)| j != k && u == t);
+            if aliased && *access != crate::kernels::Access::Read {
+                return Err(Error::InvalidInput(format!(
+                    "{}: tensor {} is written and bound twice",
+                    op.name(),
+                    self.tensors[t].name
+                )));
+            }
+        }
         self.ops.push(OpCall { op, tensors });
         Ok(())
     }
@@ -168,6 +179,8 @@ pub trait Loaded {
     fn write_u32(&mut self, tensor: TensorId, values: &[u32]) -> Result<()>;
     /// Reads a float tensor back as f32.
     fn read(&mut self, tensor: TensorId) -> Result<Vec<f32>>;
+    /// Reads a `u32` tensor back.
+    fn read_u32(&mut self, tensor: TensorId) -> Result<Vec<u32>>;
     /// Runs `ops` in order and waits for completion. With `per_op`, each op is timed alone
     /// (GPU timestamps where available).
     fn run(&mut self, ops: Range<usize>, per_op: bool) -> Result<Timings>;

@@ -68,7 +68,7 @@ pub(super) fn summarize(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary
         f16: features.contains(wgpu::Features::SHADER_F16),
         subgroups: features.contains(wgpu::Features::SUBGROUP),
         max_buffer_bytes: limits.max_buffer_size,
-        max_storage_binding_bytes: u64::from(limits.max_storage_buffer_binding_size),
+        max_storage_binding_bytes: limits.max_storage_buffer_binding_size,
         max_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
     }
 }

@@ -59,7 +59,7 @@ impl<'g> GpuProgram<'g> {
             )));
         }
         let max_binding =
-            u64::from(gpu.limits.max_storage_buffer_binding_size).min(gpu.limits.max_buffer_size);
+            gpu.limits.max_storage_buffer_binding_size.min(gpu.limits.max_buffer_size);
         let mut buffers = Vec::with_capacity(program.tensors.len());
         let mut memory_bytes = 0;
         for t in &program.tensors {
@@ -249,6 +249,27 @@ impl<'g> GpuProgram<'g> {
         Ok(bytes)
     }
 
+    /// Copies a tensor to a mappable buffer and returns its element count and raw bytes.
+    fn read_bytes(&self, tensor: TensorId, dtype: DType) -> Result<(usize, Vec<u8>)> {
+        let desc = self
+            .program
+            .tensors
+            .get(tensor)
+            .ok_or_else(|| Error::InvalidInput(format!("tensor {tensor} does not exist")))?;
+        check_write(&self.program, tensor, desc.len, dtype)?;
+        let size = self.buffers[tensor].size();
+        let staging = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(&self.buffers[tensor], 0, &staging, 0, size);
+        self.submit_and_wait(encoder, &format!("copying {}", desc.name))?;
+        Ok((desc.len, self.map_read(&staging, &desc.name)?))
+    }
+
     fn run_timestamped(&self, ops: Range<usize>) -> Result<Timings> {
         let t = self.timestamps.as_ref().expect("only called with timestamps");
         let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
@@ -316,24 +337,7 @@ impl Loaded for GpuProgram<'_> {
     }
 
     fn read(&mut self, tensor: TensorId) -> Result<Vec<f32>> {
-        let desc = self
-            .program
-            .tensors
-            .get(tensor)
-            .ok_or_else(|| Error::InvalidInput(format!("tensor {tensor} does not exist")))?;
-        let (len, name) = (desc.len, desc.name.clone());
-        check_write(&self.program, tensor, len, DType::Float)?;
-        let size = self.buffers[tensor].size();
-        let staging = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("readback"),
-            size,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
-        encoder.copy_buffer_to_buffer(&self.buffers[tensor], 0, &staging, 0, size);
-        self.submit_and_wait(encoder, &format!("copying {name}"))?;
-        let bytes = self.map_read(&staging, &name)?;
+        let (len, bytes) = self.read_bytes(tensor, DType::Float)?;
         Ok(match self.program.precision {
             Precision::F32 => bytemuck::cast_slice::<u8, f32>(&bytes)[..len].to_vec(),
             Precision::F16 => bytes
@@ -342,6 +346,11 @@ impl Loaded for GpuProgram<'_> {
                 .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
                 .collect(),
         })
+    }
+
+    fn read_u32(&mut self, tensor: TensorId) -> Result<Vec<u32>> {
+        let (len, bytes) = self.read_bytes(tensor, DType::U32)?;
+        Ok(bytemuck::cast_slice::<u8, u32>(&bytes)[..len].to_vec())
     }
 
     fn run(&mut self, ops: Range<usize>, per_op: bool) -> Result<Timings> {

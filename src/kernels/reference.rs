@@ -448,13 +448,13 @@ fn lrn_backward<T: Real>(lrn: &Lrn, s: &Shape, x: &[T], y: &[T], scale: &[T], dy
         // Channels whose window contains c.
         let lo = c.saturating_sub(lrn.size / 2);
         let hi = (c + (lrn.size - 1) / 2 + 1).min(s.c);
-        for q in 0..hw {
+        for (q, d) in dxp.iter_mut().enumerate() {
             let at = p * hw + q;
             let acc = sum((lo..hi).map(|cc| {
                 let j = (n * s.c + cc) * hw + q;
                 dy[j] * y[j] / scale[j]
             }));
-            dxp[q] = dy[at] * scale[at].powf(-beta) - factor * x[at] * acc;
+            *d = dy[at] * scale[at].powf(-beta) - factor * x[at] * acc;
         }
     });
 }

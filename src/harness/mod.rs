@@ -1,0 +1,348 @@
+//! The harness: plans a network or suite layer on a backend, verifies every op against the
+//! CPU reference at a small batch, warms up, then samples the phases (and optionally every
+//! layer) of an iteration, producing a [`BenchmarkResult`] with raw samples.
+//!
+//! Timing: with GPU timestamps, one submission per iteration and a timestamp pair around each
+//! op's compute pass give every op's duration, phase times are sums of their ops, and the
+//! total runs from the first op's start to the last op's end. With the wall clock (CPU backend,
+//! or adapters without `TIMESTAMP_QUERY`), each phase is submitted and waited for separately;
+//! with `--layers` each op is, which adds a synchronisation per op (recorded as the method).
+
+pub mod plan;
+pub mod verify;
+
+use crate::backend::{Backend, Loaded};
+use crate::model::{Network, Precision, SuiteEntry};
+use crate::results::{BenchmarkResult, LayerResult, Phase, PhaseResult, Stage, Summary, TimingMethod};
+use crate::{Error, Result};
+use plan::{Init, Plan, PlanOptions, plan_network, plan_suite_entry};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// What is benchmarked.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// A whole network.
+    Model(Network),
+    /// One convolution of a layer suite; the name is `<suite>/<entry>`.
+    SuiteLayer {
+        /// Suite name.
+        suite: String,
+        /// The entry.
+        entry: SuiteEntry,
+    },
+}
+
+impl Target {
+    /// The name used in benchmark ids.
+    pub fn name(&self) -> String {
+        match self {
+            Target::Model(n) => n.name.clone(),
+            Target::SuiteLayer { suite, entry } => format!("{suite}/{}", entry.name),
+        }
+    }
+
+    /// Learnable parameters.
+    pub fn params(&self) -> usize {
+        match self {
+            Target::Model(n) => n.param_count(),
+            Target::SuiteLayer { entry, .. } => entry.conv.param_count(),
+        }
+    }
+
+    /// Plans an iteration.
+    pub fn plan(&self, batch: usize, precision: Precision, options: PlanOptions) -> Result<Plan> {
+        match self {
+            Target::Model(n) => plan_network(n, batch, precision, options),
+            Target::SuiteLayer { entry, .. } => plan_suite_entry(entry, batch, precision, options.stage),
+        }
+    }
+}
+
+/// How to measure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOptions {
+    /// Train or eval.
+    pub stage: Stage,
+    /// Timed iterations.
+    pub samples: usize,
+    /// Minimum warm-up iterations.
+    pub warmup_iterations: usize,
+    /// Minimum warm-up time.
+    pub warmup_min: Duration,
+    /// Verify every op against the reference first.
+    pub verify: bool,
+    /// Compute the first layer's input gradient.
+    pub data_grad: bool,
+    /// Record the per-layer breakdown.
+    pub layers: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            stage: Stage::Train,
+            samples: 10,
+            warmup_iterations: 3,
+            warmup_min: Duration::from_millis(200),
+            verify: true,
+            data_grad: false,
+            layers: false,
+        }
+    }
+}
+
+/// Progress of one benchmark, for progress bars.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Verification of `ops` ops started.
+    Verifying {
+        /// Ops to verify.
+        ops: usize,
+    },
+    /// One more op verified.
+    VerifiedOp,
+    /// Warm-up started.
+    WarmingUp,
+    /// Sample `index` (from 1) of `total` done.
+    Sample {
+        /// Samples done.
+        index: usize,
+        /// Samples wanted.
+        total: usize,
+    },
+}
+
+/// Largest batch accepted; beyond it tensors overflow 32-bit indexing in the kernels.
+pub const MAX_BATCH: usize = 65_536;
+
+/// Batch at which networks are verified before timing.
+pub const VERIFY_BATCH: usize = 2;
+
+fn fill(loaded: &mut dyn Loaded, plan: &Plan, rng: &mut StdRng) -> Result<()> {
+    for &(tensor, init) in &plan.inits {
+        let len = plan.program.tensors[tensor].len;
+        match init {
+            Init::Uniform(scale) => {
+                let values: Vec<f32> = (0..len).map(|_| rng.random_range(-scale..scale)).collect();
+                loaded.write(tensor, &values)?;
+            }
+            Init::Constant(v) => loaded.write(tensor, &vec![v; len])?,
+            Init::Labels(classes) => {
+                let labels: Vec<u32> = (0..len).map(|_| rng.random_range(0..classes.max(1))).collect();
+                loaded.write_u32(tensor, &labels)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_batch(batch: usize) -> Result<()> {
+    if batch == 0 || batch > MAX_BATCH {
+        return Err(Error::InvalidInput(format!(
+            "batch {batch} is out of range; use a batch between 1 and {MAX_BATCH}"
+        )));
+    }
+    Ok(())
+}
+
+/// Verifies every op of `target` on `backend` at [`VERIFY_BATCH`] (or `batch` if smaller).
+/// Returns the worst relative error.
+pub fn verify_target(
+    backend: &dyn Backend,
+    target: &Target,
+    batch: usize,
+    precision: Precision,
+    options: &RunOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<f64> {
+    check_batch(batch)?;
+    let plan_options = PlanOptions { stage: options.stage, data_grad: options.data_grad };
+    let plan = target.plan(batch.min(VERIFY_BATCH), precision, plan_options)?;
+    let mut loaded = backend.load(&plan.program)?;
+    let seed: u64 = rand::rng().random();
+    fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(seed))?;
+    on_event(Event::Verifying { ops: plan.program.ops.len() });
+    let name = target.name();
+    let describe = |index: usize| {
+        let label = &plan.labels[index];
+        let layer = &plan.layers[label.layer];
+        format!("{name}: layer {} ({}, {})", layer.name, layer.op, label.phase.as_str())
+    };
+    let mut worst = 0.0f64;
+    let tolerance = verify::tolerance(precision);
+    for index in 0..plan.program.ops.len() {
+        let check = verify::check_op(loaded.as_mut(), &plan.program, index)?;
+        if check.error > tolerance {
+            let call = &plan.program.ops[index];
+            return Err(Error::Verification(format!(
+                "{} disagrees with the CPU reference: {} output `{}` has relative error {:.2e}, above \
+                 the {precision} tolerance of {tolerance:.0e} (data seed {seed}); this is a kernel bug: \
+                 please report it with `cargo convbench adapters` output",
+                describe(index),
+                call.op.name(),
+                plan.program.tensors[call.tensors[check.binding]].name,
+                check.error
+            )));
+        }
+        worst = worst.max(check.error);
+        on_event(Event::VerifiedOp);
+    }
+    Ok(worst)
+}
+
+/// One timed iteration: nanoseconds per phase (in plan order), per op (may be empty), total.
+struct Sample {
+    phases_ns: Vec<u64>,
+    per_op_ns: Vec<u64>,
+    total_ns: u64,
+}
+
+fn iterate(loaded: &mut dyn Loaded, plan: &Plan, method: TimingMethod, per_op: bool) -> Result<Sample> {
+    let ops = plan.program.ops.len();
+    if method == TimingMethod::WallClock && !per_op {
+        let mut phases_ns = Vec::with_capacity(plan.phases.len());
+        for (_, range) in &plan.phases {
+            phases_ns.push(loaded.run(range.clone(), false)?.total_ns);
+        }
+        let total_ns = phases_ns.iter().sum();
+        return Ok(Sample { phases_ns, per_op_ns: Vec::new(), total_ns });
+    }
+    let timings = loaded.run(0..ops, true)?;
+    let phases_ns = plan
+        .phases
+        .iter()
+        .map(|(_, range)| timings.per_op_ns.get(range.clone()).map_or(0, |s| s.iter().sum()))
+        .collect();
+    Ok(Sample { phases_ns, per_op_ns: timings.per_op_ns, total_ns: timings.total_ns })
+}
+
+/// Measures `target` at `batch` and `precision` on `backend` (verify first with
+/// [`verify_target`] when wanted; this function only times).
+pub fn measure(
+    backend: &dyn Backend,
+    target: &Target,
+    batch: usize,
+    precision: Precision,
+    options: &RunOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<BenchmarkResult> {
+    check_batch(batch)?;
+    if !backend.supports(precision) {
+        return Err(Error::Environment(format!(
+            "{} cannot run {precision} (no SHADER_F16); use --precision f32",
+            backend.adapter().label()
+        )));
+    }
+    if options.samples == 0 {
+        return Err(Error::InvalidInput("--samples must be at least 1".into()));
+    }
+    let plan_options = PlanOptions { stage: options.stage, data_grad: options.data_grad };
+    let plan = target.plan(batch, precision, plan_options)?;
+    let mut loaded = backend.load(&plan.program)?;
+    fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
+    let method = backend.timing_method();
+
+    on_event(Event::WarmingUp);
+    let warm_start = Instant::now();
+    let mut warm = 0;
+    while warm < options.warmup_iterations || warm_start.elapsed() < options.warmup_min {
+        iterate(loaded.as_mut(), &plan, method, options.layers)?;
+        warm += 1;
+    }
+
+    let mut samples = Vec::with_capacity(options.samples);
+    for index in 0..options.samples {
+        samples.push(iterate(loaded.as_mut(), &plan, method, options.layers)?);
+        on_event(Event::Sample { index: index + 1, total: options.samples });
+    }
+
+    let summarize = |values: Vec<u64>, phase: Phase| PhaseResult {
+        phase,
+        summary: Summary::of(&values).unwrap_or(Summary {
+            median_ns: 0.0,
+            mean_ns: 0.0,
+            min_ns: 0.0,
+            max_ns: 0.0,
+            stddev_ns: 0.0,
+        }),
+        samples_ns: values,
+    };
+    let mut phases: Vec<PhaseResult> = plan
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(k, (phase, _))| summarize(samples.iter().map(|s| s.phases_ns[k]).collect(), *phase))
+        .collect();
+    phases.push(summarize(samples.iter().map(|s| s.total_ns).collect(), Phase::Total));
+
+    let layers = if options.layers { layer_results(&plan, &samples) } else { Vec::new() };
+    let forward_flops = plan
+        .program
+        .ops
+        .iter()
+        .zip(&plan.labels)
+        .filter(|(_, l)| l.phase == Phase::Forward)
+        .map(|(c, _)| c.op.flops())
+        .sum();
+    let iteration_flops = plan.program.ops.iter().map(|c| c.op.flops()).sum();
+    let backend_name = backend.kind().as_str();
+    let name = target.name();
+    Ok(BenchmarkResult {
+        id: BenchmarkResult::make_id(&name, options.stage, batch, precision, backend_name),
+        model: name,
+        stage: options.stage,
+        batch,
+        precision,
+        backend: backend_name.to_string(),
+        adapter: backend.adapter().clone(),
+        timing_method: if method == TimingMethod::WallClock && options.layers {
+            TimingMethod::WallClock
+        } else {
+            method
+        },
+        warmup_iterations: warm,
+        verified: options.verify,
+        params: target.params(),
+        forward_flops,
+        iteration_flops,
+        device_memory_bytes: loaded.memory_bytes(),
+        phases,
+        layers,
+    })
+}
+
+/// Per-layer, per-phase sums of op durations, in plan order.
+fn layer_results(plan: &Plan, samples: &[Sample]) -> Vec<LayerResult> {
+    let mut groups: BTreeMap<(usize, Phase), Vec<usize>> = BTreeMap::new();
+    for (index, label) in plan.labels.iter().enumerate() {
+        groups.entry((label.layer, label.phase)).or_default().push(index);
+    }
+    let mut ordered: Vec<((usize, Phase), Vec<usize>)> = groups.into_iter().collect();
+    ordered.sort_by_key(|((layer, phase), ops)| (*phase, ops.first().copied().unwrap_or(*layer)));
+    ordered
+        .into_iter()
+        .filter(|_| samples.iter().all(|s| !s.per_op_ns.is_empty()))
+        .map(|((layer, phase), ops)| {
+            let values: Vec<u64> = samples.iter().map(|s| ops.iter().map(|&i| s.per_op_ns[i]).sum()).collect();
+            let info = &plan.layers[layer];
+            LayerResult {
+                layer: info.name.clone(),
+                op: info.op.clone(),
+                phase,
+                summary: Summary::of(&values).unwrap_or(Summary {
+                    median_ns: 0.0,
+                    mean_ns: 0.0,
+                    min_ns: 0.0,
+                    max_ns: 0.0,
+                    stddev_ns: 0.0,
+                }),
+                samples_ns: values,
+                flops: ops.iter().map(|&i| plan.program.ops[i].op.flops()).sum(),
+                variant: "direct".into(),
+            }
+        })
+        .collect()
+}

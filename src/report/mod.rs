@@ -1,0 +1,115 @@
+//! Pure renderers: a [`RunRecord`] or a [`Comparison`] in, text out.
+//!
+//! Terminal tables ([`table`], [`layers_table`], [`comparison_table`]), GitHub Markdown
+//! ([`markdown`], [`comparison_markdown`]), CSV ([`csv`]), JSON ([`json`]) and SVG charts
+//! ([`chart_svg`]). No function here prints, reads or writes a file: the binary decides
+//! whether the text goes to the terminal, to `--out`, to `$GITHUB_STEP_SUMMARY` or into a PR
+//! comment. Every text ends with exactly one newline.
+//!
+//! Conventions shared by every human-readable output:
+//! - times are medians of the raw samples, in milliseconds with 3 decimals, and more below
+//!   1 ms so that at least 3 significant digits show (`17.440`, `0.0146`);
+//! - `-` stands for a value that was not measured (a phase an eval run lacks, FLOPs an op
+//!   does not count, device memory a backend does not report);
+//! - GFLOP/s is the direct-convolution FLOP count over the median time, so it is an
+//!   "effective" rate when a fast algorithm (Winograd, FFT) ran;
+//! - names from records (models, backends, adapters) are escaped for Markdown, so a record
+//!   cannot inject HTML or break a table in a PR comment.
+//!
+//! [`RunRecord`]: crate::results::RunRecord
+//! [`Comparison`]: crate::compare::Comparison
+
+mod cells;
+mod chart;
+mod comparison;
+mod csv_export;
+mod markdown;
+mod terminal;
+
+#[cfg(test)]
+mod tests;
+
+pub use chart::chart_svg;
+pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
+pub use csv_export::{csv, rfc3339_utc};
+pub use markdown::{escape_markdown, markdown};
+pub use terminal::{layers_table, table};
+
+use crate::results::RunRecord;
+
+/// The text formats a record can be rendered in (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Terminal table ([`table`]), followed by the per-layer tables of benchmarks that have
+    /// them ([`layers_table`]).
+    Table,
+    /// The record itself, pretty JSON ([`json`]).
+    Json,
+    /// One row per benchmark and phase ([`csv`]).
+    Csv,
+    /// GitHub Markdown table ([`markdown`]).
+    Markdown,
+}
+
+impl Format {
+    /// Every format, in the order help texts list them.
+    pub const ALL: [Format; 4] = [Format::Table, Format::Json, Format::Csv, Format::Markdown];
+
+    /// The name `--format` takes: `table`, `json`, `csv` or `md`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "md",
+        }
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Format {
+    type Err = crate::Error;
+
+    /// Parses `table`, `json`, `csv`, `md` or `markdown`, ignoring ASCII case.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name.to_ascii_lowercase().as_str() {
+            "table" => Ok(Format::Table),
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            "md" | "markdown" => Ok(Format::Markdown),
+            _ => Err(crate::Error::InvalidInput(format!(
+                "unknown report format `{name}`; use one of table, json, csv, md (or markdown)"
+            ))),
+        }
+    }
+}
+
+/// The record as pretty JSON, exactly as [`RunRecord::to_json`] writes it (the format
+/// baselines and `--out` files use), so a rendered record can be read back.
+pub fn json(record: &RunRecord) -> String {
+    record.to_json()
+}
+
+/// Renders a record in `format`.
+pub fn render(record: &RunRecord, format: Format) -> String {
+    match format {
+        Format::Table => {
+            let mut text = table(record);
+            for benchmark in record.benchmarks.iter().filter(|b| !b.layers.is_empty()) {
+                text.push('\n');
+                text.push_str(&benchmark.id);
+                text.push('\n');
+                text.push_str(&layers_table(benchmark));
+            }
+            text
+        }
+        Format::Json => json(record),
+        Format::Csv => csv(record),
+        Format::Markdown => markdown(record),
+    }
+}

@@ -1,0 +1,62 @@
+//! Terminal tables (comfy-table, UTF-8 borders, no colours), as the seed benchmarks print
+//! their results.
+
+use super::cells::{self, Column};
+use crate::results::{BenchmarkResult, RunRecord};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+
+/// An empty table with these headers, numeric columns right-aligned. It never looks at the
+/// terminal (no width detection, no styling), so its text depends only on its cells.
+pub(super) fn new_table(columns: &[Column]) -> Table {
+    let mut table = Table::new();
+    table
+        .force_no_tty()
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_header(columns.iter().map(|column| column.header));
+    for (index, column) in columns.iter().enumerate() {
+        if let Some(table_column) = table.column_mut(index).filter(|_| column.numeric) {
+            table_column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
+}
+
+/// The table followed by one line per footer entry, newline-terminated.
+pub(super) fn with_footer(table: &Table, footer: &[String]) -> String {
+    let mut text = table.to_string();
+    text.push('\n');
+    for line in footer {
+        text.push_str(line);
+        text.push('\n');
+    }
+    text
+}
+
+/// One row per benchmark: model, stage, batch, precision, backend, the median of forward,
+/// grad-input, grad-params, update and total (ms), images/s, GFLOP/s and device memory
+/// (MiB); then one line per adapter: `adapter: <label>, timing: <method>, samples: N`.
+pub fn table(record: &RunRecord) -> String {
+    if record.benchmarks.is_empty() {
+        return "no benchmarks in this record\n".to_string();
+    }
+    let mut table = new_table(&cells::BENCHMARK_COLUMNS);
+    table.add_rows(record.benchmarks.iter().map(cells::benchmark_row));
+    with_footer(&table, &cells::adapter_lines(record))
+}
+
+/// The per-layer breakdown of one benchmark, as the PaddlePaddle seed's per-op table: layer,
+/// op, phase, median (ms), share of the total median (%), GFLOP/s (the layer's FLOPs over
+/// its median) and kernel variant; then a line with the total and the layers' sum.
+pub fn layers_table(benchmark: &BenchmarkResult) -> String {
+    if benchmark.layers.is_empty() {
+        return format!(
+            "no per-layer timings in {}; run the benchmark with `--layers`\n",
+            benchmark.id
+        );
+    }
+    let (rows, footer) = cells::layer_rows(benchmark);
+    let mut table = new_table(&cells::LAYER_COLUMNS);
+    table.add_rows(rows);
+    with_footer(&table, &[footer])
+}
