@@ -14,12 +14,16 @@
 //! binary owns the terminal and maps [`Error`] to the documented exit codes.
 
 pub mod backend;
+pub mod baseline;
 pub mod compare;
+pub mod config;
 pub mod error;
+pub mod github;
 pub mod gpu;
 pub mod harness;
 pub mod kernels;
 pub mod model;
+pub mod report;
 pub mod results;
 pub mod stats;
 

@@ -131,7 +131,12 @@ impl Loaded for CpuProgram {
     }
 
     fn read_u32(&mut self, tensor: TensorId) -> Result<Vec<u32>> {
-        check_write(&self.program, tensor, self.labels.get(tensor).map_or(0, Vec::len), DType::U32)?;
+        check_write(
+            &self.program,
+            tensor,
+            self.labels.get(tensor).map_or(0, Vec::len),
+            DType::U32,
+        )?;
         Ok(self.labels[tensor].clone())
     }
 

@@ -159,17 +159,27 @@ pub fn verify_target(
     on_event: &mut dyn FnMut(Event),
 ) -> Result<f64> {
     check_batch(batch)?;
-    let plan_options = PlanOptions { stage: options.stage, data_grad: options.data_grad };
+    let plan_options = PlanOptions {
+        stage: options.stage,
+        data_grad: options.data_grad,
+    };
     let plan = target.plan(batch.min(VERIFY_BATCH), precision, plan_options)?;
     let mut loaded = backend.load(&plan.program)?;
     let seed: u64 = rand::rng().random();
     fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(seed))?;
-    on_event(Event::Verifying { ops: plan.program.ops.len() });
+    on_event(Event::Verifying {
+        ops: plan.program.ops.len(),
+    });
     let name = target.name();
     let describe = |index: usize| {
         let label = &plan.labels[index];
         let layer = &plan.layers[label.layer];
-        format!("{name}: layer {} ({}, {})", layer.name, layer.op, label.phase.as_str())
+        format!(
+            "{name}: layer {} ({}, {})",
+            layer.name,
+            layer.op,
+            label.phase.as_str()
+        )
     };
     let mut worst = 0.0f64;
     let tolerance = verify::tolerance(precision);
@@ -208,7 +218,11 @@ fn iterate(loaded: &mut dyn Loaded, plan: &Plan, method: TimingMethod, per_op: b
             phases_ns.push(loaded.run(range.clone(), false)?.total_ns);
         }
         let total_ns = phases_ns.iter().sum();
-        return Ok(Sample { phases_ns, per_op_ns: Vec::new(), total_ns });
+        return Ok(Sample {
+            phases_ns,
+            per_op_ns: Vec::new(),
+            total_ns,
+        });
     }
     let timings = loaded.run(0..ops, true)?;
     let phases_ns = plan
@@ -216,7 +230,11 @@ fn iterate(loaded: &mut dyn Loaded, plan: &Plan, method: TimingMethod, per_op: b
         .iter()
         .map(|(_, range)| timings.per_op_ns.get(range.clone()).map_or(0, |s| s.iter().sum()))
         .collect();
-    Ok(Sample { phases_ns, per_op_ns: timings.per_op_ns, total_ns: timings.total_ns })
+    Ok(Sample {
+        phases_ns,
+        per_op_ns: timings.per_op_ns,
+        total_ns: timings.total_ns,
+    })
 }
 
 /// Measures `target` at `batch` and `precision` on `backend` (verify first with
@@ -239,7 +257,10 @@ pub fn measure(
     if options.samples == 0 {
         return Err(Error::InvalidInput("--samples must be at least 1".into()));
     }
-    let plan_options = PlanOptions { stage: options.stage, data_grad: options.data_grad };
+    let plan_options = PlanOptions {
+        stage: options.stage,
+        data_grad: options.data_grad,
+    };
     let plan = target.plan(batch, precision, plan_options)?;
     let mut loaded = backend.load(&plan.program)?;
     fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
@@ -256,7 +277,10 @@ pub fn measure(
     let mut samples = Vec::with_capacity(options.samples);
     for index in 0..options.samples {
         samples.push(iterate(loaded.as_mut(), &plan, method, options.layers)?);
-        on_event(Event::Sample { index: index + 1, total: options.samples });
+        on_event(Event::Sample {
+            index: index + 1,
+            total: options.samples,
+        });
     }
 
     let summarize = |values: Vec<u64>, phase: Phase| PhaseResult {
@@ -276,9 +300,16 @@ pub fn measure(
         .enumerate()
         .map(|(k, (phase, _))| summarize(samples.iter().map(|s| s.phases_ns[k]).collect(), *phase))
         .collect();
-    phases.push(summarize(samples.iter().map(|s| s.total_ns).collect(), Phase::Total));
+    phases.push(summarize(
+        samples.iter().map(|s| s.total_ns).collect(),
+        Phase::Total,
+    ));
 
-    let layers = if options.layers { layer_results(&plan, &samples) } else { Vec::new() };
+    let layers = if options.layers {
+        layer_results(&plan, &samples)
+    } else {
+        Vec::new()
+    };
     let forward_flops = plan
         .program
         .ops
@@ -326,7 +357,10 @@ fn layer_results(plan: &Plan, samples: &[Sample]) -> Vec<LayerResult> {
         .into_iter()
         .filter(|_| samples.iter().all(|s| !s.per_op_ns.is_empty()))
         .map(|((layer, phase), ops)| {
-            let values: Vec<u64> = samples.iter().map(|s| ops.iter().map(|&i| s.per_op_ns[i]).sum()).collect();
+            let values: Vec<u64> = samples
+                .iter()
+                .map(|s| ops.iter().map(|&i| s.per_op_ns[i]).sum())
+                .collect();
             let info = &plan.layers[layer];
             LayerResult {
                 layer: info.name.clone(),

@@ -141,8 +141,15 @@ fn fan_in_scale(fan_in: usize) -> f32 {
 }
 
 /// Plans `network` at `batch`.
-pub fn plan_network(network: &Network, batch: usize, precision: Precision, options: PlanOptions) -> Result<Plan> {
-    let shapes = network.shapes(batch).map_err(|e| Error::InvalidInput(format!("{}: {e}", network.name)))?;
+pub fn plan_network(
+    network: &Network,
+    batch: usize,
+    precision: Precision,
+    options: PlanOptions,
+) -> Result<Plan> {
+    let shapes = network
+        .shapes(batch)
+        .map_err(|e| Error::InvalidInput(format!("{}: {e}", network.name)))?;
     let train = options.stage == Stage::Train;
     let mut b = Builder::new(precision);
     let input = b.float("input".into(), shapes[0].len());
@@ -159,26 +166,52 @@ pub fn plan_network(network: &Network, batch: usize, precision: Precision, optio
         match &layer.kind {
             LayerKind::Conv2d(conv) => {
                 let fan_in = conv.in_channels / conv.groups * conv.kernel.0 * conv.kernel.1;
-                let w = b.param(format!("{}/weight", layer.name), conv.weight_len(), Init::Uniform(fan_in_scale(fan_in)));
+                let w = b.param(
+                    format!("{}/weight", layer.name),
+                    conv.weight_len(),
+                    Init::Uniform(fan_in_scale(fan_in)),
+                );
                 let mut tensors = vec![x, w];
                 keep.push(w);
                 if conv.bias {
-                    let bias = b.param(format!("{}/bias", layer.name), conv.out_channels, Init::Constant(0.0));
+                    let bias = b.param(
+                        format!("{}/bias", layer.name),
+                        conv.out_channels,
+                        Init::Constant(0.0),
+                    );
                     tensors.push(bias);
                     keep.push(bias);
                 }
                 tensors.push(y);
-                let g = ConvGeom { conv: *conv, input: xs, output: ys };
+                let g = ConvGeom {
+                    conv: *conv,
+                    input: xs,
+                    output: ys,
+                };
                 b.op(Op::Conv2dForward(g), tensors, li, Phase::Forward);
             }
             LayerKind::Pool(pool) => {
-                b.op(Op::PoolForward(PoolGeom { pool: *pool, input: xs, output: ys }), vec![x, y], li, Phase::Forward);
+                b.op(
+                    Op::PoolForward(PoolGeom {
+                        pool: *pool,
+                        input: xs,
+                        output: ys,
+                    }),
+                    vec![x, y],
+                    li,
+                    Phase::Forward,
+                );
             }
             LayerKind::Relu => b.op(Op::ReluForward { len: ys.len() }, vec![x, y], li, Phase::Forward),
             LayerKind::Lrn(lrn) => {
                 let scale = b.float(format!("{}/scale", layer.name), ys.len());
                 keep.push(scale);
-                b.op(Op::LrnForward { lrn: *lrn, shape: ys }, vec![x, y, scale], li, Phase::Forward);
+                b.op(
+                    Op::LrnForward { lrn: *lrn, shape: ys },
+                    vec![x, y, scale],
+                    li,
+                    Phase::Forward,
+                );
             }
             LayerKind::BatchNorm(bn) => {
                 let c = bn.channels;
@@ -191,27 +224,55 @@ pub fn plan_network(network: &Network, batch: usize, precision: Precision, optio
                     let invstd = b.float(format!("{}/saved_invstd", layer.name), c);
                     keep.extend([gamma, beta, mean, invstd]);
                     let tensors = vec![x, gamma, beta, y, mean, invstd, running_mean, running_var];
-                    b.op(Op::BatchNormForwardTrain { bn: *bn, shape: ys }, tensors, li, Phase::Forward);
+                    b.op(
+                        Op::BatchNormForwardTrain { bn: *bn, shape: ys },
+                        tensors,
+                        li,
+                        Phase::Forward,
+                    );
                 } else {
                     let tensors = vec![x, gamma, beta, running_mean, running_var, y];
-                    b.op(Op::BatchNormForwardEval { bn: *bn, shape: ys }, tensors, li, Phase::Forward);
+                    b.op(
+                        Op::BatchNormForwardEval { bn: *bn, shape: ys },
+                        tensors,
+                        li,
+                        Phase::Forward,
+                    );
                 }
             }
             LayerKind::Linear(l) => {
-                let w = b.param(format!("{}/weight", layer.name), l.in_features * l.out_features, Init::Uniform(fan_in_scale(l.in_features)));
+                let w = b.param(
+                    format!("{}/weight", layer.name),
+                    l.in_features * l.out_features,
+                    Init::Uniform(fan_in_scale(l.in_features)),
+                );
                 let mut tensors = vec![x, w];
                 keep.push(w);
                 if l.bias {
-                    let bias = b.param(format!("{}/bias", layer.name), l.out_features, Init::Constant(0.0));
+                    let bias = b.param(
+                        format!("{}/bias", layer.name),
+                        l.out_features,
+                        Init::Constant(0.0),
+                    );
                     tensors.push(bias);
                     keep.push(bias);
                 }
                 tensors.push(y);
-                let g = LinearGeom { batch, in_features: l.in_features, out_features: l.out_features, bias: l.bias };
+                let g = LinearGeom {
+                    batch,
+                    in_features: l.in_features,
+                    out_features: l.out_features,
+                    bias: l.bias,
+                };
                 b.op(Op::LinearForward(g), tensors, li, Phase::Forward);
             }
             LayerKind::GlobalAvgPool => {
-                b.op(Op::GlobalAvgPoolForward { shape: xs }, vec![x, y], li, Phase::Forward);
+                b.op(
+                    Op::GlobalAvgPoolForward { shape: xs },
+                    vec![x, y],
+                    li,
+                    Phase::Forward,
+                );
             }
             LayerKind::Concat => {
                 let mut offset = 0;
@@ -230,7 +291,12 @@ pub fn plan_network(network: &Network, batch: usize, precision: Precision, optio
                 }
             }
             LayerKind::Add => {
-                b.op(Op::Add { len: ys.len() }, vec![x, act[layer.inputs[1]], y], li, Phase::Forward);
+                b.op(
+                    Op::Add { len: ys.len() },
+                    vec![x, act[layer.inputs[1]], y],
+                    li,
+                    Phase::Forward,
+                );
             }
         }
         act.push(y);
@@ -239,7 +305,9 @@ pub fn plan_network(network: &Network, batch: usize, precision: Precision, optio
     let logits = *act.last().expect("network has layers");
     let classes = shapes.last().map_or(0, Shape::per_image);
     if train {
-        plan_loss_and_backward(&mut b, network, &shapes, &act, &saved, logits, batch, classes, options)?;
+        plan_loss_and_backward(
+            &mut b, network, &shapes, &act, &saved, logits, batch, classes, options,
+        )?;
     }
     b.finish()
 }
@@ -261,9 +329,19 @@ fn plan_loss_and_backward(
     b.inits.push((labels, Init::Labels(classes as u32)));
     let loss = b.float("loss".into(), batch);
     let probs = b.float("probabilities".into(), batch * classes);
-    b.op(Op::SoftmaxCrossEntropyForward { batch, classes }, vec![logits, labels, loss, probs], loss_layer, Phase::LossForward);
+    b.op(
+        Op::SoftmaxCrossEntropyForward { batch, classes },
+        vec![logits, labels, loss, probs],
+        loss_layer,
+        Phase::LossForward,
+    );
     let dlogits = b.float("loss/grad".into(), batch * classes);
-    b.op(Op::SoftmaxCrossEntropyBackward { batch, classes }, vec![probs, labels, dlogits], loss_layer, Phase::LossBackward);
+    b.op(
+        Op::SoftmaxCrossEntropyBackward { batch, classes },
+        vec![probs, labels, dlogits],
+        loss_layer,
+        Phase::LossBackward,
+    );
 
     // Gradient contributions per node, summed when a node feeds several layers.
     let mut contributions: Vec<Vec<TensorId>> = vec![Vec::new(); act.len()];
@@ -280,7 +358,14 @@ fn plan_loss_and_backward(
                 let mut sum = parts[0];
                 for (k, &part) in parts.iter().enumerate().skip(1) {
                     let t = b.float(format!("{}/grad_sum{k}", layer.name), shapes[out].len());
-                    b.op(Op::Add { len: shapes[out].len() }, vec![sum, part, t], li, Phase::GradInput);
+                    b.op(
+                        Op::Add {
+                            len: shapes[out].len(),
+                        },
+                        vec![sum, part, t],
+                        li,
+                        Phase::GradInput,
+                    );
                     sum = t;
                 }
                 sum
@@ -298,7 +383,11 @@ fn plan_loss_and_backward(
         let (x, y) = (keep[0], keep[1]);
         match &layer.kind {
             LayerKind::Conv2d(conv) => {
-                let g = ConvGeom { conv: *conv, input: xs, output: ys };
+                let g = ConvGeom {
+                    conv: *conv,
+                    input: xs,
+                    output: ys,
+                };
                 let w = keep[2];
                 if wants(first) {
                     let dx = grad_for(b, first);
@@ -315,13 +404,21 @@ fn plan_loss_and_backward(
                 b.op(Op::Conv2dBackwardFilter(g), tensors, li, Phase::GradParams);
             }
             LayerKind::Linear(l) => {
-                let g = LinearGeom { batch, in_features: l.in_features, out_features: l.out_features, bias: l.bias };
+                let g = LinearGeom {
+                    batch,
+                    in_features: l.in_features,
+                    out_features: l.out_features,
+                    bias: l.bias,
+                };
                 let w = keep[2];
                 if wants(first) {
                     let dx = grad_for(b, first);
                     b.op(Op::LinearBackwardData(g), vec![dy, w, dx], li, Phase::GradInput);
                 }
-                let dw = b.float(format!("{}/weight_grad", layer.name), l.in_features * l.out_features);
+                let dw = b.float(
+                    format!("{}/weight_grad", layer.name),
+                    l.in_features * l.out_features,
+                );
                 let mut tensors = vec![x, dy, dw];
                 b.params.push((w, dw));
                 if l.bias {
@@ -341,24 +438,53 @@ fn plan_loss_and_backward(
                 // cuDNN and Torch compute all three gradients in one kernel pair; it is timed
                 // as grad-input, where it sits on the critical path.
                 let tensors = vec![x, dy, gamma, mean, invstd, dx, dgamma, dbeta];
-                b.op(Op::BatchNormBackward { bn: *bn, shape: ys }, tensors, li, Phase::GradInput);
+                b.op(
+                    Op::BatchNormBackward { bn: *bn, shape: ys },
+                    tensors,
+                    li,
+                    Phase::GradInput,
+                );
             }
             _ if !wants(first) => {}
             LayerKind::Pool(pool) => {
                 let dx = grad_for(b, first);
-                b.op(Op::PoolBackward(PoolGeom { pool: *pool, input: xs, output: ys }), vec![x, dy, dx], li, Phase::GradInput);
+                b.op(
+                    Op::PoolBackward(PoolGeom {
+                        pool: *pool,
+                        input: xs,
+                        output: ys,
+                    }),
+                    vec![x, dy, dx],
+                    li,
+                    Phase::GradInput,
+                );
             }
             LayerKind::Relu => {
                 let dx = grad_for(b, first);
-                b.op(Op::ReluBackward { len: ys.len() }, vec![y, dy, dx], li, Phase::GradInput);
+                b.op(
+                    Op::ReluBackward { len: ys.len() },
+                    vec![y, dy, dx],
+                    li,
+                    Phase::GradInput,
+                );
             }
             LayerKind::Lrn(lrn) => {
                 let dx = grad_for(b, first);
-                b.op(Op::LrnBackward { lrn: *lrn, shape: ys }, vec![x, y, keep[2], dy, dx], li, Phase::GradInput);
+                b.op(
+                    Op::LrnBackward { lrn: *lrn, shape: ys },
+                    vec![x, y, keep[2], dy, dx],
+                    li,
+                    Phase::GradInput,
+                );
             }
             LayerKind::GlobalAvgPool => {
                 let dx = grad_for(b, first);
-                b.op(Op::GlobalAvgPoolBackward { shape: xs }, vec![dy, dx], li, Phase::GradInput);
+                b.op(
+                    Op::GlobalAvgPoolBackward { shape: xs },
+                    vec![dy, dx],
+                    li,
+                    Phase::GradInput,
+                );
             }
             LayerKind::Concat => {
                 let mut offset = 0;
@@ -398,27 +524,48 @@ fn plan_update(b: &mut Builder) {
         let name = format!("{}/velocity", b.program.tensors[weight].name);
         let velocity = b.float(name, len);
         b.inits.push((velocity, Init::Constant(0.0)));
-        let op = Op::SgdUpdate { len, lr: LEARNING_RATE, momentum: MOMENTUM, weight_decay: WEIGHT_DECAY };
+        let op = Op::SgdUpdate {
+            len,
+            lr: LEARNING_RATE,
+            momentum: MOMENTUM,
+            weight_decay: WEIGHT_DECAY,
+        };
         b.op(op, vec![grad, weight, velocity], update_layer, Phase::Update);
     }
 }
 
 /// Plans one suite layer: convolution forward, backward-data and backward-filter.
-pub fn plan_suite_entry(entry: &SuiteEntry, batch: usize, precision: Precision, stage: Stage) -> Result<Plan> {
+pub fn plan_suite_entry(
+    entry: &SuiteEntry,
+    batch: usize,
+    precision: Precision,
+    stage: Stage,
+) -> Result<Plan> {
     let (c, h, w) = entry.input;
     let input = Shape::new(batch, c, h, w);
     let (oh, ow) = entry
         .conv
         .output_hw(h, w)
         .ok_or_else(|| Error::InvalidInput(format!("{}: kernel larger than the input", entry.name)))?;
-    let g = ConvGeom { conv: entry.conv, input, output: Shape::new(batch, entry.conv.out_channels, oh, ow) };
+    let g = ConvGeom {
+        conv: entry.conv,
+        input,
+        output: Shape::new(batch, entry.conv.out_channels, oh, ow),
+    };
     let mut b = Builder::new(precision);
     let li = b.layer(&entry.name, "conv2d");
     let fan_in = entry.conv.in_channels / entry.conv.groups * entry.conv.kernel.0 * entry.conv.kernel.1;
     let x = b.param("input".into(), input.len(), Init::Uniform(1.0));
-    let wt = b.param("weight".into(), entry.conv.weight_len(), Init::Uniform(fan_in_scale(fan_in)));
+    let wt = b.param(
+        "weight".into(),
+        entry.conv.weight_len(),
+        Init::Uniform(fan_in_scale(fan_in)),
+    );
     let mut tensors = vec![x, wt];
-    let bias = entry.conv.bias.then(|| b.param("bias".into(), entry.conv.out_channels, Init::Constant(0.0)));
+    let bias = entry
+        .conv
+        .bias
+        .then(|| b.param("bias".into(), entry.conv.out_channels, Init::Constant(0.0)));
     tensors.extend(bias);
     let y = b.float("output".into(), g.output.len());
     tensors.push(y);

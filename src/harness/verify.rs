@@ -45,14 +45,21 @@ pub fn relative_error(got: &[f32], reference: &[f64]) -> f64 {
     if got.len() != reference.len() {
         return f64::INFINITY;
     }
-    let scale = reference.iter().filter(|v| v.is_finite()).fold(0.0f64, |m, v| m.max(v.abs()));
+    let scale = reference
+        .iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, |m, v| m.max(v.abs()));
     let floor = (1e-2 * scale).max(1e-30);
     got.iter()
         .zip(reference)
         .map(|(&g, &r)| {
             let g = f64::from(g);
             if !g.is_finite() || !r.is_finite() {
-                if g.to_bits() == r.to_bits() { 0.0 } else { f64::INFINITY }
+                if g.to_bits() == r.to_bits() {
+                    0.0
+                } else {
+                    f64::INFINITY
+                }
             } else {
                 (g - r).abs() / r.abs().max(floor)
             }
@@ -99,7 +106,10 @@ pub fn check_op(loaded: &mut dyn Loaded, program: &Program, index: usize) -> Res
         let mut output_refs: Vec<&mut [f64]> = outputs.iter_mut().map(|(_, v)| v.as_mut_slice()).collect();
         reference::execute(&call.op, &input_refs, labels.as_deref(), &mut output_refs);
     }
-    let mut worst = OpCheck { error: 0.0, binding: 0 };
+    let mut worst = OpCheck {
+        error: 0.0,
+        binding: 0,
+    };
     for (k, expected) in &outputs {
         let got = loaded.read(call.tensors[*k])?;
         let error = relative_error(&got, expected);

@@ -6,7 +6,8 @@ use crate::results::{BenchmarkResult, Phase, RunRecord};
 /// Shown for a value that was not measured.
 pub(super) const ABSENT: &str = "-";
 
-/// A column: its header and whether it holds numbers (right-aligned).
+/// A column: its header and whether it holds numbers (right-aligned, and formatted by this
+/// module from numbers, so never escaped).
 pub(super) struct Column {
     pub(super) header: &'static str,
     pub(super) numeric: bool,
@@ -72,7 +73,7 @@ pub(super) const COMPARISON_COLUMNS: [Column; 7] = [
     number("baseline ms"),
     number("current ms"),
     number("change"),
-    text("95% CI of change"),
+    number("95% CI of change"),
     text("verdict"),
 ];
 
@@ -115,17 +116,18 @@ pub(super) fn benchmark_row(benchmark: &BenchmarkResult) -> Vec<String> {
         benchmark.backend.clone(),
     ];
     row.extend(TABLE_PHASES.iter().map(|&phase| {
-        benchmark
-            .phase(phase)
-            .map_or_else(|| ABSENT.to_string(), |result| milliseconds(result.summary.median_ns))
+        benchmark.phase(phase).map_or_else(
+            || ABSENT.to_string(),
+            |result| milliseconds(result.summary.median_ns),
+        )
     }));
     // Zero FLOPs or bytes means "not counted" (an uncounted op, a backend that does not
     // report its allocations), not an infinitely fast or free benchmark.
     let gflops_per_sec = benchmark
         .gflops_per_sec()
         .filter(|_| benchmark.iteration_flops > 0);
-    let memory_mib = (benchmark.device_memory_bytes > 0)
-        .then(|| benchmark.device_memory_bytes as f64 / (1024.0 * 1024.0));
+    let memory_mib =
+        (benchmark.device_memory_bytes > 0).then(|| benchmark.device_memory_bytes as f64 / (1024.0 * 1024.0));
     row.push(one_decimal(benchmark.images_per_sec()));
     row.push(one_decimal(gflops_per_sec));
     row.push(one_decimal(memory_mib));

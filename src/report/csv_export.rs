@@ -68,9 +68,7 @@ pub fn csv(record: &RunRecord) -> String {
                 .expect("writing CSV to memory cannot fail");
         }
     }
-    let bytes = writer
-        .into_inner()
-        .expect("flushing CSV to memory cannot fail");
+    let bytes = writer.into_inner().expect("flushing CSV to memory cannot fail");
     String::from_utf8(bytes).expect("CSV of Rust strings is UTF-8")
 }
 

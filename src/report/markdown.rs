@@ -26,8 +26,9 @@ pub fn escape_markdown(text: &str) -> String {
     escaped
 }
 
-/// A Markdown table: the header, the alignment row (numbers right-aligned) and the rows,
-/// every cell escaped with [`escape_markdown`].
+/// A Markdown table: the header, the alignment row (numbers right-aligned) and the rows.
+/// Text cells are escaped with [`escape_markdown`]; numeric cells are formatted here from
+/// numbers, so they are left as they are (an interval's `[` stays readable).
 pub(super) fn table_text<'a>(columns: &[Column], rows: impl IntoIterator<Item = &'a [String]>) -> String {
     let mut text = String::new();
     let header: Vec<&str> = columns.iter().map(|column| column.header).collect();
@@ -39,7 +40,16 @@ pub(super) fn table_text<'a>(columns: &[Column], rows: impl IntoIterator<Item = 
             .map(|column| if column.numeric { "---:" } else { ":---" }.to_string()),
     );
     for row in rows {
-        push_row(&mut text, row.iter().map(|cell| escape_markdown(cell)));
+        push_row(
+            &mut text,
+            row.iter().zip(columns).map(|(cell, column)| {
+                if column.numeric {
+                    cell.clone()
+                } else {
+                    escape_markdown(cell)
+                }
+            }),
+        );
     }
     text
 }

@@ -1,7 +1,7 @@
 //! Pure renderers: a [`RunRecord`] or a [`Comparison`] in, text out.
 //!
 //! Terminal tables ([`table`], [`layers_table`], [`comparison_table`]), GitHub Markdown
-//! ([`markdown`], [`comparison_markdown`]), CSV ([`csv`]), JSON ([`json`]) and SVG charts
+//! ([`markdown`], [`comparison_markdown`]), CSV ([`csv()`]), JSON ([`json`]) and SVG charts
 //! ([`chart_svg`]). No function here prints, reads or writes a file: the binary decides
 //! whether the text goes to the terminal, to `--out`, to `$GITHUB_STEP_SUMMARY` or into a PR
 //! comment. Every text ends with exactly one newline.
@@ -40,12 +40,12 @@ use crate::results::RunRecord;
 /// The text formats a record can be rendered in (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
-    /// Terminal table ([`table`]), followed by the per-layer tables of benchmarks that have
-    /// them ([`layers_table`]).
+    /// Terminal table ([`table`]); the per-layer tables ([`layers_table`]) are the caller's
+    /// to add, for `--layers`.
     Table,
     /// The record itself, pretty JSON ([`json`]).
     Json,
-    /// One row per benchmark and phase ([`csv`]).
+    /// One row per benchmark and phase ([`csv()`]).
     Csv,
     /// GitHub Markdown table ([`markdown`]).
     Markdown,
@@ -98,16 +98,7 @@ pub fn json(record: &RunRecord) -> String {
 /// Renders a record in `format`.
 pub fn render(record: &RunRecord, format: Format) -> String {
     match format {
-        Format::Table => {
-            let mut text = table(record);
-            for benchmark in record.benchmarks.iter().filter(|b| !b.layers.is_empty()) {
-                text.push('\n');
-                text.push_str(&benchmark.id);
-                text.push('\n');
-                text.push_str(&layers_table(benchmark));
-            }
-            text
-        }
+        Format::Table => table(record),
         Format::Json => json(record),
         Format::Csv => csv(record),
         Format::Markdown => markdown(record),

@@ -49,8 +49,17 @@ fn check(op: &Op, precision: Precision, rng: &mut StdRng) -> f64 {
         .map(|(i, (&len, &dtype))| program.tensor(format!("binding{i}"), len, dtype))
         .collect();
     program.push(op.clone(), ids.clone()).expect("op contract");
-    let context = || format!("{} {precision} (seed {}, replay with CONVBENCH_SEED={}); op: {op:?}", op.name(), seed(), seed());
-    let mut loaded = backend.load(&program).unwrap_or_else(|e| panic!("{}: {e}", context()));
+    let context = || {
+        format!(
+            "{} {precision} (seed {}, replay with CONVBENCH_SEED={}); op: {op:?}",
+            op.name(),
+            seed(),
+            seed()
+        )
+    };
+    let mut loaded = backend
+        .load(&program)
+        .unwrap_or_else(|e| panic!("{}: {e}", context()));
     for (i, &dtype) in dtypes.iter().enumerate() {
         match dtype {
             DType::U32 => {
@@ -58,10 +67,13 @@ fn check(op: &Op, precision: Precision, rng: &mut StdRng) -> f64 {
                 let labels: Vec<u32> = (0..lens[i]).map(|_| rng.random_range(0..classes)).collect();
                 loaded.write_u32(ids[i], &labels).expect("write labels");
             }
-            DType::Float => loaded.write(ids[i], &input_values(op, i, lens[i], rng)).expect("write"),
+            DType::Float => loaded
+                .write(ids[i], &input_values(op, i, lens[i], rng))
+                .expect("write"),
         }
     }
-    let result = verify::check_op(loaded.as_mut(), &program, 0).unwrap_or_else(|e| panic!("{}: {e}", context()));
+    let result =
+        verify::check_op(loaded.as_mut(), &program, 0).unwrap_or_else(|e| panic!("{}: {e}", context()));
     let tolerance = verify::tolerance(precision);
     assert!(
         result.error <= tolerance,
@@ -72,7 +84,9 @@ fn check(op: &Op, precision: Precision, rng: &mut StdRng) -> f64 {
     );
     let size: usize = lens.iter().sum();
     let mut table = WORST.lock().expect("lock");
-    let entry = table.entry((op.name().to_string(), precision.as_str())).or_insert((0.0, 0));
+    let entry = table
+        .entry((op.name().to_string(), precision.as_str()))
+        .or_insert((0.0, 0));
     if size > entry.1 {
         *entry = (result.error, size);
     } else if size == entry.1 {

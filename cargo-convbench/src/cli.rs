@@ -1,0 +1,93 @@
+//! Argument parsing (clap, in cargo-subcommand form) and dispatch to the subcommands.
+
+use crate::commands;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Exit code when a regression was found (the gate failed).
+pub const EXIT_REGRESSION: u8 = 1;
+
+/// `cargo` passes the subcommand name as the first argument.
+#[derive(Debug, Parser)]
+#[command(name = "cargo", bin_name = "cargo", version, styles = clap::builder::Styles::plain())]
+enum Cargo {
+    /// Benchmark convnets on any GPU and gate performance regressions in CI.
+    Convbench(Args),
+}
+
+/// Options shared by every subcommand, then the subcommand.
+#[derive(Debug, clap::Args)]
+#[command(version, about, long_about = None)]
+pub struct Args {
+    /// Path to the workspace's Cargo.toml (for `[workspace.metadata.convbench]`).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// No progress bars or notices on stderr.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List GPU adapters with their fingerprint and features.
+    Adapters(commands::adapters::AdaptersArgs),
+    /// List models, suites and kernels.
+    List(commands::list::ListArgs),
+    /// Run benchmarks.
+    Run(commands::run::RunArgs),
+    /// Render a saved record in any format.
+    Report(commands::report::ReportArgs),
+    /// Draw a chart of a saved record as SVG.
+    Plot(commands::plot::PlotArgs),
+    /// Compare results with the baseline blessed at the base revision; exit 1 on a regression.
+    Compare(commands::compare::CompareArgs),
+    /// Manage the blessed baselines.
+    Baseline(commands::baseline::BaselineCommand),
+    /// The blessed values across the commits that changed them.
+    History(commands::history::HistoryArgs),
+}
+
+/// Parses arguments as `cargo convbench ...` or as `cargo-convbench ...`.
+fn parse() -> Args {
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == "convbench") {
+        let Cargo::Convbench(args) = Cargo::parse_from(argv);
+        return args;
+    }
+    // Invoked directly: behave as if cargo had passed the subcommand name.
+    argv.insert(1, "convbench".into());
+    let Cargo::Convbench(args) = Cargo::parse_from(argv);
+    args
+}
+
+/// Runs the command and returns the process exit code.
+pub fn main_impl() -> ExitCode {
+    let args = parse();
+    let result = match &args.command {
+        Command::Adapters(a) => commands::adapters::run(&args, a),
+        Command::List(a) => commands::list::run(&args, a),
+        Command::Run(a) => commands::run::run(&args, a),
+        Command::Report(a) => commands::report::run(&args, a),
+        Command::Plot(a) => commands::plot::run(&args, a),
+        Command::Compare(a) => commands::compare::run(&args, a),
+        Command::Baseline(a) => commands::baseline::run(&args, a),
+        Command::History(a) => commands::history::run(&args, a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => {
+            eprintln!("error: {error}");
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                eprintln!("  caused by: {cause}");
+                source = cause.source();
+            }
+            ExitCode::from(error.kind().exit_code())
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! One file per subcommand.
+
+pub mod adapters;
+pub mod baseline;
+pub mod compare;
+pub mod history;
+pub mod list;
+pub mod plot;
+pub mod report;
+pub mod run;

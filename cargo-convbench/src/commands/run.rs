@@ -1,0 +1,373 @@
+//! `cargo convbench run`: benchmark models and suites, sweeping batches, precisions and
+//! backends; print a table (or JSON, CSV, Markdown) and optionally write the record.
+
+use crate::cli::Args;
+use crate::output::{check_writable, print, write_atomic};
+use crate::progress::Progress;
+use clap::ValueEnum;
+use convbench::backend::cpu::CpuBackend;
+use convbench::backend::wgpu::WgpuBackend;
+use convbench::backend::{Backend, BackendKind};
+use convbench::baseline::git_state;
+use convbench::config::{self, Config, Workspace};
+use convbench::harness::{RunOptions, Target, measure, verify_target};
+use convbench::model::{Precision, network, suite};
+use convbench::report::{self, Format};
+use convbench::results::{RunRecord, RunSettings, Stage};
+use convbench::{Error, ErrorKind, Result};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Train or eval, on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StageArg {
+    /// Forward, loss, backward (grad-input and grad-params) and SGD update.
+    Train,
+    /// Forward only, batch norm in inference mode.
+    Eval,
+}
+
+/// Arguments of `run` (also used by `compare`, `baseline update` and `ci` to run fresh).
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// Models, comma-separated (see `cargo convbench list`).
+    #[arg(long, value_delimiter = ',')]
+    pub model: Vec<String>,
+    /// Layer suites, comma-separated: `layers`, `deepbench`.
+    #[arg(long, value_delimiter = ',')]
+    pub suite: Vec<String>,
+    /// Batch sizes, comma-separated, e.g. `1,8,64`.
+    #[arg(long, value_delimiter = ',')]
+    pub batch: Vec<usize>,
+    /// Precisions, comma-separated: `f32`, `f16`.
+    #[arg(long, value_delimiter = ',')]
+    pub precision: Vec<Precision>,
+    /// Train step or forward-only evaluation.
+    #[arg(long, value_enum, default_value_t = StageArg::Train)]
+    pub stage: StageArg,
+    /// Backends, comma-separated: `wgpu` (default), `cpu`.
+    #[arg(long, value_delimiter = ',')]
+    pub backend: Vec<BackendKind>,
+    /// Adapter: index, backend name (vulkan, metal, dx12, gl) or part of its name.
+    #[arg(long, env = "CONVBENCH_ADAPTER")]
+    pub adapter: Option<String>,
+    /// Timed iterations per benchmark.
+    #[arg(long, default_value_t = 10)]
+    pub samples: usize,
+    /// Minimum warm-up iterations.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    /// Minimum warm-up time in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    pub warmup_ms: u64,
+    /// Skip the check of every op against the CPU reference.
+    #[arg(long)]
+    pub no_verify: bool,
+    /// Also compute the first layer's input gradient (Torch and Chainer skip it).
+    #[arg(long)]
+    pub data_grad: bool,
+    /// Record and show the per-layer breakdown.
+    #[arg(long)]
+    pub layers: bool,
+    /// Output format on stdout: table, json, csv or md.
+    #[arg(long, default_value = "table")]
+    pub format: String,
+    /// Also write the JSON record to this file (atomically).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// One benchmark to run.
+struct Job {
+    target: Target,
+    batch: usize,
+    precision: Precision,
+}
+
+/// Whether the adapter is a real GPU (not a software rasterizer or the CPU backend).
+fn is_real_gpu(backend: &dyn Backend) -> bool {
+    backend.kind() != BackendKind::Cpu && backend.adapter().device_type != "cpu"
+}
+
+/// The default batch of a model when none is given.
+fn default_model_batch(name: &str, real_gpu: bool) -> usize {
+    match (real_gpu, name.starts_with("vgg")) {
+        (false, _) => 1,
+        (true, true) => 64,
+        (true, false) => 128,
+    }
+}
+
+fn jobs(a: &RunArgs, config: &Config, real_gpu: bool, notice: &mut Vec<String>) -> Result<Vec<Job>> {
+    let precisions = if !a.precision.is_empty() {
+        a.precision.clone()
+    } else if !config.precisions.is_empty() {
+        config
+            .precisions
+            .iter()
+            .map(|p| p.parse().map_err(Error::InvalidInput))
+            .collect::<Result<_>>()?
+    } else {
+        vec![Precision::F32]
+    };
+    let batches_given = if a.batch.is_empty() {
+        config.batches.clone()
+    } else {
+        a.batch.clone()
+    };
+    let selected = !a.model.is_empty() || !a.suite.is_empty();
+    let configured = !config.models.is_empty() || !config.suites.is_empty();
+    let suites = if selected {
+        a.suite.clone()
+    } else {
+        config.suites.clone()
+    };
+    let mut targets: Vec<(Target, Vec<usize>)> = Vec::new();
+    let (models, default_batches): (Vec<String>, Option<Vec<usize>>) = if selected {
+        (a.model.clone(), None)
+    } else if configured {
+        (config.models.clone(), None)
+    } else {
+        if real_gpu {
+            notice.push(
+                "running the convnet-benchmarks set (alexnet, overfeat, googlenet at batch 128, vgg-a at 64)"
+                    .into(),
+            );
+            (
+                vec![
+                    "alexnet".into(),
+                    "overfeat".into(),
+                    "googlenet".into(),
+                    "vgg-a".into(),
+                ],
+                None,
+            )
+        } else {
+            notice.push(
+                "software or CPU adapter: running the quick set (lenet at batch 1, 8, 64); \
+                 name models to run more, e.g. `--model alexnet,vgg16 --batch 8`"
+                    .into(),
+            );
+            (vec!["lenet".into()], Some(vec![1, 8, 64]))
+        }
+    };
+    for name in &models {
+        let net = network(name)?;
+        let batches = if !batches_given.is_empty() {
+            batches_given.clone()
+        } else if let Some(b) = &default_batches {
+            b.clone()
+        } else {
+            vec![default_model_batch(&net.name, real_gpu)]
+        };
+        targets.push((Target::Model(net), batches));
+    }
+    for name in &suites {
+        let s = suite(name)?;
+        for entry in s.entries {
+            let batches = if batches_given.is_empty() {
+                vec![entry.default_batch]
+            } else {
+                batches_given.clone()
+            };
+            targets.push((
+                Target::SuiteLayer {
+                    suite: s.name.clone(),
+                    entry,
+                },
+                batches,
+            ));
+        }
+    }
+    let mut jobs = Vec::new();
+    for (target, batches) in targets {
+        for &batch in &batches {
+            if batch == 0 {
+                return Err(Error::InvalidInput(
+                    "--batch 0: a batch needs at least one image".into(),
+                ));
+            }
+            for &precision in &precisions {
+                jobs.push(Job {
+                    target: target.clone(),
+                    batch,
+                    precision,
+                });
+            }
+        }
+    }
+    Ok(jobs)
+}
+
+/// Opens the requested backends; with none requested, wgpu, falling back to cpu (with a
+/// notice) when no adapter exists.
+pub fn open_backends(a: &RunArgs, quiet: bool) -> Result<Vec<Box<dyn Backend>>> {
+    if a.backend.is_empty() {
+        return match WgpuBackend::open(a.adapter.as_deref()) {
+            Ok(b) => Ok(vec![Box::new(b)]),
+            Err(e) if e.kind() == ErrorKind::Environment && a.adapter.is_none() => {
+                if !quiet {
+                    eprintln!("notice: {e}; falling back to the cpu backend");
+                }
+                Ok(vec![Box::new(CpuBackend::new())])
+            }
+            Err(e) => Err(e),
+        };
+    }
+    let mut seen = HashSet::new();
+    let mut backends: Vec<Box<dyn Backend>> = Vec::new();
+    for &kind in a.backend.iter().filter(|k| seen.insert(**k)) {
+        backends.push(match kind {
+            BackendKind::Wgpu => Box::new(WgpuBackend::open(a.adapter.as_deref())?),
+            BackendKind::Cpu => Box::new(CpuBackend::new()),
+            BackendKind::Cuda => {
+                return Err(Error::Environment(
+                    "the cuda backend is not in this build; install with `cargo install cargo-convbench --features cuda`".into(),
+                ));
+            }
+        });
+    }
+    Ok(backends)
+}
+
+/// Runs the benchmarks and returns the record; on an error, the record holds what was measured
+/// before it, and the error is returned beside it.
+pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRecord, Option<Error>) {
+    let (commit, dirty) = git_state(&workspace.root);
+    let mut record = RunRecord::new(commit);
+    record.git_dirty = dirty;
+    let options = RunOptions {
+        stage: match a.stage {
+            StageArg::Train => Stage::Train,
+            StageArg::Eval => Stage::Eval,
+        },
+        samples: a.samples,
+        warmup_iterations: a.warmup,
+        warmup_min: Duration::from_millis(a.warmup_ms),
+        verify: !a.no_verify,
+        data_grad: a.data_grad,
+        layers: a.layers,
+    };
+    record.settings = RunSettings {
+        samples: options.samples,
+        warmup_iterations: options.warmup_iterations,
+        warmup_min_ms: a.warmup_ms,
+        verify: options.verify,
+        data_grad: options.data_grad,
+        layers: options.layers,
+    };
+    if options.samples == 0 {
+        return (
+            record,
+            Some(Error::InvalidInput("--samples must be at least 1".into())),
+        );
+    }
+    let backends = match open_backends(a, quiet) {
+        Ok(b) => b,
+        Err(e) => return (record, Some(e)),
+    };
+    let real_gpu = backends.iter().any(|b| is_real_gpu(b.as_ref()));
+    let mut notices = Vec::new();
+    let jobs = match jobs(a, &workspace.config, real_gpu, &mut notices) {
+        Ok(j) => j,
+        Err(e) => return (record, Some(e)),
+    };
+    let progress = Progress::new(jobs.len() * backends.len(), quiet);
+    for n in notices {
+        if !quiet {
+            progress.println(&format!("notice: {n}"));
+        }
+    }
+    let mut verified: HashSet<(String, Precision, BackendKind)> = HashSet::new();
+    for backend in &backends {
+        for job in &jobs {
+            let name = job.target.name();
+            let id = format!(
+                "{name}/b{}/{}/{}",
+                job.batch,
+                job.precision,
+                backend.kind().as_str()
+            );
+            let mut count = 0;
+            let mut on_event = |e: convbench::harness::Event| progress.event(&id, &e, &mut count);
+            let key = (name.clone(), job.precision, backend.kind());
+            if options.verify && !verified.contains(&key) {
+                if !backend.supports(job.precision) {
+                    progress.finish();
+                    return (record, Some(unsupported(backend.as_ref(), job.precision)));
+                }
+                if let Err(e) = verify_target(
+                    backend.as_ref(),
+                    &job.target,
+                    job.batch,
+                    job.precision,
+                    &options,
+                    &mut on_event,
+                ) {
+                    progress.finish();
+                    return (record, Some(e));
+                }
+                verified.insert(key);
+            }
+            match measure(
+                backend.as_ref(),
+                &job.target,
+                job.batch,
+                job.precision,
+                &options,
+                &mut on_event,
+            ) {
+                Ok(result) => record.benchmarks.push(result),
+                Err(e) => {
+                    progress.finish();
+                    return (record, Some(e));
+                }
+            }
+            progress.finish_one();
+        }
+    }
+    progress.finish();
+    (record, None)
+}
+
+fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {
+    Error::Environment(format!(
+        "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32 or another --adapter",
+        backend.adapter().label()
+    ))
+}
+
+/// Renders the record as asked, with the per-layer tables when `--layers`.
+pub fn render(record: &RunRecord, format: Format, layers: bool) -> String {
+    let mut text = report::render(record, format);
+    if layers && format == Format::Table {
+        for b in record.benchmarks.iter().filter(|b| !b.layers.is_empty()) {
+            text.push_str(&format!("\n{}\n{}", b.id, report::layers_table(b)));
+        }
+    }
+    text
+}
+
+/// `cargo convbench run`.
+pub fn run(args: &Args, a: &RunArgs) -> Result<u8> {
+    let format: Format = a.format.parse()?;
+    if let Some(out) = &a.out {
+        check_writable(out)?;
+    }
+    let workspace = config::load(args.manifest_path.as_deref())?;
+    let (record, error) = run_benchmarks(a, &workspace, args.quiet);
+    if !record.benchmarks.is_empty() {
+        print(&render(&record, format, a.layers));
+        if let Some(out) = &a.out {
+            write_atomic(out, &record.to_json())?;
+            if !args.quiet {
+                eprintln!("wrote {}", out.display());
+            }
+        }
+    }
+    match error {
+        Some(e) => Err(e),
+        None => Ok(0),
+    }
+}

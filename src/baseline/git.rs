@@ -1,0 +1,594 @@
+//! [`GitBaselineStore`]: baselines as files in a git repository, read at a base revision.
+
+use super::{
+    BaselineChange, BaselineStore, check_name, contents_differ, merge, parse_record, write_atomically,
+};
+use crate::results::{Phase, RunRecord};
+use crate::{Error, Result};
+use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Sort, Tree};
+use std::path::{Component, Path, PathBuf};
+
+/// The advice for a clone too shallow to hold the base commit (the GitHub Actions default).
+const SHALLOW_ADVICE: &str = "the clone is shallow and lacks the base commit; use `fetch-depth: 0` \
+                              in actions/checkout (or `git fetch --unshallow`)";
+
+/// Branches tried, in order, for the base when neither `--baseline-rev` nor
+/// `GITHUB_BASE_REF` says: the remote's default branch first, as it is what a pull request
+/// merges into, then the conventional names, remote before local (a local branch may be stale).
+const DEFAULT_BRANCHES: [&str; 5] = ["origin/HEAD", "origin/main", "main", "origin/master", "master"];
+
+/// The commit whose baselines are blessed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseRevision {
+    /// Full commit id (hex).
+    pub oid: String,
+    /// How it was chosen, for reports, e.g. `merge-base of HEAD and origin/main (1a2b3c4)`.
+    pub description: String,
+}
+
+impl BaseRevision {
+    /// The first 7 hex digits of the commit id.
+    pub fn short_sha(&self) -> &str {
+        self.oid.get(..7).unwrap_or(&self.oid)
+    }
+}
+
+/// One blessed value in the history of a baseline file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryPoint {
+    /// Commit that changed the baseline file (full hex id).
+    pub commit: String,
+    /// Commit time, seconds since the Unix epoch.
+    pub time_unix_s: i64,
+    /// First line of the commit message.
+    pub summary: String,
+    /// Benchmark id.
+    pub benchmark_id: String,
+    /// Median of the blessed `total` phase samples (ns).
+    pub phase_total_median_ns: f64,
+}
+
+/// Baselines stored as files in the git repository that contains the workspace.
+///
+/// [`BaselineStore::load`] reads at [`GitBaselineStore::with_base`]'s revision, else at the
+/// one [`GitBaselineStore::resolve_base`] finds.
+pub struct GitBaselineStore {
+    repo: Repository,
+    workdir: PathBuf,
+    /// Baseline folder relative to `workdir`, as in the repository's trees.
+    baseline_dir: PathBuf,
+    base: Option<BaseRevision>,
+}
+
+impl std::fmt::Debug for GitBaselineStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitBaselineStore")
+            .field("workdir", &self.workdir)
+            .field("baseline_dir", &self.baseline_dir)
+            .field("base", &self.base)
+            .finish()
+    }
+}
+
+/// An environment error from git with what was being done.
+fn git_error(context: impl std::fmt::Display, error: &git2::Error) -> Error {
+    Error::Environment(format!("{context}: {}", error.message()))
+}
+
+/// `path` with `.` and `..` resolved without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The canonical form of `path` when it exists, else its lexical normal form.
+fn canonical_or_normal(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
+}
+
+impl GitBaselineStore {
+    /// Opens the git repository that contains `workspace_root`.
+    ///
+    /// `baseline_dir` is relative to `workspace_root` (as in the configuration; the same as
+    /// relative to the repository root when the workspace is at the root) or absolute, and
+    /// must lie inside the repository's working tree. It need not exist yet.
+    pub fn open(workspace_root: &Path, baseline_dir: &Path) -> Result<Self> {
+        let repo = Repository::discover(workspace_root).map_err(|error| {
+            if error.code() == ErrorCode::NotFound {
+                Error::Environment(format!(
+                    "{} is not inside a git repository; run `git init` or pass --baseline-file FILE",
+                    workspace_root.display()
+                ))
+            } else {
+                git_error(
+                    format_args!(
+                        "cannot open the git repository containing {}",
+                        workspace_root.display()
+                    ),
+                    &error,
+                )
+            }
+        })?;
+        let workdir = repo
+            .workdir()
+            .ok_or_else(|| {
+                Error::Environment(format!(
+                    "the git repository at {} is bare (no working tree); run convbench in a checkout",
+                    repo.path().display()
+                ))
+            })?
+            .to_path_buf();
+
+        let workdir_canonical = canonical_or_normal(&workdir);
+        let wanted = canonical_or_normal(&canonical_or_normal(workspace_root).join(baseline_dir));
+        let relative = wanted.strip_prefix(&workdir_canonical).map_err(|_| {
+            Error::InvalidInput(format!(
+                "baseline directory {} is outside the git repository at {}; choose a folder inside it",
+                wanted.display(),
+                workdir.display()
+            ))
+        })?;
+        Ok(Self {
+            baseline_dir: relative.to_path_buf(),
+            repo,
+            workdir,
+            base: None,
+        })
+    }
+
+    /// This store, reading [`BaselineStore::load`] at `base` instead of resolving one.
+    pub fn with_base(mut self, base: BaseRevision) -> Self {
+        self.base = Some(base);
+        self
+    }
+
+    /// The root of the repository's working tree.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// The baseline folder, relative to the repository root.
+    pub fn baseline_dir(&self) -> &Path {
+        &self.baseline_dir
+    }
+
+    /// Whether the repository is a shallow clone.
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow()
+    }
+
+    /// The baseline file of `slug` and `set`, relative to the repository root.
+    pub fn repo_path(&self, slug: &str, set: &str) -> Result<PathBuf> {
+        check_name("adapter slug", slug)?;
+        check_name("baseline set", set)?;
+        Ok(self.baseline_dir.join(slug).join(format!("{set}.json")))
+    }
+
+    /// The baseline file of `slug` and `set` in the working tree.
+    pub fn file_path(&self, slug: &str, set: &str) -> Result<PathBuf> {
+        Ok(self.workdir.join(self.repo_path(slug, set)?))
+    }
+
+    /// The revision whose baselines count (see [`GitBaselineStore::resolve_base_from`]),
+    /// reading the pull request's target branch from the `GITHUB_BASE_REF` environment
+    /// variable as GitHub Actions sets it.
+    pub fn resolve_base(&self, explicit: Option<&str>) -> Result<BaseRevision> {
+        let github_base_ref = std::env::var("GITHUB_BASE_REF").ok();
+        self.resolve_base_from(explicit, github_base_ref.as_deref().filter(|r| !r.is_empty()))
+    }
+
+    /// The revision whose baselines count:
+    ///
+    /// 1. `explicit` (`--baseline-rev REV`, any revision git understands);
+    /// 2. else, when `github_base_ref` is given, the merge-base of `HEAD` with
+    ///    `origin/<ref>`, or with the local `<ref>`; it is an error when neither exists;
+    /// 3. else the merge-base of `HEAD` with the first of `origin/HEAD`, `origin/main`,
+    ///    `main`, `origin/master`, `master` that exists;
+    /// 4. else `HEAD` itself.
+    ///
+    /// Errors are [`Error::Environment`] and say what to fetch; in a shallow clone they say
+    /// that the clone lacks the base commit and how to deepen it.
+    pub fn resolve_base_from(
+        &self,
+        explicit: Option<&str>,
+        github_base_ref: Option<&str>,
+    ) -> Result<BaseRevision> {
+        if let Some(rev) = explicit {
+            return self.resolve_explicit(rev);
+        }
+        let head = self.head_commit()?;
+        if let Some(base_ref) = github_base_ref {
+            let candidates = [format!("origin/{base_ref}"), base_ref.to_string()];
+            return match candidates
+                .iter()
+                .find_map(|name| self.commit_of(name).map(|oid| (name, oid)))
+            {
+                Some((name, oid)) => self.merge_base(head, name, oid),
+                None => Err(self.missing(
+                    format!(
+                        "the base branch `{base_ref}` (GITHUB_BASE_REF) is in neither `origin/{base_ref}` \
+                     nor `{base_ref}`"
+                    ),
+                    &format!("fetch it (`git fetch origin {base_ref}`) or pass --baseline-rev REV"),
+                )),
+            };
+        }
+        match DEFAULT_BRANCHES
+            .iter()
+            .find_map(|name| self.commit_of(name).map(|oid| (*name, oid)))
+        {
+            Some((name, oid)) => self.merge_base(head, name, oid),
+            None => Ok(BaseRevision {
+                description: format!("HEAD ({}), no default branch found", short(head)),
+                oid: head.to_string(),
+            }),
+        }
+    }
+
+    /// `REV` resolved to a commit.
+    fn resolve_explicit(&self, rev: &str) -> Result<BaseRevision> {
+        let object = self.repo.revparse_single(rev).map_err(|_| {
+            self.missing(
+                format!(
+                    "revision `{rev}` is not in the repository at {}",
+                    self.workdir.display()
+                ),
+                &format!("`git fetch` it first (e.g. `git fetch origin {rev}`) or check its spelling"),
+            )
+        })?;
+        let commit = object.peel_to_commit().map_err(|_| {
+            Error::InvalidInput(format!(
+                "revision `{rev}` is not a commit; pass a branch, tag or commit id"
+            ))
+        })?;
+        Ok(BaseRevision {
+            oid: commit.id().to_string(),
+            description: format!("{rev} ({})", short(commit.id())),
+        })
+    }
+
+    /// The error for a missing revision: the shallow advice when the clone is shallow, as
+    /// that is the likely cause, else `advice`.
+    fn missing(&self, what: String, advice: &str) -> Error {
+        if self.repo.is_shallow() {
+            Error::Environment(format!("{what}: {SHALLOW_ADVICE}"))
+        } else {
+            Error::Environment(format!("{what}; {advice}"))
+        }
+    }
+
+    /// The commit `HEAD` points at.
+    fn head_commit(&self) -> Result<Oid> {
+        let head = self.repo.head().map_err(|error| match error.code() {
+            ErrorCode::UnbornBranch | ErrorCode::NotFound => Error::Environment(format!(
+                "the repository at {} has no commits yet; commit the baselines first or pass --baseline-file FILE",
+                self.workdir.display()
+            )),
+            _ => git_error("cannot read HEAD", &error),
+        })?;
+        let commit = head
+            .peel_to_commit()
+            .map_err(|error| git_error("HEAD is not a commit", &error))?;
+        Ok(commit.id())
+    }
+
+    /// The commit a name resolves to, if it does.
+    fn commit_of(&self, name: &str) -> Option<Oid> {
+        let object = self.repo.revparse_single(name).ok()?;
+        Some(object.peel_to_commit().ok()?.id())
+    }
+
+    /// The merge-base of `HEAD` and `name`.
+    fn merge_base(&self, head: Oid, name: &str, oid: Oid) -> Result<BaseRevision> {
+        match self.repo.merge_base(head, oid) {
+            Ok(base) => Ok(BaseRevision {
+                oid: base.to_string(),
+                description: format!("merge-base of HEAD and {name} ({})", short(base)),
+            }),
+            // A shallow clone may fail on the missing parents with other codes: same cause.
+            Err(error) if error.code() == ErrorCode::NotFound || self.repo.is_shallow() => Err(self.missing(
+                format!("HEAD and `{name}` have no common ancestor"),
+                "pass the base with --baseline-rev REV",
+            )),
+            Err(error) => Err(git_error(
+                format_args!("cannot find the merge-base of HEAD and `{name}`"),
+                &error,
+            )),
+        }
+    }
+
+    /// The tree of commit `oid` (hex).
+    fn tree_at(&self, oid: &str) -> Result<Tree<'_>> {
+        let oid =
+            Oid::from_str(oid).map_err(|_| Error::InvalidInput(format!("`{oid}` is not a git commit id")))?;
+        let commit = self.repo.find_commit(oid).map_err(|_| {
+            self.missing(
+                format!("commit {oid} is not in the repository"),
+                "`git fetch` it first or pass another --baseline-rev",
+            )
+        })?;
+        commit
+            .tree()
+            .map_err(|error| git_error(format_args!("cannot read the tree of {oid}"), &error))
+    }
+
+    /// The blob id and contents of `path` in `tree`; `None` when there is no such file.
+    fn blob_in(&self, tree: &Tree<'_>, path: &Path) -> Result<Option<(Oid, Vec<u8>)>> {
+        let entry = match tree.get_path(path) {
+            Ok(entry) => entry,
+            Err(error) if error.code() == ErrorCode::NotFound => return Ok(None),
+            Err(error) => {
+                return Err(git_error(
+                    format_args!("cannot look up {}", path.display()),
+                    &error,
+                ));
+            }
+        };
+        if entry.kind() != Some(ObjectType::Blob) {
+            return Err(Error::InvalidInput(format!(
+                "{} is not a file in git; a baseline must be a JSON file",
+                path.display()
+            )));
+        }
+        let blob = self
+            .repo
+            .find_blob(entry.id())
+            .map_err(|error| git_error(format_args!("cannot read {}", path.display()), &error))?;
+        Ok(Some((entry.id(), blob.content().to_vec())))
+    }
+
+    /// The baseline of `slug` and `set` as committed at `rev`; `None` when the file does not
+    /// exist there. A corrupt or newer-format file is a [`crate::results::RecordError`] naming
+    /// `<path> at <short sha>`.
+    pub fn load_at(&self, rev: &BaseRevision, slug: &str, set: &str) -> Result<Option<RunRecord>> {
+        let path = self.repo_path(slug, set)?;
+        let tree = self.tree_at(&rev.oid)?;
+        let Some((_, bytes)) = self.blob_in(&tree, &path)? else {
+            return Ok(None);
+        };
+        let origin = format!("{} at {}", path.display(), rev.short_sha());
+        parse_record(&bytes, &origin).map(Some)
+    }
+
+    /// The working-tree file's bytes, `None` when it does not exist.
+    fn worktree_bytes(&self, slug: &str, set: &str) -> Result<Option<(PathBuf, Vec<u8>)>> {
+        let path = self.file_path(slug, set)?;
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some((path, bytes))),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(Error::io(&path, source)),
+        }
+    }
+
+    /// The baseline of `slug` and `set` in the working tree (possibly edited, uncommitted);
+    /// `None` when the file does not exist.
+    pub fn load_worktree(&self, slug: &str, set: &str) -> Result<Option<RunRecord>> {
+        match self.worktree_bytes(slug, set)? {
+            Some((path, bytes)) => parse_record(&bytes, &path.display().to_string()).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether the working-tree baseline of `slug` and `set` differs from the one at `rev`
+    /// (added, removed or edited, CRLF line endings aside): the pull request edits its own
+    /// baseline, which reports should say.
+    pub fn worktree_differs(&self, rev: &BaseRevision, slug: &str, set: &str) -> Result<bool> {
+        let path = self.repo_path(slug, set)?;
+        let tree = self.tree_at(&rev.oid)?;
+        let base = self.blob_in(&tree, &path)?.map(|(_, bytes)| bytes);
+        let worktree = self.worktree_bytes(slug, set)?.map(|(_, bytes)| bytes);
+        Ok(contents_differ(base.as_deref(), worktree.as_deref()))
+    }
+
+    /// Blesses `record` as the baseline of `slug` and `set` in the working tree.
+    ///
+    /// The record is merged into the existing file: benchmarks with the same id are replaced,
+    /// the others kept, new ones appended; the run metadata becomes the new record's. Every
+    /// benchmark, old and new, must have been measured on adapter `slug`, and the record must
+    /// not be empty ([`Error::InvalidInput`] otherwise). The file is replaced atomically
+    /// (temporary file in the same folder, then rename), folders are created as needed, and
+    /// nothing is written on a `dry_run` or when no benchmark changed.
+    pub fn write(&self, record: &RunRecord, slug: &str, set: &str, dry_run: bool) -> Result<BaselineChange> {
+        let path = self.file_path(slug, set)?;
+        let existing = self.load_worktree(slug, set)?;
+        let existed = existing.is_some();
+        let merged = merge(existing, record, slug)?;
+        let needs_write = !existed || !merged.added.is_empty() || !merged.updated.is_empty();
+        let written = needs_write && !dry_run;
+        if written {
+            write_atomically(&path, merged.record.to_json().as_bytes())?;
+        }
+        Ok(BaselineChange {
+            path,
+            slug: slug.to_string(),
+            set: set.to_string(),
+            added: merged.added,
+            updated: merged.updated,
+            unchanged_count: merged.unchanged_count,
+            written,
+        })
+    }
+
+    /// Commits the baseline file of `change` on the current branch and returns the new
+    /// commit's id. Only that file is committed, whatever else is staged (and it is staged
+    /// too, so the index agrees with the new commit). The signature is the repository's
+    /// `user.name` and `user.email`, else `convbench <convbench@localhost>`; the default
+    /// message lists the added and updated benchmarks.
+    pub fn commit(&self, change: &BaselineChange, message: Option<&str>) -> Result<String> {
+        let repo_path = self.repo_path(&change.slug, &change.set)?;
+        let abs_path = self.workdir.join(&repo_path);
+        if !abs_path.is_file() {
+            return Err(Error::InvalidInput(format!(
+                "{} does not exist; write the baseline before committing it (not a dry run)",
+                abs_path.display()
+            )));
+        }
+        let git = |what: &str, error: git2::Error| {
+            git_error(
+                format_args!("cannot commit {}: {what}", repo_path.display()),
+                &error,
+            )
+        };
+
+        let mut index = self.repo.index().map_err(|e| git("open the index", e))?;
+        index.add_path(&repo_path).map_err(|e| git("stage the file", e))?;
+        index.write().map_err(|e| git("write the index", e))?;
+        let entry = index
+            .get_path(&repo_path, 0)
+            .ok_or_else(|| Error::Environment(format!("{} vanished from the index", repo_path.display())))?;
+
+        let parent = match self.repo.head() {
+            Ok(head) => Some(head.peel_to_commit().map_err(|e| git("read HEAD", e))?),
+            Err(error) if matches!(error.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => None,
+            Err(error) => return Err(git("read HEAD", error)),
+        };
+        // The new tree is HEAD's plus this one file, so that nothing else staged is committed.
+        let mut tree_index = git2::Index::new().map_err(|e| git("create an index", e))?;
+        if let Some(parent) = &parent {
+            let tree = parent.tree().map_err(|e| git("read HEAD's tree", e))?;
+            tree_index
+                .read_tree(&tree)
+                .map_err(|e| git("read HEAD's tree", e))?;
+        }
+        tree_index.add(&entry).map_err(|e| git("stage the file", e))?;
+        let tree_oid = tree_index
+            .write_tree_to(&self.repo)
+            .map_err(|e| git("write the tree", e))?;
+        if let Some(parent) = &parent
+            && parent.tree_id() == tree_oid
+        {
+            return Err(Error::InvalidInput(format!(
+                "{} is unchanged since HEAD; there is nothing to commit",
+                repo_path.display()
+            )));
+        }
+        let tree = self
+            .repo
+            .find_tree(tree_oid)
+            .map_err(|e| git("read the tree", e))?;
+
+        let signature = match self.repo.signature() {
+            Ok(signature) => signature,
+            Err(_) => {
+                Signature::now("convbench", "convbench@localhost").map_err(|e| git("make a signature", e))?
+            }
+        };
+        let message = message.map_or_else(|| default_message(change), str::to_string);
+        let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
+        let oid = self
+            .repo
+            .commit(Some("HEAD"), &signature, &signature, &message, &tree, &parents)
+            .map_err(|e| git("create the commit", e))?;
+        Ok(oid.to_string())
+    }
+
+    /// The blessed `total` medians of the baseline of `slug` and `set` through history: one
+    /// point per benchmark (or only `benchmark`) for every commit reachable from `HEAD` whose
+    /// baseline file differs from that of each of its parents, oldest first (parents before
+    /// children, then by commit time). Empty when `HEAD` has no commits.
+    pub fn history(&self, slug: &str, set: &str, benchmark: Option<&str>) -> Result<Vec<HistoryPoint>> {
+        let path = self.repo_path(slug, set)?;
+        let git = |what: &str, error: git2::Error| {
+            git_error(
+                format_args!("cannot walk the history of {}: {what}", path.display()),
+                &error,
+            )
+        };
+        match self.repo.head() {
+            Ok(_) => {}
+            Err(error) if matches!(error.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
+                return Ok(Vec::new());
+            }
+            Err(error) => return Err(git("read HEAD", error)),
+        }
+        let mut walk = self.repo.revwalk().map_err(|e| git("start", e))?;
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME | Sort::REVERSE)
+            .map_err(|e| git("sort", e))?;
+        walk.push_head().map_err(|e| git("start at HEAD", e))?;
+
+        let mut points = Vec::new();
+        for oid in walk {
+            let oid = oid.map_err(|e| git("step", e))?;
+            let commit = self.repo.find_commit(oid).map_err(|e| git("read a commit", e))?;
+            let tree = commit.tree().map_err(|e| git("read a tree", e))?;
+            let Some((blob_id, bytes)) = self.blob_in(&tree, &path)? else {
+                continue;
+            };
+            let mut unchanged = false;
+            for parent in commit.parents() {
+                let parent_tree = parent.tree().map_err(|e| git("read a tree", e))?;
+                if let Ok(entry) = parent_tree.get_path(&path)
+                    && entry.id() == blob_id
+                {
+                    unchanged = true;
+                    break;
+                }
+            }
+            if unchanged {
+                continue;
+            }
+            let origin = format!("{} at {}", path.display(), short(oid));
+            let record = parse_record(&bytes, &origin)?;
+            let summary = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned();
+            for result in &record.benchmarks {
+                if benchmark.is_some_and(|wanted| wanted != result.id) {
+                    continue;
+                }
+                let Some(total) = result.phase(Phase::Total) else {
+                    continue;
+                };
+                points.push(HistoryPoint {
+                    commit: oid.to_string(),
+                    time_unix_s: commit.time().seconds(),
+                    summary: summary.clone(),
+                    benchmark_id: result.id.clone(),
+                    phase_total_median_ns: total.summary.median_ns,
+                });
+            }
+        }
+        Ok(points)
+    }
+}
+
+impl BaselineStore for GitBaselineStore {
+    fn load(&self, slug: &str, set: &str) -> Result<Option<RunRecord>> {
+        match &self.base {
+            Some(base) => self.load_at(base, slug, set),
+            None => self.load_at(&self.resolve_base(None)?, slug, set),
+        }
+    }
+
+    fn write(&self, record: &RunRecord, slug: &str, set: &str, dry_run: bool) -> Result<BaselineChange> {
+        GitBaselineStore::write(self, record, slug, set, dry_run)
+    }
+}
+
+/// The first 7 hex digits of a commit id.
+fn short(oid: Oid) -> String {
+    let mut hex = oid.to_string();
+    hex.truncate(7);
+    hex
+}
+
+/// `Update convbench baseline <slug>/<set>`, then the added and updated benchmark ids.
+fn default_message(change: &BaselineChange) -> String {
+    let mut message = format!("Update convbench baseline {}/{}\n", change.slug, change.set);
+    if change.has_changes() {
+        message.push('\n');
+    }
+    for (label, ids) in [("added", &change.added), ("updated", &change.updated)] {
+        if !ids.is_empty() {
+            message.push_str(&format!("{label}: {}\n", ids.join(", ")));
+        }
+    }
+    message
+}

@@ -1,0 +1,233 @@
+//! Blessed baselines: the [`RunRecord`]s that `compare` measures a run against.
+//!
+//! # Layout
+//!
+//! `<baseline_dir>/<adapter-slug>/<set>.json`, each file a complete [`RunRecord`] with raw
+//! samples. The adapter slug is [`AdapterFingerprint::slug`](crate::results::AdapterFingerprint::slug),
+//! so numbers from different adapters never share a file; `<set>` names a group of
+//! benchmarks chosen by the caller (`default`, or model and suite names joined by `+`).
+//!
+//! # Why git
+//!
+//! [`GitBaselineStore`] reads the baseline as blessed at the *base revision* (the merge-base
+//! of the pull request with its target branch, or a revision given explicitly), not from the
+//! working tree: a pull request cannot hide a regression by editing its own baseline. An
+//! edited baseline in the working tree is still detected ([`GitBaselineStore::worktree_differs`])
+//! so that reports can say so. Baselines are written only by the baseline update command,
+//! merged into the existing file and replaced atomically, and reviewed like any diff.
+//!
+//! [`BaselineStore`] is the small interface the rest of convbench needs, so that another
+//! store could replace the git one.
+
+mod git;
+#[cfg(test)]
+mod tests;
+
+pub use git::{BaseRevision, GitBaselineStore, HistoryPoint};
+
+use crate::results::RunRecord;
+use crate::{Error, Result};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Where blessed baselines live.
+pub trait BaselineStore {
+    /// The blessed baseline of adapter `slug` and benchmark set `set`; `None` when there is
+    /// none yet.
+    fn load(&self, slug: &str, set: &str) -> Result<Option<RunRecord>>;
+
+    /// Merges `record` into the stored baseline of `slug` and `set` (see
+    /// [`GitBaselineStore::write`]); with `dry_run` nothing is written and the returned
+    /// change says what would happen.
+    fn write(&self, record: &RunRecord, slug: &str, set: &str, dry_run: bool) -> Result<BaselineChange>;
+}
+
+/// What writing a baseline changed (or, on a dry run, would change).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineChange {
+    /// The baseline file.
+    pub path: PathBuf,
+    /// Adapter slug of the baseline.
+    pub slug: String,
+    /// Benchmark set of the baseline.
+    pub set: String,
+    /// Ids of benchmarks that were not in the baseline, in record order.
+    pub added: Vec<String>,
+    /// Ids of benchmarks whose blessed results were replaced by different ones.
+    pub updated: Vec<String>,
+    /// Benchmarks left as they were: kept because the record did not measure them, or
+    /// measured with identical results.
+    pub unchanged_count: usize,
+    /// Whether the file was written: false on a dry run, and when nothing changed (so that
+    /// re-blessing identical results leaves no diff).
+    pub written: bool,
+}
+
+impl BaselineChange {
+    /// Whether any benchmark was added or updated.
+    pub fn has_changes(&self) -> bool {
+        !self.added.is_empty() || !self.updated.is_empty()
+    }
+}
+
+/// Refuses slugs and set names that would escape their folder or make odd file names.
+fn check_name(what: &str, name: &str) -> Result<()> {
+    let odd = name.is_empty()
+        || name.starts_with('.')
+        || name.chars().any(|c| c == '/' || c == '\\' || c.is_control());
+    if odd {
+        return Err(Error::InvalidInput(format!(
+            "{what} `{name}` cannot name a baseline file: it must be non-empty, must not start \
+             with `.` and must not contain `/`, `\\` or control characters"
+        )));
+    }
+    Ok(())
+}
+
+/// The record that blessing `record` over `existing` produces, and what that changes.
+struct Merged {
+    record: RunRecord,
+    added: Vec<String>,
+    updated: Vec<String>,
+    unchanged_count: usize,
+}
+
+/// Merges `record` into `existing`: benchmarks with the same id are replaced in place, the
+/// others kept, new ones appended; run metadata (version, time, commit, host, settings) is
+/// the new record's. Every benchmark must carry adapter `slug`.
+fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str) -> Result<Merged> {
+    if record.benchmarks.is_empty() {
+        return Err(Error::InvalidInput(
+            "the record has no benchmarks; there is nothing to bless".to_string(),
+        ));
+    }
+    let mut seen = HashSet::new();
+    for benchmark in &record.benchmarks {
+        if !seen.insert(benchmark.id.as_str()) {
+            return Err(Error::InvalidInput(format!(
+                "benchmark `{}` appears twice in the record; bless one run of each benchmark",
+                benchmark.id
+            )));
+        }
+    }
+
+    let mut merged = record.clone();
+    merged.benchmarks = existing.map(|existing| existing.benchmarks).unwrap_or_default();
+    let mut added = Vec::new();
+    let mut updated = Vec::new();
+    for benchmark in &record.benchmarks {
+        match merged.benchmarks.iter_mut().find(|old| old.id == benchmark.id) {
+            Some(old) if old == benchmark => {}
+            Some(old) => {
+                *old = benchmark.clone();
+                updated.push(benchmark.id.clone());
+            }
+            None => {
+                merged.benchmarks.push(benchmark.clone());
+                added.push(benchmark.id.clone());
+            }
+        }
+    }
+    for benchmark in &merged.benchmarks {
+        let found = benchmark.adapter.slug();
+        if found != slug {
+            return Err(Error::InvalidInput(format!(
+                "benchmark `{}` was measured on adapter `{found}` ({}), not `{slug}`; a baseline \
+                 holds the results of one adapter only",
+                benchmark.id,
+                benchmark.adapter.label()
+            )));
+        }
+    }
+    let unchanged_count = merged.benchmarks.len() - added.len() - updated.len();
+    Ok(Merged {
+        record: merged,
+        added,
+        updated,
+        unchanged_count,
+    })
+}
+
+/// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
+/// reader (or a crash) never sees half a file. Creates missing folders.
+fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|source| Error::io(dir, source))?;
+    let file_name = path
+        .file_name()
+        .map_or_else(|| "baseline".into(), |name| name.to_string_lossy());
+    let (temp_path, mut file) = loop {
+        let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let candidate = dir.join(format!(".{file_name}.{}.{unique}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(file) => break (candidate, file),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(source) => return Err(Error::io(&candidate, source)),
+        }
+    };
+    let filled = file
+        .write_all(contents)
+        .and_then(|()| file.sync_all())
+        .map_err(|source| Error::io(&temp_path, source));
+    drop(file);
+    let written =
+        filled.and_then(|()| std::fs::rename(&temp_path, path).map_err(|source| Error::io(path, source)));
+    if written.is_err() {
+        // Best effort: the error being reported matters more than a stray temporary file.
+        let _ = std::fs::remove_file(&temp_path);
+    }
+    written
+}
+
+/// Parses baseline bytes, `origin` naming them in errors.
+fn parse_record(bytes: &[u8], origin: &str) -> Result<RunRecord> {
+    let text = std::str::from_utf8(bytes).map_err(|error| {
+        Error::InvalidInput(format!(
+            "{origin} is not UTF-8 text ({error}); restore it from git"
+        ))
+    })?;
+    Ok(RunRecord::from_json(text, origin)?)
+}
+
+/// Whether two baseline files differ, ignoring CRLF line endings a checkout may introduce.
+fn contents_differ(a: Option<&[u8]>, b: Option<&[u8]>) -> bool {
+    fn normalized(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(bytes.len());
+        for (i, &byte) in bytes.iter().enumerate() {
+            if !(byte == b'\r' && bytes.get(i + 1) == Some(&b'\n')) {
+                out.push(byte);
+            }
+        }
+        out
+    }
+    match (a, b) {
+        (None, None) => false,
+        (Some(a), Some(b)) => a != b && normalized(a) != normalized(b),
+        _ => true,
+    }
+}
+
+/// The commit checked out at `path` and whether the working tree has changes to tracked
+/// files; `(None, None)` outside a git repository.
+pub fn git_state(path: &std::path::Path) -> (Option<String>, Option<bool>) {
+    let Ok(repo) = git2::Repository::discover(path) else {
+        return (None, None);
+    };
+    let commit = repo
+        .head()
+        .ok()
+        .and_then(|h| h.peel_to_commit().ok())
+        .map(|c| c.id().to_string());
+    let mut options = git2::StatusOptions::new();
+    options.include_untracked(false).include_ignored(false);
+    let dirty = repo.statuses(Some(&mut options)).ok().map(|s| !s.is_empty());
+    (commit, dirty)
+}

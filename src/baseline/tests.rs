@@ -1,0 +1,676 @@
+use super::*;
+use crate::ErrorKind;
+use crate::model::Precision;
+use crate::results::{
+    AdapterFingerprint, BenchmarkResult, Phase, PhaseResult, RecordError, Stage, Summary, TimingMethod,
+};
+use git2::{Oid, Repository, RepositoryInitOptions, Signature, Time};
+use std::path::Path;
+
+const SET: &str = "default";
+
+fn adapter(name: &str) -> AdapterFingerprint {
+    AdapterFingerprint {
+        backend: "vulkan".to_string(),
+        vendor_id: 0x10de,
+        device_id: 0x2330,
+        name: name.to_string(),
+        device_type: "discrete".to_string(),
+        driver: "NVIDIA".to_string(),
+        driver_info: "580.1".to_string(),
+        runtime_version: "30.0.1".to_string(),
+    }
+}
+
+fn slug() -> String {
+    adapter("NVIDIA H100").slug()
+}
+
+/// A benchmark whose `total` samples all equal `median_ns`.
+fn benchmark(id: &str, median_ns: u64) -> BenchmarkResult {
+    let samples_ns = vec![median_ns; 5];
+    let summary = Summary::of(&samples_ns).expect("samples");
+    BenchmarkResult {
+        id: id.to_string(),
+        model: id.split('/').next().unwrap_or(id).to_string(),
+        stage: Stage::Train,
+        batch: 128,
+        precision: Precision::F32,
+        backend: "wgpu".to_string(),
+        adapter: adapter("NVIDIA H100"),
+        timing_method: TimingMethod::GpuTimestamps,
+        warmup_iterations: 3,
+        verified: true,
+        params: 0,
+        forward_flops: 0,
+        iteration_flops: 0,
+        device_memory_bytes: 0,
+        phases: vec![PhaseResult {
+            phase: Phase::Total,
+            samples_ns,
+            summary,
+        }],
+        layers: Vec::new(),
+    }
+}
+
+fn record(benchmarks: Vec<BenchmarkResult>) -> RunRecord {
+    let mut record = RunRecord::new(None);
+    record.created_unix_s = 1_700_000_000;
+    record.benchmarks = benchmarks;
+    record
+}
+
+fn total_median(record: &RunRecord, id: &str) -> f64 {
+    let benchmark = record
+        .benchmarks
+        .iter()
+        .find(|b| b.id == id)
+        .expect("benchmark present");
+    benchmark.phase(Phase::Total).expect("total").summary.median_ns
+}
+
+/// A repository whose first branch is `main`, with a committer identity configured.
+fn init_repo() -> (tempfile::TempDir, Repository) {
+    init_repo_on("main")
+}
+
+fn init_repo_on(branch: &str) -> (tempfile::TempDir, Repository) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let mut options = RepositoryInitOptions::new();
+    options.initial_head(branch);
+    let repo = Repository::init_opts(dir.path(), &options).expect("git init");
+    let mut config = repo.config().expect("config");
+    config.set_str("user.name", "Test").expect("user.name");
+    config
+        .set_str("user.email", "test@example.com")
+        .expect("user.email");
+    (dir, repo)
+}
+
+/// Commits `files` (path, contents; `None` deletes) over the first parent's tree, updating
+/// `update_ref`, at `time` seconds. The working tree is not touched.
+fn commit_files(
+    repo: &Repository,
+    update_ref: &str,
+    parents: &[Oid],
+    files: &[(&str, Option<&str>)],
+    message: &str,
+    time: i64,
+) -> Oid {
+    let mut index = git2::Index::new().expect("index");
+    if let Some(first) = parents.first() {
+        let tree = repo.find_commit(*first).expect("parent").tree().expect("tree");
+        index.read_tree(&tree).expect("read tree");
+    }
+    for (path, contents) in files {
+        match contents {
+            Some(contents) => {
+                let entry = git2::IndexEntry {
+                    ctime: git2::IndexTime::new(0, 0),
+                    mtime: git2::IndexTime::new(0, 0),
+                    dev: 0,
+                    ino: 0,
+                    mode: 0o100644,
+                    uid: 0,
+                    gid: 0,
+                    file_size: 0,
+                    id: repo.blob(contents.as_bytes()).expect("blob"),
+                    flags: 0,
+                    flags_extended: 0,
+                    path: path.as_bytes().to_vec(),
+                };
+                index.add(&entry).expect("add");
+            }
+            None => index.remove_path(Path::new(path)).expect("remove"),
+        }
+    }
+    let tree = repo
+        .find_tree(index.write_tree_to(repo).expect("write tree"))
+        .expect("tree");
+    let signature = Signature::new("Test", "test@example.com", &Time::new(time, 0)).expect("signature");
+    let parents: Vec<git2::Commit<'_>> = parents
+        .iter()
+        .map(|oid| repo.find_commit(*oid).expect("parent"))
+        .collect();
+    let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+    repo.commit(Some(update_ref), &signature, &signature, message, &tree, &parents)
+        .expect("commit")
+}
+
+/// Points `HEAD` at `branch` and makes the working tree and index match it.
+fn checkout(repo: &Repository, branch: &str) {
+    repo.set_head(&format!("refs/heads/{branch}")).expect("set HEAD");
+    repo.checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
+        .expect("checkout");
+}
+
+fn baseline_path(slug: &str) -> String {
+    format!("baselines/{slug}/{SET}.json")
+}
+
+fn open(dir: &Path) -> GitBaselineStore {
+    GitBaselineStore::open(dir, Path::new("baselines")).expect("open store")
+}
+
+/// main: A - B - C, feature: B - D (checked out). Returns the ids of A, B, C, D.
+fn forked_history(repo: &Repository) -> [Oid; 4] {
+    let a = commit_files(repo, "refs/heads/main", &[], &[("README", Some("a"))], "A", 1_000);
+    let b = commit_files(
+        repo,
+        "refs/heads/main",
+        &[a],
+        &[("README", Some("b"))],
+        "B",
+        2_000,
+    );
+    let c = commit_files(
+        repo,
+        "refs/heads/main",
+        &[b],
+        &[("README", Some("c"))],
+        "C",
+        3_000,
+    );
+    let d = commit_files(
+        repo,
+        "refs/heads/feature",
+        &[b],
+        &[("feature", Some("d"))],
+        "D",
+        4_000,
+    );
+    checkout(repo, "feature");
+    [a, b, c, d]
+}
+
+#[test]
+fn an_explicit_revision_resolves_to_its_commit() {
+    let (dir, repo) = init_repo();
+    let [a, _, c, _] = forked_history(&repo);
+    let store = open(dir.path());
+
+    let base = store
+        .resolve_base_from(Some("main~2"), Some("ignored"))
+        .expect("main~2");
+    assert_eq!(base.oid, a.to_string());
+    assert!(base.description.contains("main~2"), "{}", base.description);
+    assert_eq!(base.short_sha(), &a.to_string()[..7]);
+
+    let base = store
+        .resolve_base_from(Some(&c.to_string()), None)
+        .expect("full sha");
+    assert_eq!(base.oid, c.to_string());
+}
+
+#[test]
+fn the_base_of_a_feature_branch_is_its_merge_base_with_main() {
+    let (dir, repo) = init_repo();
+    let [_, b, _, _] = forked_history(&repo);
+    let store = open(dir.path());
+
+    let base = store.resolve_base_from(None, None).expect("default branch");
+    assert_eq!(base.oid, b.to_string());
+    assert!(
+        base.description.contains("merge-base of HEAD and main"),
+        "{}",
+        base.description
+    );
+
+    let base = store
+        .resolve_base_from(None, Some("main"))
+        .expect("GITHUB_BASE_REF");
+    assert_eq!(base.oid, b.to_string());
+}
+
+#[test]
+fn the_remote_branch_is_preferred_to_a_stale_local_one() {
+    let (dir, repo) = init_repo();
+    let [a, b, c, _] = forked_history(&repo);
+    // A stale local `main` at A; the remote's at C.
+    repo.reference("refs/heads/main", a, true, "stale").expect("main");
+    repo.reference("refs/remotes/origin/main", c, true, "remote")
+        .expect("origin/main");
+    let store = open(dir.path());
+
+    let base = store.resolve_base_from(None, Some("main")).expect("origin/main");
+    assert_eq!(base.oid, b.to_string());
+    assert!(base.description.contains("origin/main"), "{}", base.description);
+    assert_eq!(
+        store.resolve_base_from(None, None).expect("default").oid,
+        b.to_string()
+    );
+}
+
+#[test]
+fn without_a_default_branch_the_base_is_head() {
+    let (dir, repo) = init_repo_on("trunk");
+    let head = commit_files(
+        &repo,
+        "refs/heads/trunk",
+        &[],
+        &[("README", Some("x"))],
+        "X",
+        1_000,
+    );
+    let store = open(dir.path());
+    let base = store.resolve_base_from(None, None).expect("HEAD");
+    assert_eq!(base.oid, head.to_string());
+}
+
+#[test]
+fn an_unknown_revision_is_an_environment_error_naming_it() {
+    let (dir, repo) = init_repo();
+    forked_history(&repo);
+    let store = open(dir.path());
+
+    let error = store
+        .resolve_base_from(Some("v9.9.9"), None)
+        .expect_err("unknown rev");
+    assert_eq!(error.kind(), ErrorKind::Environment);
+    let message = error.to_string();
+    assert!(message.contains("v9.9.9"), "{message}");
+    assert!(message.contains("git fetch"), "{message}");
+
+    let error = store
+        .resolve_base_from(None, Some("release"))
+        .expect_err("unknown base ref");
+    assert_eq!(error.kind(), ErrorKind::Environment);
+    let message = error.to_string();
+    assert!(message.contains("origin/release"), "{message}");
+    assert!(message.contains("git fetch"), "{message}");
+}
+
+#[test]
+fn a_shallow_clone_without_the_base_says_to_fetch_the_full_history() {
+    let (origin_dir, origin) = init_repo();
+    let [a, _, _, _] = forked_history(&origin);
+    checkout(&origin, "main"); // so that the clone's origin/HEAD is main
+    drop(origin);
+    let clone_parent = tempfile::tempdir().expect("temporary directory");
+    let clone_dir = clone_parent.path().join("clone");
+    let status = std::process::Command::new("git")
+        .args([
+            "-c",
+            "protocol.file.allow=always",
+            "clone",
+            "--quiet",
+            "--depth",
+            "1",
+        ])
+        .args(["--no-single-branch", "--branch", "feature"])
+        .arg(format!("file://{}", origin_dir.path().display()))
+        .arg(&clone_dir)
+        .status()
+        .expect("the git CLI runs");
+    assert!(status.success(), "git clone --depth 1 failed");
+
+    let store = open(&clone_dir);
+    assert!(store.is_shallow());
+    let advice = "the clone is shallow and lacks the base commit; use `fetch-depth: 0` in \
+                  actions/checkout (or `git fetch --unshallow`)";
+    let cases = [
+        store.resolve_base_from(None, Some("main")),
+        store.resolve_base_from(None, None),
+        store.resolve_base_from(Some(&a.to_string()), None),
+    ];
+    for result in cases {
+        let error = result.expect_err("the base is not in the clone");
+        assert_eq!(error.kind(), ErrorKind::Environment);
+        assert!(error.to_string().contains(advice), "{error}");
+    }
+}
+
+#[test]
+fn outside_a_git_repository_open_fails_with_the_next_step() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    if Repository::discover(dir.path()).is_ok() {
+        return; // the temporary directory lies inside some repository; nothing to test here
+    }
+    let error = GitBaselineStore::open(dir.path(), Path::new("baselines")).expect_err("no repo");
+    assert_eq!(error.kind(), ErrorKind::Environment);
+    let message = error.to_string();
+    assert!(message.contains("is not inside a git repository"), "{message}");
+    assert!(message.contains("git init"), "{message}");
+    assert!(message.contains("--baseline-file"), "{message}");
+}
+
+#[test]
+fn a_baseline_dir_outside_the_repository_is_refused() {
+    let (dir, _repo) = init_repo();
+    let error = GitBaselineStore::open(dir.path(), Path::new("../elsewhere")).expect_err("outside");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+}
+
+#[test]
+fn the_baseline_dir_is_relative_to_the_workspace_inside_the_repository() {
+    let (dir, _repo) = init_repo();
+    let workspace = dir.path().join("crates/bench");
+    std::fs::create_dir_all(&workspace).expect("mkdir");
+    let store = GitBaselineStore::open(&workspace, Path::new("baselines")).expect("open");
+    assert_eq!(store.baseline_dir(), Path::new("crates/bench/baselines"));
+    assert_eq!(
+        store.repo_path("gpu", SET).expect("path"),
+        Path::new("crates/bench/baselines/gpu/default.json")
+    );
+}
+
+#[test]
+fn the_base_is_read_from_git_and_an_edited_worktree_is_detected() {
+    let (dir, repo) = init_repo();
+    let slug = slug();
+    let blessed = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
+    let path = baseline_path(&slug);
+    let a = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[],
+        &[(&path, Some(&blessed.to_json()))],
+        "bless",
+        1_000,
+    );
+    checkout(&repo, "main");
+    let store = open(dir.path());
+    let base = store.resolve_base_from(None, None).expect("base");
+    assert_eq!(base.oid, a.to_string());
+    assert!(!store.worktree_differs(&base, &slug, SET).expect("compare"));
+
+    // The pull request makes its own baseline slower to hide a regression.
+    let edited = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 200)]);
+    std::fs::write(dir.path().join(&path), edited.to_json()).expect("edit");
+    assert!(store.worktree_differs(&base, &slug, SET).expect("compare"));
+    let at_base = store.load_at(&base, &slug, SET).expect("load").expect("present");
+    assert_eq!(total_median(&at_base, "alexnet/train/b128/f32/wgpu"), 100.0);
+    let in_worktree = store.load_worktree(&slug, SET).expect("load").expect("present");
+    assert_eq!(total_median(&in_worktree, "alexnet/train/b128/f32/wgpu"), 200.0);
+
+    // Through the trait, at a given base.
+    let store = store.with_base(base.clone());
+    let dyn_store: &dyn BaselineStore = &store;
+    let loaded = dyn_store.load(&slug, SET).expect("load").expect("present");
+    assert_eq!(total_median(&loaded, "alexnet/train/b128/f32/wgpu"), 100.0);
+
+    // CRLF line endings from a checkout are not an edit.
+    std::fs::write(dir.path().join(&path), blessed.to_json().replace('\n', "\r\n")).expect("crlf");
+    assert!(!store.worktree_differs(&base, &slug, SET).expect("compare"));
+    // A deleted baseline is.
+    std::fs::remove_file(dir.path().join(&path)).expect("remove");
+    assert!(store.worktree_differs(&base, &slug, SET).expect("compare"));
+    // Another set exists on neither side.
+    assert!(!store.worktree_differs(&base, &slug, "other").expect("compare"));
+    assert!(store.load_at(&base, &slug, "other").expect("load").is_none());
+}
+
+#[test]
+fn corrupt_and_future_baselines_at_the_base_are_record_errors() {
+    let (dir, repo) = init_repo();
+    let slug = slug();
+    let mut future = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
+    future.format_version = crate::results::FORMAT_VERSION + 1;
+    let corrupt_path = format!("baselines/{slug}/corrupt.json");
+    let future_path = format!("baselines/{slug}/future.json");
+    let files = [
+        (corrupt_path.as_str(), Some("{ not json")),
+        (future_path.as_str(), Some(&*future.to_json())),
+    ];
+    let a = commit_files(&repo, "refs/heads/main", &[], &files, "bad", 1_000);
+    let store = open(dir.path());
+    let base = store.resolve_base_from(Some("main"), None).expect("base");
+    let short = &a.to_string()[..7];
+
+    let error = store.load_at(&base, &slug, "corrupt").expect_err("corrupt");
+    assert!(
+        matches!(error, Error::Record(RecordError::Parse { .. })),
+        "{error}"
+    );
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert!(
+        error.to_string().contains(&format!("{corrupt_path} at {short}")),
+        "{error}"
+    );
+
+    let error = store.load_at(&base, &slug, "future").expect_err("future");
+    assert!(
+        matches!(error, Error::Record(RecordError::FutureVersion { .. })),
+        "{error}"
+    );
+}
+
+#[test]
+fn write_merges_into_the_existing_baseline() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let store = open(dir.path());
+    let first = record(vec![
+        benchmark("alexnet/train/b128/f32/wgpu", 100),
+        benchmark("vgg-a/train/b64/f32/wgpu", 300),
+    ]);
+    let change = store.write(&first, &slug, SET, false).expect("first write");
+    assert_eq!(change.added.len(), 2);
+    assert!(change.written);
+    assert_eq!(change.path, dir.path().join(baseline_path(&slug)));
+
+    let second = record(vec![
+        benchmark("vgg-a/train/b64/f32/wgpu", 310),
+        benchmark("googlenet/train/b128/f32/wgpu", 500),
+    ]);
+    let change = store.write(&second, &slug, SET, false).expect("merge");
+    assert_eq!(change.added, ["googlenet/train/b128/f32/wgpu"]);
+    assert_eq!(change.updated, ["vgg-a/train/b64/f32/wgpu"]);
+    assert_eq!(change.unchanged_count, 1);
+    assert!(change.written && change.has_changes());
+
+    let merged = store.load_worktree(&slug, SET).expect("load").expect("present");
+    let ids: Vec<&str> = merged.benchmarks.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "alexnet/train/b128/f32/wgpu",
+            "vgg-a/train/b64/f32/wgpu",
+            "googlenet/train/b128/f32/wgpu"
+        ]
+    );
+    assert_eq!(total_median(&merged, "alexnet/train/b128/f32/wgpu"), 100.0);
+    assert_eq!(total_median(&merged, "vgg-a/train/b64/f32/wgpu"), 310.0);
+
+    // Blessing identical results changes nothing and leaves the file alone.
+    let before = std::fs::read(&change.path).expect("read");
+    let mut again = second.clone();
+    again.created_unix_s += 60;
+    let change = store.write(&again, &slug, SET, false).expect("identical");
+    assert!(!change.has_changes() && !change.written);
+    assert_eq!(change.unchanged_count, 3);
+    assert_eq!(std::fs::read(&change.path).expect("read"), before);
+}
+
+#[test]
+fn write_is_atomic_and_leaves_no_temporary_files() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let store = open(dir.path());
+    for median in [100, 110, 120] {
+        let run = record(vec![benchmark("alexnet/train/b128/f32/wgpu", median)]);
+        store.write(&run, &slug, SET, false).expect("write");
+    }
+    let folder = dir.path().join("baselines").join(&slug);
+    let names: Vec<String> = std::fs::read_dir(&folder)
+        .expect("folder")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [format!("{SET}.json")]);
+}
+
+#[test]
+fn a_dry_run_writes_nothing() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let store = open(dir.path());
+    let run = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
+    let change = store.write(&run, &slug, SET, true).expect("dry run");
+    assert_eq!(change.added, ["alexnet/train/b128/f32/wgpu"]);
+    assert!(!change.written);
+    assert!(!dir.path().join("baselines").exists());
+
+    store.write(&run, &slug, SET, false).expect("write");
+    let before = std::fs::read(&change.path).expect("read");
+    let faster = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 90)]);
+    let change = store.write(&faster, &slug, SET, true).expect("dry run");
+    assert_eq!(change.updated, ["alexnet/train/b128/f32/wgpu"]);
+    assert_eq!(std::fs::read(&change.path).expect("read"), before);
+}
+
+#[test]
+fn write_refuses_bad_input() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let store = open(dir.path());
+    let invalid = |result: Result<BaselineChange>| {
+        let error = result.expect_err("refused");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
+        error.to_string()
+    };
+
+    invalid(store.write(&record(Vec::new()), &slug, SET, false));
+
+    let mut other = benchmark("alexnet/train/b128/f32/wgpu", 100);
+    other.adapter = adapter("Radeon RX 7900");
+    let message = invalid(store.write(&record(vec![other]), &slug, SET, false));
+    assert!(message.contains("alexnet/train/b128/f32/wgpu"), "{message}");
+
+    let twice = record(vec![
+        benchmark("a/train/b1/f32/wgpu", 1),
+        benchmark("a/train/b1/f32/wgpu", 2),
+    ]);
+    invalid(store.write(&twice, &slug, SET, false));
+
+    let run = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
+    invalid(store.write(&run, "../escape", SET, false));
+    invalid(store.write(&run, &slug, "", false));
+    invalid(store.write(&run, &slug, ".hidden", false));
+    assert!(!dir.path().join("baselines").exists());
+}
+
+#[test]
+fn commit_records_only_the_baseline_file() {
+    let (dir, repo) = init_repo();
+    commit_files(
+        &repo,
+        "refs/heads/main",
+        &[],
+        &[("README", Some("x"))],
+        "init",
+        1_000,
+    );
+    checkout(&repo, "main");
+    // Something else the user staged must not be swept into the baseline commit.
+    std::fs::write(dir.path().join("unrelated.txt"), "staged").expect("write");
+    let mut index = repo.index().expect("index");
+    index.add_path(Path::new("unrelated.txt")).expect("stage");
+    index.write().expect("write index");
+
+    let slug = slug();
+    let store = open(dir.path());
+    let run = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
+    let change = store.write(&run, &slug, SET, false).expect("write");
+    let sha = store.commit(&change, None).expect("commit");
+
+    let head = repo.head().expect("HEAD").peel_to_commit().expect("commit");
+    assert_eq!(head.id().to_string(), sha);
+    let message = head.message().expect("utf-8 message");
+    assert!(
+        message.starts_with(&format!("Update convbench baseline {slug}/{SET}\n")),
+        "{message}"
+    );
+    assert!(
+        message.contains("added: alexnet/train/b128/f32/wgpu"),
+        "{message}"
+    );
+    let tree = head.tree().expect("tree");
+    assert!(tree.get_path(Path::new(&baseline_path(&slug))).is_ok());
+    assert!(tree.get_path(Path::new("unrelated.txt")).is_err());
+    assert_eq!(head.author().name().ok(), Some("Test"));
+
+    // The committed baseline is now the base, and the working tree agrees with it.
+    let base = store.resolve_base_from(None, None).expect("base");
+    assert_eq!(base.oid, sha);
+    assert!(!store.worktree_differs(&base, &slug, SET).expect("compare"));
+    let status = repo
+        .status_file(Path::new(&baseline_path(&slug)))
+        .expect("status");
+    assert!(status.is_empty(), "{status:?}");
+
+    // Nothing left to commit is an error, not an empty commit.
+    assert_eq!(
+        store.commit(&change, Some("again")).expect_err("nothing").kind(),
+        ErrorKind::InvalidInput
+    );
+}
+
+#[test]
+fn history_lists_each_blessed_value() {
+    let (dir, repo) = init_repo();
+    let slug = slug();
+    let path = baseline_path(&slug);
+    let ids = ["alexnet/train/b128/f32/wgpu", "vgg-a/train/b64/f32/wgpu"];
+    let v1 = record(vec![benchmark(ids[0], 100), benchmark(ids[1], 300)]);
+    let v2 = record(vec![benchmark(ids[0], 120), benchmark(ids[1], 300)]);
+    let a = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[],
+        &[(&path, Some(&v1.to_json()))],
+        "bless v1",
+        1_000,
+    );
+    let b = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[a],
+        &[("README", Some("x"))],
+        "unrelated",
+        2_000,
+    );
+    let c = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[b],
+        &[(&path, Some(&v2.to_json()))],
+        "bless v2",
+        3_000,
+    );
+    checkout(&repo, "main");
+    let store = open(dir.path());
+
+    let points = store.history(&slug, SET, Some(ids[0])).expect("history");
+    let values: Vec<(String, i64, &str, f64)> = points
+        .iter()
+        .map(|p| {
+            (
+                p.commit.clone(),
+                p.time_unix_s,
+                p.summary.as_str(),
+                p.phase_total_median_ns,
+            )
+        })
+        .collect();
+    assert_eq!(
+        values,
+        [
+            (a.to_string(), 1_000, "bless v1", 100.0),
+            (c.to_string(), 3_000, "bless v2", 120.0)
+        ]
+    );
+    assert!(points.iter().all(|p| p.benchmark_id == ids[0]));
+
+    let all = store.history(&slug, SET, None).expect("history");
+    assert_eq!(all.len(), 4);
+    assert!(store.history(&slug, "other", None).expect("history").is_empty());
+}
+
+#[test]
+fn contents_differ_ignores_only_line_endings() {
+    assert!(!contents_differ(None, None));
+    assert!(contents_differ(Some(b"a"), None));
+    assert!(!contents_differ(Some(b"a\nb\n"), Some(b"a\r\nb\r\n")));
+    assert!(contents_differ(Some(b"a\nb\n"), Some(b"a\nc\n")));
+}

@@ -1,0 +1,474 @@
+//! Workspace discovery (with `cargo_metadata`) and the project's convbench configuration.
+//!
+//! # Where the configuration comes from
+//!
+//! 1. The workspace is found the way cargo finds it: from `--manifest-path`, or else from
+//!    the nearest `Cargo.toml` at or above the current directory, then `cargo metadata
+//!    --no-deps` names the workspace root and target directory.
+//! 2. If `convbench.toml` exists at the workspace root, it is the whole configuration (its
+//!    keys at the top level) and `[workspace.metadata.convbench]` is ignored: one file
+//!    wins, they are never merged, so what you read is what applies.
+//! 3. Else the `[workspace.metadata.convbench]` table of the workspace root's `Cargo.toml`.
+//! 4. Else the defaults ([`Config::default`]).
+//!
+//! Outside any cargo workspace (no `Cargo.toml` at or above the current directory, and no
+//! `--manifest-path`), this is not an error: convbench benchmarks its own model zoo and needs
+//! no crate. The current directory is then the root, `<root>/target` the target directory,
+//! and `<root>/convbench.toml` is still read when present.
+//!
+//! ```toml
+//! [workspace.metadata.convbench]
+//! models = ["alexnet", "vgg-a"]
+//! batches = [32, 128]
+//! precisions = ["f32", "f16"]
+//! baseline-dir = "baselines"
+//!
+//! [workspace.metadata.convbench.compare]
+//! threshold = 0.05              # 5 %
+//! alpha = 0.05
+//! min-samples = 5
+//! fail-on-inconclusive = false
+//! thresholds = { "vgg-a/*" = 0.10, "*/f16/*" = 0.08 }
+//! ```
+//!
+//! Keys are kebab-case as in Cargo manifests; the snake_case spellings (`baseline_dir`,
+//! `min_samples`, `fail_on_inconclusive`) are accepted too. An unknown key is an error that
+//! names it, so a typo never silently falls back to a default.
+
+use crate::compare::CompareConfig;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Name of the stand-alone configuration file at the workspace root.
+pub const CONFIG_FILE_NAME: &str = "convbench.toml";
+
+/// Default folder of the blessed baselines, relative to the workspace root.
+pub const DEFAULT_BASELINE_DIR: &str = "baselines";
+
+/// The project's convbench configuration. Every key is optional; an empty list means "the
+/// command's own default" (for example every model of the zoo).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Config {
+    /// Models to benchmark by default (zoo names).
+    pub models: Vec<String>,
+    /// Suites to benchmark by default.
+    pub suites: Vec<String>,
+    /// Batch sizes (images per iteration).
+    pub batches: Vec<usize>,
+    /// Storage precisions, `f32` and/or `f16`.
+    pub precisions: Vec<String>,
+    /// Folder of the blessed baselines, relative to the workspace root unless absolute
+    /// (default [`DEFAULT_BASELINE_DIR`]).
+    #[serde(alias = "baseline_dir")]
+    pub baseline_dir: PathBuf,
+    /// How `compare` decides (the `compare` sub-table).
+    pub compare: CompareSettings,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            models: Vec::new(),
+            suites: Vec::new(),
+            batches: Vec::new(),
+            precisions: Vec::new(),
+            baseline_dir: PathBuf::from(DEFAULT_BASELINE_DIR),
+            compare: CompareSettings::default(),
+        }
+    }
+}
+
+/// The configurable part of [`CompareConfig`]; the defaults are [`CompareConfig::default`]'s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CompareSettings {
+    /// Relative change of the median that matters, as a fraction: `0.05` is 5 %.
+    pub threshold: f64,
+    /// Per-benchmark thresholds (fractions) keyed by a glob on the benchmark id. When several
+    /// globs match an id, the longest glob wins (more literal text is more specific), ties
+    /// going to the alphabetically first: TOML tables have no reliable order, so the rule
+    /// must not depend on one.
+    pub thresholds: BTreeMap<String, f64>,
+    /// False discovery rate across all benchmarks and phases.
+    pub alpha: f64,
+    /// Fewest samples per side for a verdict other than inconclusive.
+    #[serde(alias = "min_samples")]
+    pub min_samples: usize,
+    /// Whether an inconclusive verdict fails the gate like a regression.
+    #[serde(alias = "fail_on_inconclusive")]
+    pub fail_on_inconclusive: bool,
+}
+
+impl Default for CompareSettings {
+    fn default() -> Self {
+        let defaults = CompareConfig::default();
+        Self {
+            threshold: defaults.threshold,
+            thresholds: BTreeMap::new(),
+            alpha: defaults.alpha,
+            min_samples: defaults.min_samples,
+            fail_on_inconclusive: defaults.fail_on_inconclusive,
+        }
+    }
+}
+
+impl Config {
+    /// The [`CompareConfig`] these settings describe, other fields at their defaults.
+    /// `per_benchmark` is ordered so that its first match is the longest matching glob (see
+    /// [`CompareSettings::thresholds`]).
+    pub fn compare_config(&self) -> CompareConfig {
+        let mut per_benchmark: Vec<(String, f64)> = self
+            .compare
+            .thresholds
+            .iter()
+            .map(|(pattern, threshold)| (pattern.clone(), *threshold))
+            .collect();
+        per_benchmark.sort_by(|(a, _), (b, _)| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        CompareConfig {
+            threshold: self.compare.threshold,
+            per_benchmark,
+            alpha: self.compare.alpha,
+            min_samples: self.compare.min_samples,
+            fail_on_inconclusive: self.compare.fail_on_inconclusive,
+            ..CompareConfig::default()
+        }
+    }
+
+    /// Checks the values serde cannot: batch sizes are positive, the baseline folder is
+    /// named, and the comparison settings pass [`CompareConfig::validate`].
+    pub fn validate(&self) -> Result<()> {
+        if self.batches.contains(&0) {
+            return Err(Error::InvalidInput(
+                "batch size 0 in `batches`; use positive sizes such as [1, 32, 128]".to_string(),
+            ));
+        }
+        if self.baseline_dir.as_os_str().is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "`baseline-dir` is empty; leave it out for the default `{DEFAULT_BASELINE_DIR}`"
+            )));
+        }
+        self.compare_config().validate()
+    }
+}
+
+/// A located workspace and its configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Workspace {
+    /// Workspace root (the folder of the root `Cargo.toml`, or the current directory outside
+    /// any cargo workspace).
+    pub root: PathBuf,
+    /// Cargo's target directory (`<root>/target` outside any cargo workspace).
+    pub target_dir: PathBuf,
+    /// The configuration that applies.
+    pub config: Config,
+    /// The file the configuration was read from; `None` when the defaults apply.
+    pub config_path: Option<PathBuf>,
+}
+
+impl Workspace {
+    /// The baseline folder as a path: [`Config::baseline_dir`] joined to the root.
+    pub fn baseline_dir(&self) -> PathBuf {
+        self.root.join(&self.config.baseline_dir)
+    }
+}
+
+/// Locates the workspace from the current directory (or `manifest_path`, as cargo's
+/// `--manifest-path`) and reads its configuration; see the [module docs](self) for the order.
+pub fn load(manifest_path: Option<&Path>) -> Result<Workspace> {
+    let current_dir = std::env::current_dir().map_err(|source| Error::io(".", source))?;
+    load_in(&current_dir, manifest_path)
+}
+
+/// [`load`] as if run in `current_dir` (a relative `manifest_path` is relative to it).
+pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Workspace> {
+    let manifest = match manifest_path {
+        Some(path) => Some(current_dir.join(path)),
+        None => current_dir
+            .ancestors()
+            .map(|dir| dir.join("Cargo.toml"))
+            .find(|candidate| candidate.is_file()),
+    };
+    let (root, target_dir) = match &manifest {
+        Some(manifest) => cargo_workspace(current_dir, manifest)?,
+        None => (current_dir.to_path_buf(), current_dir.join("target")),
+    };
+
+    let config_file = root.join(CONFIG_FILE_NAME);
+    let (config, config_path) = if config_file.is_file() {
+        (read_config_file(&config_file)?, Some(config_file))
+    } else if manifest.is_some() {
+        let cargo_toml = root.join("Cargo.toml");
+        match read_cargo_table(&cargo_toml)? {
+            Some(config) => (config, Some(cargo_toml)),
+            None => (Config::default(), None),
+        }
+    } else {
+        (Config::default(), None)
+    };
+
+    if let Err(error) = config.validate() {
+        let source = config_path
+            .as_deref()
+            .unwrap_or(Path::new("the default configuration"));
+        return Err(Error::InvalidInput(format!("{}: {error}", source.display())));
+    }
+    Ok(Workspace {
+        root,
+        target_dir,
+        config,
+        config_path,
+    })
+}
+
+/// Workspace root and target directory, from `cargo metadata --no-deps`.
+fn cargo_workspace(current_dir: &Path, manifest: &Path) -> Result<(PathBuf, PathBuf)> {
+    let metadata = cargo_metadata::MetadataCommand::new()
+        .manifest_path(manifest)
+        .current_dir(current_dir)
+        .no_deps()
+        .exec()
+        .map_err(|error| match error {
+            cargo_metadata::Error::CargoMetadata { stderr } => Error::InvalidInput(format!(
+                "`cargo metadata` failed for {}: {}; fix the manifest or pass another --manifest-path",
+                manifest.display(),
+                stderr.trim()
+            )),
+            cargo_metadata::Error::Io(source) => Error::Environment(format!(
+                "could not run `cargo metadata` for {} ({source}); is cargo installed and on PATH?",
+                manifest.display()
+            )),
+            other => Error::Environment(format!(
+                "`cargo metadata` for {} gave unreadable output: {other}",
+                manifest.display()
+            )),
+        })?;
+    Ok((
+        metadata.workspace_root.into_std_path_buf(),
+        metadata.target_directory.into_std_path_buf(),
+    ))
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|source| Error::io(path, source))
+}
+
+/// `convbench.toml`: the configuration at the top level.
+fn read_config_file(path: &Path) -> Result<Config> {
+    toml::from_str(&read_text(path)?)
+        .map_err(|error| Error::InvalidInput(format!("invalid configuration in {}: {error}", path.display())))
+}
+
+/// The `[workspace.metadata.convbench]` table of a `Cargo.toml`, if it has one. Read from the
+/// file rather than from `cargo metadata`'s JSON so that errors point at a line.
+fn read_cargo_table(path: &Path) -> Result<Option<Config>> {
+    #[derive(Deserialize)]
+    struct Manifest {
+        workspace: Option<WorkspaceTable>,
+    }
+    #[derive(Deserialize)]
+    struct WorkspaceTable {
+        metadata: Option<MetadataTable>,
+    }
+    #[derive(Deserialize)]
+    struct MetadataTable {
+        convbench: Option<Config>,
+    }
+
+    let manifest: Manifest = toml::from_str(&read_text(path)?).map_err(|error| {
+        Error::InvalidInput(format!(
+            "invalid [workspace.metadata.convbench] in {}: {error}",
+            path.display()
+        ))
+    })?;
+    Ok(manifest
+        .workspace
+        .and_then(|workspace| workspace.metadata)
+        .and_then(|metadata| metadata.convbench))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    /// A stand-alone crate whose `Cargo.toml` carries `extra` after `[package]`.
+    fn workspace(extra: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let manifest =
+            format!("[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n{extra}\n");
+        std::fs::write(dir.path().join("Cargo.toml"), manifest).expect("write Cargo.toml");
+        std::fs::create_dir(dir.path().join("src")).expect("create src");
+        std::fs::write(dir.path().join("src/lib.rs"), "").expect("write lib.rs");
+        dir
+    }
+
+    fn canonical(path: &Path) -> PathBuf {
+        std::fs::canonicalize(path).expect("canonical path")
+    }
+
+    const CARGO_TABLE: &str = r#"
+[workspace]
+
+[workspace.metadata.convbench]
+models = ["alexnet", "vgg-a"]
+batches = [32, 128]
+precisions = ["f32", "f16"]
+baseline-dir = "perf/baselines"
+
+[workspace.metadata.convbench.compare]
+threshold = 0.08
+alpha = 0.01
+min-samples = 8
+fail-on-inconclusive = true
+thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
+"#;
+
+    #[test]
+    fn reads_workspace_metadata_from_cargo_toml() {
+        let dir = workspace(CARGO_TABLE);
+        let loaded = load_in(dir.path(), Some(Path::new("Cargo.toml"))).expect("load");
+        assert_eq!(canonical(&loaded.root), canonical(dir.path()));
+        assert!(loaded.target_dir.is_absolute());
+        if std::env::var_os("CARGO_TARGET_DIR").is_none() {
+            assert_eq!(
+                canonical(loaded.target_dir.parent().expect("parent")),
+                canonical(dir.path())
+            );
+        }
+        assert_eq!(loaded.config_path, Some(loaded.root.join("Cargo.toml")));
+        let config = &loaded.config;
+        assert_eq!(config.models, ["alexnet", "vgg-a"]);
+        assert_eq!(config.batches, [32, 128]);
+        assert_eq!(config.precisions, ["f32", "f16"]);
+        assert_eq!(config.baseline_dir, Path::new("perf/baselines"));
+        assert_eq!(loaded.baseline_dir(), loaded.root.join("perf/baselines"));
+        let compare = config.compare_config();
+        assert_eq!(compare.threshold, 0.08);
+        assert_eq!(compare.alpha, 0.01);
+        assert_eq!(compare.min_samples, 8);
+        assert!(compare.fail_on_inconclusive);
+        assert_eq!(compare.threshold_for("vgg-a/train/b64/f32/wgpu"), 0.10);
+        assert_eq!(compare.threshold_for("alexnet/train/b64/f32/wgpu"), 0.2);
+    }
+
+    #[test]
+    fn discovers_the_manifest_from_a_subdirectory() {
+        let dir = workspace(CARGO_TABLE);
+        let loaded = load_in(&dir.path().join("src"), None).expect("load");
+        assert_eq!(canonical(&loaded.root), canonical(dir.path()));
+        assert_eq!(loaded.config.models, ["alexnet", "vgg-a"]);
+    }
+
+    #[test]
+    fn a_manifest_without_the_table_gives_defaults() {
+        let dir = workspace("");
+        let loaded = load_in(dir.path(), None).expect("load");
+        assert_eq!(loaded.config, Config::default());
+        assert_eq!(loaded.config_path, None);
+        assert_eq!(loaded.config.baseline_dir, Path::new("baselines"));
+        assert_eq!(loaded.config.compare_config(), CompareConfig::default());
+    }
+
+    #[test]
+    fn convbench_toml_wins_over_cargo_metadata() {
+        let dir = workspace(CARGO_TABLE);
+        std::fs::write(
+            dir.path().join(CONFIG_FILE_NAME),
+            "models = [\"resnet-50\"]\n\n[compare]\nthreshold = 0.03\n",
+        )
+        .expect("write convbench.toml");
+        let loaded = load_in(dir.path(), None).expect("load");
+        assert_eq!(loaded.config_path, Some(loaded.root.join(CONFIG_FILE_NAME)));
+        assert_eq!(loaded.config.models, ["resnet-50"]);
+        assert_eq!(loaded.config.compare.threshold, 0.03);
+        // Not merged: what convbench.toml leaves out is the default, not Cargo.toml's value.
+        assert!(loaded.config.batches.is_empty());
+        assert_eq!(loaded.config.baseline_dir, Path::new(DEFAULT_BASELINE_DIR));
+    }
+
+    #[test]
+    fn unknown_key_in_cargo_toml_is_an_error_naming_it() {
+        let dir = workspace("[workspace]\n\n[workspace.metadata.convbench]\nmodels = []\ntreshold = 0.1\n");
+        let error = load_in(dir.path(), None).expect_err("a typo must fail");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        let message = error.to_string();
+        assert!(message.contains("treshold"), "{message}");
+        assert!(message.contains("Cargo.toml"), "{message}");
+    }
+
+    #[test]
+    fn unknown_key_in_convbench_toml_is_an_error_naming_it() {
+        let dir = workspace("");
+        std::fs::write(dir.path().join(CONFIG_FILE_NAME), "[compare]\nmin-sample = 3\n")
+            .expect("write convbench.toml");
+        let error = load_in(dir.path(), None).expect_err("a typo must fail");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        let message = error.to_string();
+        assert!(message.contains("min-sample"), "{message}");
+        assert!(message.contains(CONFIG_FILE_NAME), "{message}");
+    }
+
+    #[test]
+    fn snake_case_keys_are_accepted() {
+        let config: Config =
+            toml::from_str("baseline_dir = \"b\"\n[compare]\nmin_samples = 7\nfail_on_inconclusive = true\n")
+                .expect("parse");
+        assert_eq!(config.baseline_dir, Path::new("b"));
+        assert_eq!(config.compare.min_samples, 7);
+        assert!(config.compare.fail_on_inconclusive);
+    }
+
+    #[test]
+    fn invalid_values_are_rejected_with_the_file_named() {
+        let dir = workspace("");
+        std::fs::write(dir.path().join(CONFIG_FILE_NAME), "[compare]\nalpha = 1.5\n")
+            .expect("write convbench.toml");
+        let error = load_in(dir.path(), None).expect_err("alpha 1.5 is invalid");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(error.to_string().contains(CONFIG_FILE_NAME), "{error}");
+
+        let zero_batch = Config {
+            batches: vec![0],
+            ..Config::default()
+        };
+        assert!(zero_batch.validate().is_err());
+    }
+
+    #[test]
+    fn outside_any_workspace_the_current_directory_and_defaults_apply() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        if dir.path().ancestors().any(|a| a.join("Cargo.toml").is_file()) {
+            return; // the temporary directory lies inside some crate; nothing to test here
+        }
+        let loaded = load_in(dir.path(), None).expect("no workspace is not an error");
+        assert_eq!(loaded.root, dir.path());
+        assert_eq!(loaded.target_dir, dir.path().join("target"));
+        assert_eq!(loaded.config, Config::default());
+
+        std::fs::write(dir.path().join(CONFIG_FILE_NAME), "batches = [4]\n").expect("write");
+        let loaded = load_in(dir.path(), None).expect("load convbench.toml");
+        assert_eq!(loaded.config.batches, [4]);
+    }
+
+    #[test]
+    fn a_missing_manifest_path_is_invalid_input() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let error = load_in(dir.path(), Some(Path::new("nope/Cargo.toml"))).expect_err("missing");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
+    }
+
+    #[test]
+    fn the_longest_matching_glob_wins() {
+        let mut config = Config::default();
+        config.compare.thresholds.insert("*".to_string(), 0.3);
+        config.compare.thresholds.insert("alexnet/*".to_string(), 0.1);
+        config.compare.thresholds.insert("*/f16/*".to_string(), 0.2);
+        let compare = config.compare_config();
+        assert_eq!(compare.threshold_for("alexnet/train/b1/f16/wgpu"), 0.1);
+        assert_eq!(compare.threshold_for("vgg-a/train/b1/f16/wgpu"), 0.2);
+        assert_eq!(compare.threshold_for("vgg-a/train/b1/f32/wgpu"), 0.3);
+    }
+}

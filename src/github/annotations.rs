@@ -1,0 +1,143 @@
+//! Workflow-command annotations: `::error` for regressions, `::warning` for inconclusive rows.
+
+use super::comment::{format_change, format_duration_ns};
+use crate::compare::{Comparison, PhaseComparison, Verdict};
+
+/// Title of the annotation of a regression.
+const REGRESSION_TITLE: &str = "convbench regression";
+/// Title of the annotation of an inconclusive row.
+const INCONCLUSIVE_TITLE: &str = "convbench inconclusive";
+
+/// One workflow command per regression (`::error`) and per inconclusive row (`::warning`), in
+/// row order, e.g.
+/// `::error title=convbench regression::alexnet/train/b128/f32/wgpu forward +12.3% (...)`.
+///
+/// The binary prints them on stdout, where the runner turns them into annotations on the run
+/// and the pull request. Message data is escaped with [`escape_workflow_data`], so a newline
+/// in a benchmark id cannot start a second command.
+pub fn annotations(comparison: &Comparison) -> Vec<String> {
+    comparison
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let (command, title) = match row.verdict {
+                Verdict::Regression => ("error", REGRESSION_TITLE),
+                Verdict::Inconclusive => ("warning", INCONCLUSIVE_TITLE),
+                _ => return None,
+            };
+            Some(format!(
+                "::{command} title={title}::{}",
+                escape_workflow_data(&message(row))
+            ))
+        })
+        .collect()
+}
+
+/// The human sentence of one annotated row.
+fn message(row: &PhaseComparison) -> String {
+    let change = row
+        .change
+        .map_or_else(|| "change unknown".to_string(), format_change);
+    let mut text = format!("{} {} {change}", row.benchmark_id, row.phase.as_str());
+    if let (Some(baseline), Some(current)) = (row.baseline_median_ns, row.current_median_ns) {
+        text.push_str(&format!(
+            " (median {} -> {}",
+            format_duration_ns(baseline),
+            format_duration_ns(current)
+        ));
+        if let Some((low, high)) = row.ci {
+            text.push_str(&format!(
+                ", 95% CI {} to {}",
+                format_change(low),
+                format_change(high)
+            ));
+        }
+        text.push(')');
+    }
+    text.push_str(&format!(
+        ", threshold {:.1}% on {}",
+        row.threshold * 100.0,
+        row.adapter_label
+    ));
+    if row.verdict == Verdict::Inconclusive {
+        text.push_str("; not significant: collect more samples");
+    }
+    text
+}
+
+/// Escapes the data part of a workflow command as the runner expects: `%` as `%25`, carriage
+/// return as `%0D`, line feed as `%0A`.
+pub fn escape_workflow_data(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '%' => escaped.push_str("%25"),
+            '\r' => escaped.push_str("%0D"),
+            '\n' => escaped.push_str("%0A"),
+            other => escaped.push(other),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::CompareConfig;
+    use crate::results::Phase;
+
+    fn row(id: &str, verdict: Verdict, change: Option<f64>) -> PhaseComparison {
+        PhaseComparison {
+            benchmark_id: id.to_string(),
+            phase: Phase::Forward,
+            baseline_median_ns: Some(10_000_000.0),
+            current_median_ns: change.map(|c| 10_000_000.0 * (1.0 + c)),
+            change,
+            ci: change.map(|c| (c - 0.01, c + 0.01)),
+            p_value: Some(0.001),
+            threshold: 0.05,
+            verdict,
+            adapter_label: "NVIDIA H100 (vulkan)".to_string(),
+        }
+    }
+
+    #[test]
+    fn regressions_are_errors_and_inconclusive_rows_warnings() {
+        let comparison = Comparison {
+            rows: vec![
+                row("a/train/b1/f32/wgpu", Verdict::Regression, Some(0.123)),
+                row("b/train/b1/f32/wgpu", Verdict::NoChange, Some(0.01)),
+                row("c/train/b1/f32/wgpu", Verdict::Inconclusive, Some(0.08)),
+                row("d/train/b1/f32/wgpu", Verdict::Improvement, Some(-0.2)),
+            ],
+            config: CompareConfig::default(),
+        };
+        let lines = annotations(&comparison);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(
+            lines[0],
+            "::error title=convbench regression::a/train/b1/f32/wgpu forward +12.3% \
+             (median 10.00 ms -> 11.23 ms, 95% CI +11.3% to +13.3%), threshold 5.0%25 on NVIDIA H100 (vulkan)"
+        );
+        assert!(
+            lines[1].starts_with("::warning title=convbench inconclusive::c/train/b1/f32/wgpu forward +8.0%")
+        );
+        assert!(lines[1].ends_with("collect more samples"));
+    }
+
+    #[test]
+    fn escapes_percent_and_newlines() {
+        assert_eq!(
+            escape_workflow_data("100%\r\n::error::x"),
+            "100%25%0D%0A::error::x"
+        );
+        let comparison = Comparison {
+            rows: vec![row("evil\n::error::injected", Verdict::Regression, Some(0.5))],
+            config: CompareConfig::default(),
+        };
+        let lines = annotations(&comparison);
+        assert_eq!(lines.len(), 1);
+        assert!(!lines[0].contains('\n'));
+        assert!(lines[0].contains("evil%0A::error::injected"));
+    }
+}

@@ -1,0 +1,225 @@
+//! The sticky pull-request comment through the GitHub REST API (octocrab), behind a blocking
+//! interface.
+
+use super::comment::COMMENT_MARKER;
+use super::env::{ActionsEnv, Token};
+use crate::Error;
+use octocrab::Octocrab;
+use octocrab::models::issues::Comment;
+use std::time::Duration;
+
+/// What a token needs, and what to do without it; said for every 403 and 404.
+const PERMISSION_ADVICE: &str = "the token lacks pull-requests: write; add `permissions: pull-requests: write` \
+     to the job, or use the workflow_run pattern (comment.yml) for fork PRs";
+
+/// Comments listed per request: the most GitHub allows, to need the fewest pages.
+const COMMENTS_PER_PAGE: u8 = 100;
+
+/// How long to wait for a connection to the API.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// How long to wait for an answer from the API.
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Where the REST API is and the token to call it with.
+#[derive(Debug, Clone)]
+pub struct GithubApi {
+    api_url: String,
+    token: Option<Token>,
+}
+
+impl GithubApi {
+    /// An API at `api_url` (e.g. `https://api.github.com`, or `https://HOST/api/v3` on GitHub
+    /// Enterprise Server), called with `token` when there is one.
+    pub fn new(api_url: impl Into<String>, token: Option<Token>) -> Self {
+        Self {
+            api_url: api_url.into(),
+            token,
+        }
+    }
+
+    /// The API and token of a GitHub Actions job (`GITHUB_API_URL`, `GITHUB_TOKEN`).
+    pub fn from_env(env: &ActionsEnv) -> Self {
+        Self::new(env.api_url.clone(), env.token.clone())
+    }
+
+    /// The API's base URL.
+    pub fn api_url(&self) -> &str {
+        &self.api_url
+    }
+
+    /// Whether a token is set.
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
+    }
+}
+
+/// What [`post_or_update_comment`] did, with the comment's id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommentAction {
+    /// No comment carried the marker: a new one was posted.
+    Created(u64),
+    /// The comment carrying the marker was edited in place.
+    Updated(u64),
+}
+
+/// Keeps ONE convbench comment on pull request `pr` of `owner/repo`: lists every comment of the
+/// pull request (following every page), edits the first one containing [`COMMENT_MARKER`]
+/// (whoever wrote it), or else posts `body` as a new comment. Blocks until done.
+///
+/// Errors are [`Error::Environment`] and never contain the token: without a token, "no
+/// GITHUB_TOKEN; the job summary was still written" (callers treat it as a skipped comment);
+/// on 403 or 404, what permission is missing and how to grant it; on any other failure, the
+/// HTTP status or transport error and the API URL.
+pub fn post_or_update_comment(
+    api: &GithubApi,
+    owner: &str,
+    repo: &str,
+    pr: u64,
+    body: &str,
+) -> crate::Result<CommentAction> {
+    let token = api.token.as_ref().ok_or_else(|| {
+        Error::Environment("no GITHUB_TOKEN; the job summary was still written".to_string())
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            Error::Environment(format!("cannot start the runtime for the GitHub API: {error}"))
+        })?;
+    let call = Call {
+        api_url: &api.api_url,
+        token,
+        owner,
+        repo,
+        pr,
+    };
+    runtime
+        .block_on(call.upsert(body))
+        .map_err(|error| Error::Environment(scrub(&error, token)))
+}
+
+/// One upsert against one pull request; errors are messages, scrubbed by the caller.
+struct Call<'a> {
+    api_url: &'a str,
+    token: &'a Token,
+    owner: &'a str,
+    repo: &'a str,
+    pr: u64,
+}
+
+impl Call<'_> {
+    async fn upsert(&self, body: &str) -> Result<CommentAction, String> {
+        let client = self.client()?;
+        let existing = self.find_marker_comment(&client).await?;
+        let payload = serde_json::json!({ "body": body });
+        match existing {
+            Some(id) => {
+                // GitHub documents PATCH for editing a comment; octocrab's `update_comment`
+                // sends POST, which GitHub Enterprise proxies may refuse.
+                let route = format!("/repos/{}/{}/issues/comments/{id}", self.owner, self.repo);
+                let comment: Comment = client
+                    .patch(route, Some(&payload))
+                    .await
+                    .map_err(|error| self.describe(&error, &format!("updating comment {id}")))?;
+                Ok(CommentAction::Updated(comment.id.into_inner()))
+            }
+            None => {
+                let comment = client
+                    .issues(self.owner, self.repo)
+                    .create_comment(self.pr, body)
+                    .await
+                    .map_err(|error| self.describe(&error, "posting the comment"))?;
+                Ok(CommentAction::Created(comment.id.into_inner()))
+            }
+        }
+    }
+
+    fn client(&self) -> Result<Octocrab, String> {
+        let builder = Octocrab::builder()
+            .base_uri(self.api_url)
+            .map_err(|error| format!("GitHub API URL `{}` is not a URL: {error}", self.api_url))?;
+        builder
+            .personal_token(self.token.expose().to_string())
+            .set_connect_timeout(Some(CONNECT_TIMEOUT))
+            .set_read_timeout(Some(READ_TIMEOUT))
+            .build()
+            .map_err(|error| {
+                format!(
+                    "cannot set up a client for the GitHub API at {}: {error}",
+                    self.api_url
+                )
+            })
+    }
+
+    /// The id of the first comment with the marker, reading every page of comments.
+    async fn find_marker_comment(&self, client: &Octocrab) -> Result<Option<u64>, String> {
+        let listing = "listing the comments";
+        let mut page = client
+            .issues(self.owner, self.repo)
+            .list_comments(self.pr)
+            .per_page(COMMENTS_PER_PAGE)
+            .send()
+            .await
+            .map_err(|error| self.describe(&error, listing))?;
+        loop {
+            let marked = page.items.iter().find(|comment| {
+                comment
+                    .body
+                    .as_deref()
+                    .is_some_and(|text| text.contains(COMMENT_MARKER))
+            });
+            if let Some(comment) = marked {
+                return Ok(Some(comment.id.into_inner()));
+            }
+            match client
+                .get_page::<Comment>(&page.next)
+                .await
+                .map_err(|error| self.describe(&error, listing))?
+            {
+                Some(next) => page = next,
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// A message for a failed request: the fix for 403 and 404, else the status or the
+    /// transport error, naming the API URL and what was being done.
+    fn describe(&self, error: &octocrab::Error, doing: &str) -> String {
+        let target = format!(
+            "{doing} of pull request #{} in {}/{}",
+            self.pr, self.owner, self.repo
+        );
+        match error {
+            octocrab::Error::GitHub { source, .. } => {
+                let status = source.status_code;
+                // 404 is also GitHub's answer when the token may not even see the pull request.
+                if matches!(status.as_u16(), 403 | 404) {
+                    format!(
+                        "the GitHub API at {} answered {status} to {target}: {PERMISSION_ADVICE}",
+                        self.api_url
+                    )
+                } else {
+                    format!(
+                        "the GitHub API at {} answered {status} to {target}: {}",
+                        self.api_url, source.message
+                    )
+                }
+            }
+            other => format!(
+                "could not reach the GitHub API at {} while {target}: {other}",
+                self.api_url
+            ),
+        }
+    }
+}
+
+/// `message` with every occurrence of the token replaced by `***`, in case a server or a
+/// library echoes it.
+fn scrub(message: &str, token: &Token) -> String {
+    if token.expose().is_empty() {
+        message.to_string()
+    } else {
+        message.replace(token.expose(), "***")
+    }
+}

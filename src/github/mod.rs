@@ -1,0 +1,45 @@
+//! GitHub Actions: the environment of a job, the job summary, workflow-command annotations and
+//! the sticky pull-request comment.
+//!
+//! Everything here is a value or a function the `cargo-convbench` binary calls; nothing prints
+//! to stdout. The pieces, in the order a CI run uses them:
+//!
+//! - [`ActionsEnv`] reads the variables GitHub sets in a job (repository, event payload, API URL,
+//!   token) through a function, so tests feed it a map instead of the process environment. The
+//!   token lives in a [`Token`], whose `Debug` and `Display` print `***`.
+//! - [`write_step_summary`] appends Markdown to `$GITHUB_STEP_SUMMARY`; [`annotations`] turns
+//!   regressions into `::error` and inconclusive rows into `::warning` workflow commands, which
+//!   the binary prints.
+//! - [`sections_from`] groups the comparisons of a runner matrix per adapter and
+//!   [`comment_body`] renders them as ONE Markdown comment: hidden [`COMMENT_MARKER`] first,
+//!   a verdict line per adapter, then a section per adapter, capped at
+//!   [`MAX_COMMENT_BYTES`]. Every string that comes from a record (benchmark ids, adapter
+//!   names, driver strings, commits) is escaped with [`escape_markdown`], so a benchmark named
+//!   `<img src=x>` or `@someone` renders as text and pings nobody.
+//! - [`post_or_update_comment`] finds the marker comment on the pull request (following every
+//!   page of comments) and updates it in place, or creates it: one comment per pull request,
+//!   however many runs. It blocks on a private current-thread tokio runtime, so callers stay
+//!   synchronous.
+//!
+//! # Why a workflow_run job posts the comment
+//!
+//! A `pull_request` run from a fork gets a read-only token, and a job with a write token must
+//! never run the pull request's code. So the benchmark job (`convbench.yml`) only measures and
+//! uploads its record; `comment.yml`, triggered by `workflow_run`, runs the default branch's
+//! convbench on those records with `pull-requests: write`. 403 and 404 answers from the API
+//! come back as [`crate::Error::Environment`] saying exactly that.
+
+mod annotations;
+mod api;
+mod comment;
+mod env;
+mod summary;
+
+pub use annotations::{annotations, escape_workflow_data};
+pub use api::{CommentAction, GithubApi, post_or_update_comment};
+pub use comment::{
+    AdapterSection, COMMENT_MARKER, CommentContext, MAX_COMMENT_BYTES, comment_body, escape_markdown,
+    format_change, format_duration_ns, sections_from,
+};
+pub use env::{ActionsEnv, DEFAULT_API_URL, PullRequest, Repository, Token};
+pub use summary::write_step_summary;

@@ -1,0 +1,149 @@
+//! A [`Comparison`] as a terminal table and as the Markdown of a PR comment.
+
+use super::cells::{self, ABSENT};
+use super::markdown::{escape_markdown, table_text};
+use super::terminal::{new_table, with_footer};
+use crate::compare::{CI_CONFIDENCE, Comparison, PhaseComparison, Verdict};
+
+/// One line counting the rows of each verdict, worst first, verdicts without rows left
+/// out: `2 regressions, 1 inconclusive, 41 unchanged`; `nothing to compare` without rows.
+pub fn verdict_summary(comparison: &Comparison) -> String {
+    summarize(&comparison.rows.iter().collect::<Vec<_>>())
+}
+
+/// [`verdict_summary`] of some rows.
+fn summarize(rows: &[&PhaseComparison]) -> String {
+    let parts: Vec<String> = Verdict::ALL
+        .into_iter()
+        .filter_map(|verdict| {
+            let count = rows.iter().filter(|row| row.verdict == verdict).count();
+            (count > 0).then(|| counted(count, verdict))
+        })
+        .collect();
+    if parts.is_empty() {
+        "nothing to compare".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+/// `1 regression`, `2 improvements`, `41 unchanged`, `3 new`.
+fn counted(count: usize, verdict: Verdict) -> String {
+    let plural = if count == 1 { "" } else { "s" };
+    match verdict {
+        Verdict::Regression => format!("{count} regression{plural}"),
+        Verdict::Improvement => format!("{count} improvement{plural}"),
+        Verdict::NoChange => format!("{count} unchanged"),
+        other => format!("{count} {other}"),
+    }
+}
+
+/// A fraction as a signed percentage with one decimal: `+12.3%`, `-4.0%`.
+fn percent(fraction: f64) -> String {
+    format!("{:+.1}%", 100.0 * fraction)
+}
+
+/// The cells of a row, in [`cells::COMPARISON_COLUMNS`] order, not yet escaped.
+fn row_cells(row: &PhaseComparison) -> Vec<String> {
+    let milliseconds = |ns: Option<f64>| ns.map_or_else(|| ABSENT.to_string(), cells::milliseconds);
+    vec![
+        row.benchmark_id.clone(),
+        cells::phase_label(row.phase),
+        milliseconds(row.baseline_median_ns),
+        milliseconds(row.current_median_ns),
+        row.change.map_or_else(|| ABSENT.to_string(), percent),
+        row.ci.map_or_else(
+            || ABSENT.to_string(),
+            |(low, high)| format!("[{}, {}]", percent(low), percent(high)),
+        ),
+        row.verdict.to_string(),
+    ]
+}
+
+/// The lines under a comparison: the rule that made the verdicts, then each adapter.
+fn footer(comparison: &Comparison) -> Vec<String> {
+    let config = &comparison.config;
+    let overrides = if config.per_benchmark.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} per-benchmark overrides)", config.per_benchmark.len())
+    };
+    let mut lines = vec![format!(
+        "threshold: {:.1}%{overrides}, false discovery rate: {}, CI: {:.0}% bootstrap of the change in median",
+        100.0 * config.threshold,
+        config.alpha,
+        100.0 * CI_CONFIDENCE
+    )];
+    for row in &comparison.rows {
+        let line = format!("adapter: {}", row.adapter_label);
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines
+}
+
+/// The summary line, then one row per benchmark phase in the comparison's order: benchmark,
+/// phase, baseline and current medians (ms), change (signed %), its 95 % confidence interval
+/// (%) and verdict; then the threshold and the adapters.
+pub fn comparison_table(comparison: &Comparison) -> String {
+    let mut text = verdict_summary(comparison);
+    text.push('\n');
+    if comparison.rows.is_empty() {
+        return text;
+    }
+    let mut table = new_table(&cells::COMPARISON_COLUMNS);
+    table.add_rows(comparison.rows.iter().map(row_cells));
+    text.push_str(&with_footer(&table, &footer(comparison)));
+    text
+}
+
+/// Rank of a verdict in [`Verdict::ALL`] (worst first).
+fn severity(verdict: Verdict) -> usize {
+    Verdict::ALL
+        .iter()
+        .position(|&v| v == verdict)
+        .unwrap_or(Verdict::ALL.len())
+}
+
+/// For a PR comment or job summary: the summary line in bold; regressions then improvements
+/// in a table; every other row (worst verdict first) folded in `<details>`; then the
+/// threshold and the adapters. Ids and labels are escaped with [`escape_markdown`].
+pub fn comparison_markdown(comparison: &Comparison) -> String {
+    let mut text = format!("**{}**\n", verdict_summary(comparison));
+    if comparison.rows.is_empty() {
+        return text;
+    }
+    let is_notable =
+        |row: &&PhaseComparison| matches!(row.verdict, Verdict::Regression | Verdict::Improvement);
+    let mut notable: Vec<&PhaseComparison> = comparison.rows.iter().filter(is_notable).collect();
+    let mut rest: Vec<&PhaseComparison> = comparison.rows.iter().filter(|row| !is_notable(row)).collect();
+    // Stable sorts: within a verdict, rows keep the comparison's order.
+    notable.sort_by_key(|row| severity(row.verdict));
+    rest.sort_by_key(|row| severity(row.verdict));
+    let table_of = |rows: &[&PhaseComparison]| {
+        let cells: Vec<Vec<String>> = rows.iter().map(|row| row_cells(row)).collect();
+        table_text(&cells::COMPARISON_COLUMNS, cells.iter().map(Vec::as_slice))
+    };
+    text.push('\n');
+    if notable.is_empty() {
+        text.push_str("No regression or improvement beyond the threshold.\n");
+    } else {
+        text.push_str(&table_of(&notable));
+    }
+    if !rest.is_empty() {
+        let noun = if rest.len() == 1 { "row" } else { "rows" };
+        text.push_str(&format!(
+            "\n<details>\n<summary>{} other {noun}: {}</summary>\n\n{}\n</details>\n",
+            rest.len(),
+            summarize(&rest),
+            table_of(&rest)
+        ));
+    }
+    for line in footer(comparison) {
+        text.push('\n');
+        text.push_str(&escape_markdown(&line));
+        text.push('\n');
+    }
+    text
+}

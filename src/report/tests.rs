@@ -1,0 +1,584 @@
+use super::*;
+use crate::compare::{CompareConfig, Comparison, PhaseComparison, Verdict};
+use crate::model::Precision;
+use crate::results::{
+    AdapterFingerprint, BenchmarkResult, LayerResult, Phase, PhaseResult, RunSettings, Stage, Summary,
+    TimingMethod,
+};
+use std::str::FromStr;
+
+/// 2026-11-18T11:06:40Z.
+const CREATED_UNIX_S: u64 = 1_795_000_000;
+
+fn adapter() -> AdapterFingerprint {
+    AdapterFingerprint {
+        backend: "vulkan".to_string(),
+        vendor_id: 0x10de,
+        device_id: 0x2330,
+        name: "NVIDIA H100".to_string(),
+        device_type: "discrete".to_string(),
+        driver: "NVIDIA".to_string(),
+        driver_info: "580.1".to_string(),
+        runtime_version: "30.0.1".to_string(),
+    }
+}
+
+/// Five samples whose median is exactly `median_ns`.
+fn samples(median_ns: u64) -> Vec<u64> {
+    [0.998, 1.0, 1.003, 0.999, 1.006]
+        .iter()
+        .map(|factor| (median_ns as f64 * factor).round() as u64)
+        .collect()
+}
+
+fn summary(samples_ns: &[u64]) -> Summary {
+    Summary::of(samples_ns).expect("fixture samples are not empty")
+}
+
+fn phase(phase: Phase, median_ns: u64) -> PhaseResult {
+    let samples_ns = samples(median_ns);
+    PhaseResult {
+        phase,
+        summary: summary(&samples_ns),
+        samples_ns,
+    }
+}
+
+fn layer(name: &str, op: &str, phase: Phase, median_ns: u64, flops: u64, variant: &str) -> LayerResult {
+    let samples_ns = samples(median_ns);
+    LayerResult {
+        layer: name.to_string(),
+        op: op.to_string(),
+        phase,
+        summary: summary(&samples_ns),
+        samples_ns,
+        flops,
+        variant: variant.to_string(),
+    }
+}
+
+/// A benchmark; `phases` are `(phase, median ns)`.
+fn benchmark(
+    model: &str,
+    stage: Stage,
+    batch: usize,
+    precision: Precision,
+    phases: &[(Phase, u64)],
+    iteration_flops: u64,
+    device_memory_bytes: u64,
+) -> BenchmarkResult {
+    BenchmarkResult {
+        id: BenchmarkResult::make_id(model, stage, batch, precision, "wgpu"),
+        model: model.to_string(),
+        stage,
+        batch,
+        precision,
+        backend: "wgpu".to_string(),
+        adapter: adapter(),
+        timing_method: TimingMethod::GpuTimestamps,
+        warmup_iterations: 3,
+        verified: true,
+        params: 61_100_840,
+        forward_flops: iteration_flops / 3,
+        iteration_flops,
+        device_memory_bytes,
+        phases: phases
+            .iter()
+            .map(|&(which, median_ns)| phase(which, median_ns))
+            .collect(),
+        layers: Vec::new(),
+    }
+}
+
+fn train_phases(
+    forward_ns: u64,
+    grad_input_ns: u64,
+    grad_params_ns: u64,
+    update_ns: u64,
+) -> Vec<(Phase, u64)> {
+    let (loss_forward_ns, loss_backward_ns) = (40_000, 15_000);
+    let total_ns =
+        forward_ns + loss_forward_ns + loss_backward_ns + grad_input_ns + grad_params_ns + update_ns;
+    vec![
+        (Phase::Forward, forward_ns),
+        (Phase::LossForward, loss_forward_ns),
+        (Phase::LossBackward, loss_backward_ns),
+        (Phase::GradInput, grad_input_ns),
+        (Phase::GradParams, grad_params_ns),
+        (Phase::Update, update_ns),
+        (Phase::Total, total_ns),
+    ]
+}
+
+/// AlexNet trained at batch 64 and 128 (with a layer breakdown at 64) and VGG-11 evaluated
+/// in f16, all on one adapter.
+fn record() -> RunRecord {
+    let mut alexnet_64 = benchmark(
+        "alexnet",
+        Stage::Train,
+        64,
+        Precision::F32,
+        &train_phases(8_730_000, 7_150_000, 7_310_000, 1_214_600),
+        275_000_000_000,
+        1_572_864_000,
+    );
+    alexnet_64.layers = vec![
+        layer(
+            "conv1",
+            "conv2d",
+            Phase::Forward,
+            2_104_000,
+            8_995_430_400,
+            "direct",
+        ),
+        layer("relu1", "relu", Phase::Forward, 14_600, 0, "elementwise"),
+        layer("pool1", "max_pool2d", Phase::Forward, 96_500, 0, "direct"),
+        layer(
+            "conv2",
+            "conv2d",
+            Phase::Forward,
+            3_380_000,
+            28_665_446_400,
+            "winograd",
+        ),
+        layer("fc6", "linear", Phase::Forward, 1_020_000, 4_831_838_208, "tiled"),
+        layer(
+            "conv1",
+            "conv2d",
+            Phase::GradParams,
+            2_950_000,
+            8_995_430_400,
+            "direct",
+        ),
+    ];
+    let alexnet_128 = benchmark(
+        "alexnet",
+        Stage::Train,
+        128,
+        Precision::F32,
+        &train_phases(17_440_000, 14_290_000, 14_620_000, 1_214_600),
+        550_000_000_000,
+        2_936_012_800,
+    );
+    let vgg11 = benchmark(
+        "vgg11",
+        Stage::Eval,
+        64,
+        Precision::F16,
+        &[(Phase::Forward, 30_120_000), (Phase::Total, 30_250_000)],
+        487_000_000_000,
+        0,
+    );
+    RunRecord {
+        format_version: crate::results::FORMAT_VERSION,
+        convbench_version: "0.1.0".to_string(),
+        created_unix_s: CREATED_UNIX_S,
+        git_commit: Some("0123456789abcdef0123456789abcdef01234567".to_string()),
+        git_dirty: Some(false),
+        host: crate::results::Host {
+            os: "linux".to_string(),
+            arch: "x86_64".to_string(),
+            cpus: 16,
+        },
+        settings: RunSettings {
+            samples: 5,
+            ..RunSettings::default()
+        },
+        benchmarks: vec![alexnet_64, alexnet_128, vgg11],
+    }
+}
+
+/// A record with one batch size per model, so that the chart is a bar chart.
+fn one_batch_record() -> RunRecord {
+    let mut record = record();
+    record.benchmarks.remove(0);
+    record
+}
+
+fn row(
+    benchmark_id: &str,
+    phase: Phase,
+    medians_ms: (Option<f64>, Option<f64>),
+    ci: Option<(f64, f64)>,
+    verdict: Verdict,
+) -> PhaseComparison {
+    let (baseline_median_ns, current_median_ns) =
+        (medians_ms.0.map(|ms| ms * 1e6), medians_ms.1.map(|ms| ms * 1e6));
+    let change = match (baseline_median_ns, current_median_ns, verdict) {
+        (_, _, Verdict::Incomparable) => None,
+        (Some(baseline), Some(current), _) => Some(current / baseline - 1.0),
+        _ => None,
+    };
+    PhaseComparison {
+        benchmark_id: benchmark_id.to_string(),
+        phase,
+        baseline_median_ns,
+        current_median_ns,
+        change,
+        ci,
+        p_value: ci.map(|_| 0.01),
+        threshold: 0.05,
+        verdict,
+        adapter_label: adapter().label(),
+    }
+}
+
+/// One row of every verdict, two regressions, in the order `compare` would give.
+fn comparison() -> Comparison {
+    const ALEXNET: &str = "alexnet/train/b128/f32/wgpu";
+    const VGG: &str = "vgg11/eval/b64/f16/wgpu";
+    let mut incomparable = row(
+        "resnet50/train/b32/f32/wgpu",
+        Phase::Total,
+        (Some(120.0), Some(80.0)),
+        None,
+        Verdict::Incomparable,
+    );
+    incomparable.adapter_label =
+        "NVIDIA H100 (vulkan) (baseline: AMD Radeon RX 7900 XTX (vulkan))".to_string();
+    Comparison {
+        rows: vec![
+            row(
+                ALEXNET,
+                Phase::Forward,
+                (Some(17.44), Some(17.5)),
+                Some((-0.012, 0.017)),
+                Verdict::NoChange,
+            ),
+            row(
+                ALEXNET,
+                Phase::GradParams,
+                (Some(14.62), Some(16.1)),
+                Some((0.021, 0.187)),
+                Verdict::Regression,
+            ),
+            row(
+                ALEXNET,
+                Phase::Total,
+                (Some(46.35), Some(51.2)),
+                Some((0.071, 0.139)),
+                Verdict::Regression,
+            ),
+            row(
+                VGG,
+                Phase::Forward,
+                (Some(30.12), Some(26.1)),
+                Some((-0.161, -0.102)),
+                Verdict::Improvement,
+            ),
+            row(
+                VGG,
+                Phase::Total,
+                (Some(30.25), Some(32.7)),
+                Some((-0.021, 0.19)),
+                Verdict::Inconclusive,
+            ),
+            incomparable,
+            row(
+                "googlenet/train/b32/f32/wgpu",
+                Phase::Total,
+                (None, Some(75.69)),
+                None,
+                Verdict::New,
+            ),
+            row(
+                "vgg16/train/b16/f32/wgpu",
+                Phase::Total,
+                (Some(294.063), None),
+                None,
+                Verdict::Missing,
+            ),
+        ],
+        config: CompareConfig::default(),
+    }
+}
+
+#[test]
+fn table_snapshot() {
+    insta::assert_snapshot!("table", table(&record()));
+}
+
+#[test]
+fn layers_table_snapshot() {
+    insta::assert_snapshot!("layers_table", layers_table(&record().benchmarks[0]));
+}
+
+#[test]
+fn layers_table_without_layers_says_how_to_get_them() {
+    let text = layers_table(&record().benchmarks[1]);
+    assert!(text.contains("--layers"), "{text}");
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!("markdown", markdown(&record()));
+}
+
+#[test]
+fn csv_snapshot() {
+    insta::assert_snapshot!("csv", csv(&record()));
+}
+
+#[test]
+fn csv_reads_back_with_the_documented_header() {
+    let text = csv(&record());
+    let mut reader = ::csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = reader
+        .headers()
+        .expect("header")
+        .iter()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        header.join(","),
+        "timestamp,framework,algorithm,bench_stage,precision,result_ms,batch,phase,adapter,backend,\
+         benchmark_id,median_ns,mean_ns,min_ns,max_ns,stddev_ns,samples"
+    );
+    let rows: Vec<::csv::StringRecord> = reader.records().collect::<Result<_, _>>().expect("rows");
+    // 7 phases of each AlexNet run, forward and total of VGG-11.
+    assert_eq!(rows.len(), 7 + 7 + 2);
+    assert_eq!(&rows[0][0], "2026-11-18T11:06:40Z");
+    assert_eq!(&rows[0][1], "convbench-wgpu");
+    assert_eq!(&rows[0][5], "8.73");
+}
+
+#[test]
+fn comparison_table_snapshot() {
+    insta::assert_snapshot!("comparison_table", comparison_table(&comparison()));
+}
+
+#[test]
+fn comparison_markdown_snapshot() {
+    insta::assert_snapshot!("comparison_markdown", comparison_markdown(&comparison()));
+}
+
+#[test]
+fn verdict_summary_counts_worst_first() {
+    assert_eq!(
+        verdict_summary(&comparison()),
+        "2 regressions, 1 inconclusive, 1 incomparable, 1 missing, 1 new, 1 improvement, 1 unchanged"
+    );
+    let empty = Comparison {
+        rows: Vec::new(),
+        config: CompareConfig::default(),
+    };
+    assert_eq!(verdict_summary(&empty), "nothing to compare");
+    assert_eq!(comparison_markdown(&empty), "**nothing to compare**\n");
+}
+
+#[test]
+fn comparison_markdown_without_notable_rows_says_so() {
+    let mut comparison = comparison();
+    comparison.rows.retain(|row| row.verdict == Verdict::NoChange);
+    let text = comparison_markdown(&comparison);
+    assert!(text.starts_with("**1 unchanged**\n\nNo regression or improvement beyond the threshold.\n"));
+    assert!(
+        text.contains("<details>\n<summary>1 other row: 1 unchanged</summary>"),
+        "{text}"
+    );
+}
+
+/// The number of `|` that delimit cells (not escaped with a backslash).
+fn cell_delimiters(line: &str) -> usize {
+    let mut count = 0;
+    let mut escaped = false;
+    for ch in line.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match ch {
+            '\\' => escaped = true,
+            '|' => count += 1,
+            _ => {}
+        }
+    }
+    count
+}
+
+#[test]
+fn markdown_escapes_names() {
+    let mut record = record();
+    record.benchmarks[0].model = "evil|<script>alert(1)</script>".to_string();
+    record.benchmarks[0].adapter.name = "A & B [x](y)".to_string();
+    let text = markdown(&record);
+    assert!(!text.contains("<script>"), "{text}");
+    assert!(
+        text.contains("evil\\|&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{text}"
+    );
+    assert!(text.contains("A &amp; B \\[x\\](y)"), "{text}");
+    let table_lines: Vec<&str> = text.lines().filter(|line| line.starts_with('|')).collect();
+    assert_eq!(table_lines.len(), 2 + 3);
+    for line in &table_lines {
+        assert_eq!(cell_delimiters(line), 13 + 1, "{line}");
+    }
+
+    let mut comparison = comparison();
+    comparison.rows[1].benchmark_id = "evil|<script>/train/b1/f32/wgpu".to_string();
+    comparison.rows[1].adapter_label = "<img src=x onerror=alert(1)>".to_string();
+    let text = comparison_markdown(&comparison);
+    assert!(!text.contains("<script>") && !text.contains("<img"), "{text}");
+    assert!(
+        text.contains("| evil\\|&lt;script&gt;/train/b1/f32/wgpu |"),
+        "{text}"
+    );
+}
+
+#[test]
+fn escape_markdown_leaves_plain_names_alone() {
+    assert_eq!(
+        escape_markdown("alexnet/train/b128/f32/wgpu"),
+        "alexnet/train/b128/f32/wgpu"
+    );
+    assert_eq!(escape_markdown("a\nb"), "a b");
+    assert_eq!(escape_markdown("`x` *y* \\"), "\\`x\\` \\*y\\* \\\\");
+}
+
+#[test]
+fn line_chart_when_a_model_has_several_batches() {
+    let svg = chart_svg(&record()).expect("chart");
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    assert!(svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains("batch size"));
+    assert!(svg.contains("alexnet f32"));
+    assert!(svg.contains("vgg11 f16"));
+    assert!(svg.contains("<circle"), "points on the lines");
+}
+
+#[test]
+fn bar_chart_when_every_model_has_one_batch() {
+    let svg = chart_svg(&one_batch_record()).expect("chart");
+    assert!(svg.starts_with("<svg"));
+    assert!(svg.trim_end().ends_with("</svg>"));
+    assert!(svg.contains("images/s"));
+    assert!(svg.contains("alexnet f32"));
+    assert!(svg.contains("vgg11 f16"));
+    assert!(!svg.contains("<circle"), "no points, bars");
+}
+
+#[test]
+fn chart_labels_show_what_varies_and_are_escaped() {
+    let mut record = one_batch_record();
+    record.benchmarks[1].model = "<script>".to_string();
+    record.benchmarks[1].adapter.name = "AMD Radeon".to_string();
+    let svg = chart_svg(&record).expect("chart");
+    assert!(!svg.contains("<script>"));
+    // Stage and adapter differ between the two, backend does not.
+    assert!(
+        svg.contains("&lt;script&gt; f16 eval AMD Radeon (vulkan)"),
+        "{svg}"
+    );
+    assert!(svg.contains("alexnet f32 train NVIDIA H100 (vulkan)"));
+}
+
+#[test]
+fn chart_of_nothing_is_invalid_input() {
+    let mut record = record();
+    for benchmark in &mut record.benchmarks {
+        benchmark.phases.retain(|phase| phase.phase != Phase::Total);
+    }
+    let error = chart_svg(&record).expect_err("nothing to plot");
+    assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+    record.benchmarks.clear();
+    assert!(chart_svg(&record).is_err());
+}
+
+#[test]
+fn format_names_parse() {
+    for (name, format) in [
+        ("table", Format::Table),
+        ("json", Format::Json),
+        ("csv", Format::Csv),
+        ("md", Format::Markdown),
+        ("markdown", Format::Markdown),
+        ("MD", Format::Markdown),
+    ] {
+        assert_eq!(Format::from_str(name).expect(name), format);
+    }
+    for format in Format::ALL {
+        assert_eq!(format.to_string().parse::<Format>().expect("round trip"), format);
+    }
+    let error = Format::from_str("html").expect_err("unknown format");
+    assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+    let message = error.to_string();
+    assert!(message.contains("`html`"), "{message}");
+    for name in ["table", "json", "csv", "md"] {
+        assert!(message.contains(name), "{message}");
+    }
+}
+
+#[test]
+fn render_dispatches_on_the_format() {
+    let record = record();
+    assert_eq!(render(&record, Format::Table), table(&record));
+    assert_eq!(render(&record, Format::Json), record.to_json());
+    assert_eq!(render(&record, Format::Csv), csv(&record));
+    assert_eq!(render(&record, Format::Markdown), markdown(&record));
+    let parsed = RunRecord::from_json(&json(&record), "test").expect("json reads back");
+    assert_eq!(parsed, record);
+}
+
+#[test]
+fn empty_record_renders_a_message() {
+    let mut record = record();
+    record.benchmarks.clear();
+    assert_eq!(table(&record), "no benchmarks in this record\n");
+    assert_eq!(markdown(&record), "No benchmarks in this record.\n");
+    assert_eq!(csv(&record).lines().count(), 1);
+}
+
+#[test]
+fn milliseconds_keep_three_significant_digits() {
+    use super::cells::milliseconds;
+    assert_eq!(milliseconds(17_440_000.0), "17.440");
+    assert_eq!(milliseconds(771_550_416.9), "771.550");
+    assert_eq!(milliseconds(500_000.0), "0.500");
+    assert_eq!(milliseconds(14_600.0), "0.0146");
+    assert_eq!(milliseconds(7_246.06), "0.00725");
+    assert_eq!(milliseconds(1.0), "0.00000100");
+    assert_eq!(milliseconds(0.0), "0.000");
+    assert_eq!(milliseconds(f64::NAN), "-");
+}
+
+#[test]
+fn rfc3339_of_known_instants() {
+    assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
+    assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(rfc3339_utc(1_700_000_000), "2023-11-14T22:13:20Z");
+    assert_eq!(rfc3339_utc(4_107_542_399), "2100-02-28T23:59:59Z");
+    assert_eq!(rfc3339_utc(CREATED_UNIX_S), "2026-11-18T11:06:40Z");
+}
+
+/// Every day from 1970 to 2300 follows the previous one in the Gregorian calendar.
+#[test]
+fn rfc3339_days_follow_each_other() {
+    fn is_leap(year: u64) -> bool {
+        year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400))
+    }
+    fn days_in(year: u64, month: u64) -> u64 {
+        match month {
+            2 if is_leap(year) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        }
+    }
+    let date = |day: u64| {
+        let text = rfc3339_utc(day * 86_400);
+        let field = |range: std::ops::Range<usize>| text[range].parse::<u64>().expect("number");
+        (field(0..4), field(5..7), field(8..10))
+    };
+    let mut expected = (1970, 1, 1);
+    for day in 0..120_000 {
+        assert_eq!(date(day), expected, "day {day}");
+        let (year, month, day_of_month) = expected;
+        expected = if day_of_month < days_in(year, month) {
+            (year, month, day_of_month + 1)
+        } else if month < 12 {
+            (year, month + 1, 1)
+        } else {
+            (year + 1, 1, 1)
+        };
+    }
+}
