@@ -1,5 +1,7 @@
 // Fully connected layer, y = x W^T + b with W as [out, in]: forward, input gradient, weight
 // and bias gradients. One invocation per output element (the correctness baseline).
+// Output rows are `y_stride` long and this op owns columns [y_offset, y_offset + out_features),
+// so a layer too large for one storage binding runs as several column slices.
 alias T = f32;
 
 struct Params {
@@ -8,6 +10,8 @@ struct Params {
     in_features: u32,
     out_features: u32,
     has_bias: u32,
+    y_stride: u32,
+    y_offset: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -45,7 +49,7 @@ fn linear_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups)
     for (var k = 0u; k < p.in_features; k += 1u) {
         acc += f32(fwd_x[n * p.in_features + k]) * f32(fwd_w[o * p.in_features + k]);
     }
-    fwd_y[i] = T(acc);
+    fwd_y[n * p.y_stride + p.y_offset + o] = T(acc);
 }
 
 @compute @workgroup_size(256)
@@ -59,7 +63,7 @@ fn linear_backward_data(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workg
     let n = i / p.in_features;
     var acc = 0.0;
     for (var o = 0u; o < p.out_features; o += 1u) {
-        acc += f32(bd_dy[n * p.out_features + o]) * f32(bd_w[o * p.in_features + k]);
+        acc += f32(bd_dy[n * p.y_stride + p.y_offset + o]) * f32(bd_w[o * p.in_features + k]);
     }
     bd_dx[i] = T(acc);
 }
@@ -75,7 +79,7 @@ fn linear_backward_weight(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_wor
     let o = i / p.in_features;
     var acc = 0.0;
     for (var n = 0u; n < p.batch; n += 1u) {
-        acc += f32(bp_dy[n * p.out_features + o]) * f32(bp_x[n * p.in_features + k]);
+        acc += f32(bp_dy[n * p.y_stride + p.y_offset + o]) * f32(bp_x[n * p.in_features + k]);
     }
     bp_dw[i] = T(acc);
 }
@@ -89,7 +93,7 @@ fn linear_backward_bias(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workg
     }
     var acc = 0.0;
     for (var n = 0u; n < p.batch; n += 1u) {
-        acc += f32(bp_dy[n * p.out_features + o]);
+        acc += f32(bp_dy[n * p.y_stride + p.y_offset + o]);
     }
     bp_dbias[o] = T(acc);
 }

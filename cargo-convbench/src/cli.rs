@@ -50,6 +50,10 @@ pub enum Command {
     Baseline(commands::baseline::BaselineCommand),
     /// The blessed values across the commits that changed them.
     History(commands::history::HistoryArgs),
+    /// The GitHub Actions gate: run, compare, summary, annotations, PR comment; exit 1 on a regression.
+    Ci(commands::ci::CiArgs),
+    /// Post or update the one convbench comment of a pull request from saved records.
+    Comment(commands::ci::CommentArgs),
 }
 
 /// Parses arguments as `cargo convbench ...` or as `cargo-convbench ...`.
@@ -77,6 +81,8 @@ pub fn main_impl() -> ExitCode {
         Command::Compare(a) => commands::compare::run(&args, a),
         Command::Baseline(a) => commands::baseline::run(&args, a),
         Command::History(a) => commands::history::run(&args, a),
+        Command::Ci(a) => commands::ci::run_ci(&args, a),
+        Command::Comment(a) => commands::ci::run_comment(&args, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

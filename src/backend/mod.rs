@@ -167,6 +167,8 @@ pub trait Backend {
     fn timing_method(&self) -> TimingMethod;
     /// Whether programs of this precision can run.
     fn supports(&self, precision: Precision) -> bool;
+    /// Largest tensor (bytes) one op can bind; the planner splits layers whose weights exceed it.
+    fn max_tensor_bytes(&self) -> u64;
     /// Allocates the program's tensors and prepares its ops.
     fn load(&self, program: &Program) -> Result<Box<dyn Loaded + '_>>;
 }

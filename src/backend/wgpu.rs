@@ -48,6 +48,10 @@ impl Backend for WgpuBackend {
         self.gpu.supports(precision)
     }
 
+    fn max_tensor_bytes(&self) -> u64 {
+        self.gpu.max_tensor_bytes()
+    }
+
     fn load(&self, program: &Program) -> Result<Box<dyn Loaded + '_>> {
         Ok(Box::new(GpuProgram::load(&self.gpu, program)?))
     }

@@ -114,10 +114,11 @@ mod tests {
         };
         let lines = annotations(&comparison);
         assert_eq!(lines.len(), 2);
+        // The runner decodes `%25` back to `%` when it shows the annotation.
         assert_eq!(
             lines[0],
-            "::error title=convbench regression::a/train/b1/f32/wgpu forward +12.3% \
-             (median 10.00 ms -> 11.23 ms, 95% CI +11.3% to +13.3%), threshold 5.0%25 on NVIDIA H100 (vulkan)"
+            "::error title=convbench regression::a/train/b1/f32/wgpu forward +12.3%25 \
+             (median 10.00 ms -> 11.23 ms, 95%25 CI +11.3%25 to +13.3%25), threshold 5.0%25 on NVIDIA H100 (vulkan)"
         );
         assert!(
             lines[1].starts_with("::warning title=convbench inconclusive::c/train/b1/f32/wgpu forward +8.0%")

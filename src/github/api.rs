@@ -1,7 +1,7 @@
 //! The sticky pull-request comment through the GitHub REST API (octocrab), behind a blocking
 //! interface.
 
-use super::comment::COMMENT_MARKER;
+use super::comment::{COMMENT_MARKER, MAX_COMMENT_BYTES};
 use super::env::{ActionsEnv, Token};
 use crate::Error;
 use octocrab::Octocrab;
@@ -63,14 +63,17 @@ pub enum CommentAction {
     Updated(u64),
 }
 
-/// Keeps ONE convbench comment on pull request `pr` of `owner/repo`: lists every comment of the
-/// pull request (following every page), edits the first one containing [`COMMENT_MARKER`]
-/// (whoever wrote it), or else posts `body` as a new comment. Blocks until done.
+/// Keeps ONE convbench comment on pull request `pr` of `owner/repo`: lists the comments of the
+/// pull request (following the `Link: rel="next"` pages), edits the first one that opens with
+/// [`COMMENT_MARKER`] (whoever wrote it) with one PATCH, or else posts `body` as a new comment.
+/// Blocks until done.
 ///
-/// Errors are [`Error::Environment`] and never contain the token: without a token, "no
-/// GITHUB_TOKEN; the job summary was still written" (callers treat it as a skipped comment);
-/// on 403 or 404, what permission is missing and how to grant it; on any other failure, the
-/// HTTP status or transport error and the API URL.
+/// Errors never contain the token. Without a token: [`Error::Environment`] "no GITHUB_TOKEN;
+/// the job summary was still written" (callers treat it as a skipped comment), before any
+/// request. A `body` over [`MAX_COMMENT_BYTES`]: [`Error::InvalidInput`] (render it with
+/// [`super::comment_body`], which truncates). On 403 or 404: [`Error::Environment`] saying which
+/// permission is missing and how to grant it; on any other failure, [`Error::Environment`] with
+/// the HTTP status or transport error and the API URL.
 pub fn post_or_update_comment(
     api: &GithubApi,
     owner: &str,
@@ -81,6 +84,13 @@ pub fn post_or_update_comment(
     let token = api.token.as_ref().ok_or_else(|| {
         Error::Environment("no GITHUB_TOKEN; the job summary was still written".to_string())
     })?;
+    if body.len() > MAX_COMMENT_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "the comment has {} bytes, over GitHub's limit of {MAX_COMMENT_BYTES}; render it with \
+             convbench::github::comment_body, which drops rows to fit",
+            body.len()
+        )));
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -115,8 +125,8 @@ impl Call<'_> {
         let payload = serde_json::json!({ "body": body });
         match existing {
             Some(id) => {
-                // GitHub documents PATCH for editing a comment; octocrab's `update_comment`
-                // sends POST, which GitHub Enterprise proxies may refuse.
+                // GitHub documents PATCH for editing a comment; octocrab 0.54's
+                // `update_comment` sends POST, so the request is made here.
                 let route = format!("/repos/{}/{}/issues/comments/{id}", self.owner, self.repo);
                 let comment: Comment = client
                     .patch(route, Some(&payload))
@@ -136,9 +146,13 @@ impl Call<'_> {
     }
 
     fn client(&self) -> Result<Octocrab, String> {
-        let builder = Octocrab::builder()
-            .base_uri(self.api_url)
-            .map_err(|error| format!("GitHub API URL `{}` is not a URL: {error}", self.api_url))?;
+        let builder = Octocrab::builder().base_uri(self.api_url).map_err(|_| {
+            format!(
+                "GitHub API URL `{}` is not a URL; set GITHUB_API_URL to e.g. {}",
+                self.api_url,
+                super::DEFAULT_API_URL
+            )
+        })?;
         builder
             .personal_token(self.token.expose().to_string())
             .set_connect_timeout(Some(CONNECT_TIMEOUT))
@@ -152,7 +166,11 @@ impl Call<'_> {
             })
     }
 
-    /// The id of the first comment with the marker, reading every page of comments.
+    /// The id of the first comment that opens with the marker, reading pages until found.
+    ///
+    /// Whoever wrote it, the marker is enough; but it must open the comment, as it opens every
+    /// body [`super::comment_body`] renders, so that a comment merely quoting or discussing the
+    /// marker is never overwritten.
     async fn find_marker_comment(&self, client: &Octocrab) -> Result<Option<u64>, String> {
         let listing = "listing the comments";
         let mut page = client
@@ -167,7 +185,7 @@ impl Call<'_> {
                 comment
                     .body
                     .as_deref()
-                    .is_some_and(|text| text.contains(COMMENT_MARKER))
+                    .is_some_and(|text| text.trim_start().starts_with(COMMENT_MARKER))
             });
             if let Some(comment) = marked {
                 return Ok(Some(comment.id.into_inner()));
@@ -187,7 +205,7 @@ impl Call<'_> {
     /// transport error, naming the API URL and what was being done.
     fn describe(&self, error: &octocrab::Error, doing: &str) -> String {
         let target = format!(
-            "{doing} of pull request #{} in {}/{}",
+            "{doing} on pull request #{} in {}/{}",
             self.pr, self.owner, self.repo
         );
         match error {

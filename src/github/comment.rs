@@ -89,12 +89,14 @@ fn section_index(
     record: &RunRecord,
     comparison: &Comparison,
 ) -> usize {
-    let key = SectionKey::Fingerprint(adapter.clone());
-    if let Some(index) = sections.iter().position(|(k, _)| *k == key) {
+    let existing = sections
+        .iter()
+        .position(|(key, _)| matches!(key, SectionKey::Fingerprint(known) if known == adapter));
+    if let Some(index) = existing {
         return index;
     }
     sections.push((
-        key,
+        SectionKey::Fingerprint(adapter.clone()),
         empty_section(adapter.label(), Some(adapter.clone()), record, comparison),
     ));
     sections.len() - 1

@@ -16,9 +16,9 @@
 //!   [`MAX_COMMENT_BYTES`]. Every string that comes from a record (benchmark ids, adapter
 //!   names, driver strings, commits) is escaped with [`escape_markdown`], so a benchmark named
 //!   `<img src=x>` or `@someone` renders as text and pings nobody.
-//! - [`post_or_update_comment`] finds the marker comment on the pull request (following every
-//!   page of comments) and updates it in place, or creates it: one comment per pull request,
-//!   however many runs. It blocks on a private current-thread tokio runtime, so callers stay
+//! - [`post_or_update_comment`] finds the comment opening with the marker on the pull request
+//!   (following the pages of comments) and updates it in place, or creates it: one comment per
+//!   pull request, however many runs. It blocks on a private current-thread tokio runtime, so callers stay
 //!   synchronous.
 //!
 //! # Why a workflow_run job posts the comment

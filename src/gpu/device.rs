@@ -75,6 +75,13 @@ impl Gpu {
         precision == Precision::F32 || self.device.features().contains(wgpu::Features::SHADER_F16)
     }
 
+    /// Largest buffer one storage binding can cover (bytes).
+    pub fn max_tensor_bytes(&self) -> u64 {
+        self.limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size)
+    }
+
     /// Whether ops are timed with GPU timestamps.
     pub fn has_timestamps(&self) -> bool {
         self.device.features().contains(wgpu::Features::TIMESTAMP_QUERY)

@@ -58,10 +58,7 @@ impl<'g> GpuProgram<'g> {
                 gpu.summary.fingerprint.label()
             )));
         }
-        let max_binding = gpu
-            .limits
-            .max_storage_buffer_binding_size
-            .min(gpu.limits.max_buffer_size);
+        let max_binding = gpu.max_tensor_bytes();
         let mut buffers = Vec::with_capacity(program.tensors.len());
         let mut memory_bytes = 0;
         for t in &program.tensors {

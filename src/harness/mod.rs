@@ -162,6 +162,7 @@ pub fn verify_target(
     let plan_options = PlanOptions {
         stage: options.stage,
         data_grad: options.data_grad,
+        max_tensor_bytes: backend.max_tensor_bytes(),
     };
     let plan = target.plan(batch.min(VERIFY_BATCH), precision, plan_options)?;
     let mut loaded = backend.load(&plan.program)?;
@@ -260,6 +261,7 @@ pub fn measure(
     let plan_options = PlanOptions {
         stage: options.stage,
         data_grad: options.data_grad,
+        max_tensor_bytes: backend.max_tensor_bytes(),
     };
     let plan = target.plan(batch, precision, plan_options)?;
     let mut loaded = backend.load(&plan.program)?;

@@ -64,12 +64,55 @@ pub struct PlanOptions {
     pub stage: Stage,
     /// Compute the gradient of the first layer's input too (Torch and Chainer skip it).
     pub data_grad: bool,
+    /// Largest tensor one op may bind (bytes, [`crate::backend::Backend::max_tensor_bytes`]).
+    /// A fully connected layer whose weights exceed it runs as column slices that fit.
+    pub max_tensor_bytes: u64,
+}
+
+/// A fully connected layer's column slice: its geometry, weight and bias tensors.
+type LinearSlice = (LinearGeom, TensorId, Option<TensorId>);
+
+/// Splits `out_features` columns into slices whose weights fit in `max_bytes`.
+fn linear_slices(
+    batch: usize,
+    l: &crate::model::Linear,
+    element_bytes: usize,
+    max_bytes: u64,
+) -> Vec<LinearGeom> {
+    let row_bytes = (l.in_features * element_bytes) as u64;
+    let rows_per_slice = (max_bytes / row_bytes.max(1)).clamp(1, l.out_features.max(1) as u64) as usize;
+    let slices = l.out_features.div_ceil(rows_per_slice);
+    let per_slice = l.out_features.div_ceil(slices);
+    (0..slices)
+        .map(|k| {
+            let offset = k * per_slice;
+            let mut g = LinearGeom::new(
+                batch,
+                l.in_features,
+                per_slice.min(l.out_features - offset),
+                l.bias,
+            );
+            g.y_stride = l.out_features;
+            g.y_offset = offset;
+            g
+        })
+        .collect()
 }
 
 /// SGD hyper-parameters of the update phase (those of the classic ImageNet recipes).
 const LEARNING_RATE: f32 = 0.01;
 const MOMENTUM: f32 = 0.9;
 const WEIGHT_DECAY: f32 = 5e-4;
+
+/// What the backward pass of a layer needs from its forward pass.
+struct Saved {
+    /// Index into the plan's layers.
+    layer: usize,
+    /// Input, output, then the layer's own tensors (weights, saved statistics...).
+    tensors: Vec<TensorId>,
+    /// Column slices of a fully connected layer.
+    slices: Vec<LinearSlice>,
+}
 
 struct Builder {
     program: Program,
@@ -155,14 +198,14 @@ pub fn plan_network(
     let input = b.float("input".into(), shapes[0].len());
     b.inits.push((input, Init::Uniform(1.0)));
     let mut act: Vec<TensorId> = vec![input];
-    // Per layer, what its backward pass needs: (layer index, forward tensors).
-    let mut saved: Vec<(usize, Vec<TensorId>)> = Vec::new();
+    let mut saved: Vec<Saved> = Vec::new();
     for (i, layer) in network.layers.iter().enumerate() {
         let li = b.layer(&layer.name, layer.kind.op_name());
         let x = act[layer.inputs[0]];
         let (xs, ys) = (shapes[layer.inputs[0]], shapes[i + 1]);
         let y = b.float(format!("{}/output", layer.name), ys.len());
         let mut keep = vec![x, y];
+        let mut slices: Vec<LinearSlice> = Vec::new();
         match &layer.kind {
             LayerKind::Conv2d(conv) => {
                 let fan_in = conv.in_channels / conv.groups * conv.kernel.0 * conv.kernel.1;
@@ -241,30 +284,25 @@ pub fn plan_network(
                 }
             }
             LayerKind::Linear(l) => {
-                let w = b.param(
-                    format!("{}/weight", layer.name),
-                    l.in_features * l.out_features,
-                    Init::Uniform(fan_in_scale(l.in_features)),
-                );
-                let mut tensors = vec![x, w];
-                keep.push(w);
-                if l.bias {
-                    let bias = b.param(
-                        format!("{}/bias", layer.name),
-                        l.out_features,
-                        Init::Constant(0.0),
-                    );
-                    tensors.push(bias);
-                    keep.push(bias);
+                let geoms = linear_slices(batch, l, precision.bytes(), options.max_tensor_bytes);
+                let sliced = geoms.len() > 1;
+                for (k, g) in geoms.into_iter().enumerate() {
+                    let part = if sliced {
+                        format!("{}[{k}]", layer.name)
+                    } else {
+                        layer.name.clone()
+                    };
+                    let scale = Init::Uniform(fan_in_scale(l.in_features));
+                    let w = b.param(format!("{part}/weight"), g.in_features * g.out_features, scale);
+                    let bias = l
+                        .bias
+                        .then(|| b.param(format!("{part}/bias"), g.out_features, Init::Constant(0.0)));
+                    let mut tensors = vec![x, w];
+                    tensors.extend(bias);
+                    tensors.push(y);
+                    b.op(Op::LinearForward(g), tensors, li, Phase::Forward);
+                    slices.push((g, w, bias));
                 }
-                tensors.push(y);
-                let g = LinearGeom {
-                    batch,
-                    in_features: l.in_features,
-                    out_features: l.out_features,
-                    bias: l.bias,
-                };
-                b.op(Op::LinearForward(g), tensors, li, Phase::Forward);
             }
             LayerKind::GlobalAvgPool => {
                 b.op(
@@ -300,7 +338,11 @@ pub fn plan_network(
             }
         }
         act.push(y);
-        saved.push((li, keep));
+        saved.push(Saved {
+            layer: li,
+            tensors: keep,
+            slices,
+        });
     }
     let logits = *act.last().expect("network has layers");
     let classes = shapes.last().map_or(0, Shape::per_image);
@@ -318,7 +360,7 @@ fn plan_loss_and_backward(
     network: &Network,
     shapes: &[Shape],
     act: &[TensorId],
-    saved: &[(usize, Vec<TensorId>)],
+    saved: &[Saved],
     logits: TensorId,
     batch: usize,
     classes: usize,
@@ -347,8 +389,7 @@ fn plan_loss_and_backward(
     let mut contributions: Vec<Vec<TensorId>> = vec![Vec::new(); act.len()];
     contributions[act.len() - 1].push(dlogits);
     for (i, layer) in network.layers.iter().enumerate().rev() {
-        let (li, keep) = (&saved[i].0, &saved[i].1);
-        let li = *li;
+        let (li, keep) = (saved[i].layer, &saved[i].tensors);
         let out = i + 1;
         let dy = match contributions[out].len() {
             0 => continue,
@@ -376,7 +417,8 @@ fn plan_loss_and_backward(
         // The network input needs no gradient unless asked for.
         let wants = |node: usize| node != 0 || options.data_grad;
         let mut grad_for = |b: &mut Builder, node: usize| -> TensorId {
-            let t = b.float(format!("{}/grad_input{node}", layer.name), shapes[node].len());
+            let k = contributions[node].len();
+            let t = b.float(format!("{}/grad_input{node}.{k}", layer.name), shapes[node].len());
             contributions[node].push(t);
             t
         };
@@ -403,30 +445,25 @@ fn plan_loss_and_backward(
                 }
                 b.op(Op::Conv2dBackwardFilter(g), tensors, li, Phase::GradParams);
             }
-            LayerKind::Linear(l) => {
-                let g = LinearGeom {
-                    batch,
-                    in_features: l.in_features,
-                    out_features: l.out_features,
-                    bias: l.bias,
-                };
-                let w = keep[2];
-                if wants(first) {
-                    let dx = grad_for(b, first);
-                    b.op(Op::LinearBackwardData(g), vec![dy, w, dx], li, Phase::GradInput);
+            LayerKind::Linear(_) => {
+                // Slices' input gradients are partial sums, added like any fan-out.
+                for &(g, w, bias) in &saved[i].slices {
+                    if wants(first) {
+                        let dx = grad_for(b, first);
+                        b.op(Op::LinearBackwardData(g), vec![dy, w, dx], li, Phase::GradInput);
+                    }
+                    let dw_name = format!("{}/grad", b.program.tensors[w].name);
+                    let dw = b.float(dw_name, g.in_features * g.out_features);
+                    let mut tensors = vec![x, dy, dw];
+                    b.params.push((w, dw));
+                    if let Some(bias) = bias {
+                        let db_name = format!("{}/grad", b.program.tensors[bias].name);
+                        let db = b.float(db_name, g.out_features);
+                        tensors.push(db);
+                        b.params.push((bias, db));
+                    }
+                    b.op(Op::LinearBackwardParams(g), tensors, li, Phase::GradParams);
                 }
-                let dw = b.float(
-                    format!("{}/weight_grad", layer.name),
-                    l.in_features * l.out_features,
-                );
-                let mut tensors = vec![x, dy, dw];
-                b.params.push((w, dw));
-                if l.bias {
-                    let db = b.float(format!("{}/bias_grad", layer.name), l.out_features);
-                    tensors.push(db);
-                    b.params.push((keep[3], db));
-                }
-                b.op(Op::LinearBackwardParams(g), tensors, li, Phase::GradParams);
             }
             LayerKind::BatchNorm(bn) => {
                 let (gamma, beta, mean, invstd) = (keep[2], keep[3], keep[4], keep[5]);

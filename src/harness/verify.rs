@@ -6,20 +6,24 @@
 //! from those same inputs in f64. Errors therefore never accumulate across layers, and a
 //! mismatch names the op that produced it.
 //!
-//! Error metric: `max_i |got_i - ref_i| / max(|ref_i|, 1e-2 * max_j |ref_j|)`: relative error
-//! with a floor at a hundredth of the tensor's scale, so elements that cancel to near zero are
-//! judged against the size of the values around them rather than against zero. An indexing or
-//! boundary mistake, or an unwritten (NaN) element, gives an error of O(1) or infinity.
+//! Error metric: `max_i |got_i - ref_i| / max(|ref_i|, 0.1 * max_j |ref_j|)`: relative error
+//! with a floor at a tenth of the tensor's largest magnitude. Elements much smaller than the
+//! largest are judged against that scale rather than against zero, which is how rounding in a
+//! long f32 reduction behaves: its error is proportional to the magnitudes of the terms summed,
+//! not to a result that happens to cancel to near zero (the normwise error used for GEMM
+//! testing). An indexing or boundary mistake, a wrong scale, or an unwritten (NaN) element
+//! still gives an error of O(1) or infinity.
 //!
 //! Tolerances:
 //! - f32: [`F32_TOLERANCE`] = 1e-4. Kernels accumulate in f32 in another order than the
 //!   reference; a sum of K products has a rounding error of about sqrt(K) * 2^-24 of the sum of
-//!   its terms' magnitudes. For K ~ 2,000 that is ~3e-6 of the scale; measured worst cases on
-//!   the op tests are ~3e-5, so 1e-4 keeps a margin of 3 or more.
+//!   the terms' magnitudes. Measured worst cases: ~3e-6 on the op tests (K up to ~2,000) and
+//!   ~1e-5 through whole networks (AlexNet's fc6 sums K = 9,216 products), so 1e-4 leaves a
+//!   margin of ten.
 //! - f16: [`F16_TOLERANCE`] = 2e-2. Both sides see the same f16-rounded inputs, so the
 //!   difference is the f16 rounding of outputs (2^-11 ~ 4.9e-4 relative) plus intermediates
-//!   stored in f16 (LRN scale, batch-norm mean and inverse deviation, 4.9e-4 relative each).
-//!   Near the floor (1% of the scale) those absolute errors read up to ~1e-2.
+//!   stored in f16 (LRN scale, batch-norm mean and inverse deviation, 4.9e-4 relative each),
+//!   amplified where the result cancels; measured worst cases are ~1.3e-3 (batch-norm forward).
 
 use crate::backend::{Loaded, Program};
 use crate::kernels::{Access, DType, reference};
@@ -49,7 +53,7 @@ pub fn relative_error(got: &[f32], reference: &[f64]) -> f64 {
         .iter()
         .filter(|v| v.is_finite())
         .fold(0.0f64, |m, v| m.max(v.abs()));
-    let floor = (1e-2 * scale).max(1e-30);
+    let floor = (0.1 * scale).max(1e-30);
     got.iter()
         .zip(reference)
         .map(|(&g, &r)| {

@@ -5,9 +5,17 @@ use super::op::LinearGeom;
 use super::registry::LINEAR;
 
 fn params(g: &LinearGeom, total: usize) -> Vec<u32> {
-    [total, g.batch, g.in_features, g.out_features, usize::from(g.bias)]
-        .map(|v| v as u32)
-        .to_vec()
+    [
+        total,
+        g.batch,
+        g.in_features,
+        g.out_features,
+        usize::from(g.bias),
+        g.y_stride,
+        g.y_offset,
+    ]
+    .map(|v| v as u32)
+    .to_vec()
 }
 
 /// `x, w, [bias] -> y`.

@@ -49,6 +49,30 @@ pub struct LinearGeom {
     pub out_features: usize,
     /// Whether a bias is bound.
     pub bias: bool,
+    /// Row length of the output (and output gradient) tensor: `out_features`, or more when this
+    /// op computes a slice of the columns of a layer too large for one storage binding.
+    pub y_stride: usize,
+    /// First column of the slice within the output rows.
+    pub y_offset: usize,
+}
+
+impl LinearGeom {
+    /// A whole (unsliced) fully connected layer.
+    pub const fn new(batch: usize, in_features: usize, out_features: usize, bias: bool) -> Self {
+        Self {
+            batch,
+            in_features,
+            out_features,
+            bias,
+            y_stride: out_features,
+            y_offset: 0,
+        }
+    }
+
+    /// Whether the op covers only some columns of its output.
+    pub const fn is_slice(&self) -> bool {
+        self.out_features < self.y_stride
+    }
 }
 
 /// How a binding is accessed.
@@ -211,7 +235,10 @@ impl Op {
                 }
                 b
             }
-            Op::LinearForward(g) => with_bias(vec![Read, Read], g.bias, Read, vec![Write]),
+            Op::LinearForward(g) => {
+                let y = if g.is_slice() { ReadWrite } else { Write };
+                with_bias(vec![Read, Read], g.bias, Read, vec![y])
+            }
             Op::LinearBackwardParams(g) => {
                 let mut b = vec![Read, Read, Write];
                 if g.bias {
@@ -292,11 +319,11 @@ impl Op {
                 vec![g.batch * g.in_features, g.out_features * g.in_features],
                 g.bias,
                 g.out_features,
-                vec![g.batch * g.out_features],
+                vec![g.batch * g.y_stride],
             ),
             Op::LinearBackwardData(g) => {
                 vec![
-                    g.batch * g.out_features,
+                    g.batch * g.y_stride,
                     g.out_features * g.in_features,
                     g.batch * g.in_features,
                 ]
@@ -304,7 +331,7 @@ impl Op {
             Op::LinearBackwardParams(g) => {
                 let mut l = vec![
                     g.batch * g.in_features,
-                    g.batch * g.out_features,
+                    g.batch * g.y_stride,
                     g.out_features * g.in_features,
                 ];
                 if g.bias {

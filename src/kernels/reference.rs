@@ -553,9 +553,9 @@ fn batch_norm_backward<T: Real>(s: &Shape, inputs: &[&[T]], dx: &mut [T], dgamma
 }
 
 fn linear_forward<T: Real>(g: &LinearGeom, x: &[T], w: &[T], bias: Option<&[T]>, y: &mut [T]) {
-    y.par_chunks_mut(g.out_features).enumerate().for_each(|(n, row)| {
+    y.par_chunks_mut(g.y_stride).enumerate().for_each(|(n, row)| {
         let xr = &x[n * g.in_features..][..g.in_features];
-        for (o, v) in row.iter_mut().enumerate() {
+        for (o, v) in row[g.y_offset..][..g.out_features].iter_mut().enumerate() {
             let wr = &w[o * g.in_features..][..g.in_features];
             *v = sum(xr.iter().zip(wr).map(|(&a, &b)| a * b)) + bias.map_or(T::default(), |b| b[o]);
         }
@@ -566,7 +566,7 @@ fn linear_backward_data<T: Real>(g: &LinearGeom, dy: &[T], w: &[T], dx: &mut [T]
     dx.par_chunks_mut(g.in_features).enumerate().for_each(|(n, row)| {
         row.fill(T::default());
         for o in 0..g.out_features {
-            let d = dy[n * g.out_features + o];
+            let d = dy[n * g.y_stride + g.y_offset + o];
             for (v, &wv) in row.iter_mut().zip(&w[o * g.in_features..][..g.in_features]) {
                 *v += d * wv;
             }
@@ -575,10 +575,11 @@ fn linear_backward_data<T: Real>(g: &LinearGeom, dy: &[T], w: &[T], dx: &mut [T]
 }
 
 fn linear_backward_params<T: Real>(g: &LinearGeom, x: &[T], dy: &[T], dw: &mut [T], dbias: Option<&mut [T]>) {
+    let dy_at = |n: usize, o: usize| dy[n * g.y_stride + g.y_offset + o];
     dw.par_chunks_mut(g.in_features).enumerate().for_each(|(o, row)| {
         row.fill(T::default());
         for n in 0..g.batch {
-            let d = dy[n * g.out_features + o];
+            let d = dy_at(n, o);
             for (v, &xv) in row.iter_mut().zip(&x[n * g.in_features..][..g.in_features]) {
                 *v += d * xv;
             }
@@ -586,7 +587,7 @@ fn linear_backward_params<T: Real>(g: &LinearGeom, x: &[T], dy: &[T], dw: &mut [
     });
     if let Some(db) = dbias {
         for (o, b) in db.iter_mut().enumerate() {
-            *b = sum((0..g.batch).map(|n| dy[n * g.out_features + o]));
+            *b = sum((0..g.batch).map(|n| dy_at(n, o)));
         }
     }
 }

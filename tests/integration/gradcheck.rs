@@ -449,20 +449,7 @@ fn gradcheck_batch_norm() {
 #[test]
 fn gradcheck_linear() {
     let mut rng = rng(106);
-    let cases = [
-        LinearGeom {
-            batch: 3,
-            in_features: 7,
-            out_features: 5,
-            bias: true,
-        },
-        LinearGeom {
-            batch: 1,
-            in_features: 4,
-            out_features: 3,
-            bias: false,
-        },
-    ];
+    let cases = [LinearGeom::new(3, 7, 5, true), LinearGeom::new(1, 4, 3, false)];
     let (mut worst_data, mut worst_weight, mut worst_bias) = (0.0f64, 0.0f64, 0.0f64);
     for g in cases {
         let name = format!("linear {g:?}");

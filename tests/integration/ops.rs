@@ -330,12 +330,17 @@ fn linear_forward_and_backward() {
     let mut rng = rng(8);
     let mut ops = Vec::new();
     for _ in 0..5 {
-        let g = LinearGeom {
-            batch: rng.random_range(1..=5),
-            in_features: rng.random_range(1..=300),
-            out_features: rng.random_range(1..=40),
-            bias: rng.random_bool(0.7),
-        };
+        let mut g = LinearGeom::new(
+            rng.random_range(1..=5),
+            rng.random_range(1..=300),
+            rng.random_range(1..=40),
+            rng.random_bool(0.7),
+        );
+        if rng.random_bool(0.5) {
+            // A column slice of a wider layer (how layers too large for one binding run).
+            g.y_stride = g.out_features + rng.random_range(1..=20);
+            g.y_offset = rng.random_range(0..=g.y_stride - g.out_features);
+        }
         ops.extend([
             Op::LinearForward(g),
             Op::LinearBackwardData(g),

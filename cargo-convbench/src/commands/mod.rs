@@ -2,6 +2,7 @@
 
 pub mod adapters;
 pub mod baseline;
+pub mod ci;
 pub mod compare;
 pub mod history;
 pub mod list;

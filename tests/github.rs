@@ -1,0 +1,1088 @@
+//! Tests of `convbench::github`: the PR comment against a fake GitHub API (wiremock on loopback,
+//! driven by the real octocrab client), the comment's Markdown (insta snapshots), escaping,
+//! truncation, token hygiene, and the workflow files under `.github/` and `action.yml`.
+
+use convbench::compare::{CompareConfig, Comparison, PhaseComparison, Verdict, compare};
+use convbench::github::{
+    AdapterSection, COMMENT_MARKER, CommentAction, CommentContext, GithubApi, MAX_COMMENT_BYTES, Token,
+    comment_body, post_or_update_comment, sections_from,
+};
+use convbench::model::Precision;
+use convbench::results::{
+    AdapterFingerprint, BenchmarkResult, FORMAT_VERSION, Host, Phase, PhaseResult, RunRecord, RunSettings,
+    Stage, Summary, TimingMethod,
+};
+use convbench::{Error, ErrorKind};
+use serde_json::json;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use wiremock::matchers::{header, method, path, query_param, query_param_is_missing};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+const OWNER: &str = "octo";
+const REPO: &str = "bench";
+const PR: u64 = 7;
+const TOKEN: &str = "ghs_TopSecretTokenValue0123456789";
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------------------
+
+/// Runs async set-up (the mock server lives on its own thread) outside of the code under test,
+/// which builds its own runtime and must not be called from inside one.
+fn block_on<F: Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("test runtime")
+        .block_on(future)
+}
+
+fn api(server: &MockServer) -> GithubApi {
+    GithubApi::new(server.uri(), Some(Token::new(TOKEN)))
+}
+
+fn comments_path() -> String {
+    format!("/repos/{OWNER}/{REPO}/issues/{PR}/comments")
+}
+
+/// A comment as the REST API returns it (every field octocrab requires).
+fn comment_json(server_uri: &str, id: u64, body: &str) -> serde_json::Value {
+    let user = "https://api.github.com/users/someone";
+    json!({
+        "id": id,
+        "node_id": format!("IC_{id}"),
+        "url": format!("{server_uri}/repos/{OWNER}/{REPO}/issues/comments/{id}"),
+        "html_url": format!("https://github.com/{OWNER}/{REPO}/pull/{PR}#issuecomment-{id}"),
+        "issue_url": format!("{server_uri}/repos/{OWNER}/{REPO}/issues/{PR}"),
+        "body": body,
+        "user": {
+            "login": "someone", "id": 1, "node_id": "U_1",
+            "avatar_url": "https://avatars.githubusercontent.com/u/1", "gravatar_id": "",
+            "url": user, "html_url": "https://github.com/someone",
+            "followers_url": format!("{user}/followers"), "following_url": format!("{user}/following"),
+            "gists_url": format!("{user}/gists"), "starred_url": format!("{user}/starred"),
+            "subscriptions_url": format!("{user}/subscriptions"),
+            "organizations_url": format!("{user}/orgs"), "repos_url": format!("{user}/repos"),
+            "events_url": format!("{user}/events"), "received_events_url": format!("{user}/received_events"),
+            "type": "User", "site_admin": false
+        },
+        "created_at": "2026-11-01T12:00:00Z",
+        "updated_at": "2026-11-01T12:00:00Z"
+    })
+}
+
+fn fingerprint(name: &str, vendor_id: u32, device_id: u32, driver_info: &str) -> AdapterFingerprint {
+    AdapterFingerprint {
+        backend: "vulkan".to_string(),
+        vendor_id,
+        device_id,
+        name: name.to_string(),
+        device_type: "discrete".to_string(),
+        driver: "vendor driver".to_string(),
+        driver_info: driver_info.to_string(),
+        runtime_version: "wgpu 30.0.1".to_string(),
+    }
+}
+
+fn h100() -> AdapterFingerprint {
+    fingerprint("NVIDIA H100", 0x10de, 0x2330, "580.95.05")
+}
+
+fn radeon() -> AdapterFingerprint {
+    fingerprint("AMD Radeon RX 7900 XTX", 0x1002, 0x744c, "Mesa 25.2.6")
+}
+
+/// Ten samples (ns) spread ±1 % around `median_ns`, deterministic.
+fn around(median_ns: u64) -> Vec<u64> {
+    (0..10u64)
+        .map(|k| median_ns - median_ns / 100 + k * median_ns / 450)
+        .collect()
+}
+
+fn benchmark(id: &str, adapter: &AdapterFingerprint, phases: Vec<(Phase, Vec<u64>)>) -> BenchmarkResult {
+    BenchmarkResult {
+        id: id.to_string(),
+        model: id.split('/').next().unwrap_or(id).to_string(),
+        stage: Stage::Train,
+        batch: 128,
+        precision: Precision::F32,
+        backend: "wgpu".to_string(),
+        adapter: adapter.clone(),
+        timing_method: TimingMethod::GpuTimestamps,
+        warmup_iterations: 3,
+        verified: true,
+        params: 0,
+        forward_flops: 0,
+        iteration_flops: 0,
+        device_memory_bytes: 0,
+        phases: phases
+            .into_iter()
+            .map(|(phase, samples_ns)| PhaseResult {
+                phase,
+                summary: Summary::of(&samples_ns).expect("samples"),
+                samples_ns,
+            })
+            .collect(),
+        layers: Vec::new(),
+    }
+}
+
+fn record(commit: &str, benchmarks: Vec<BenchmarkResult>) -> RunRecord {
+    RunRecord {
+        format_version: FORMAT_VERSION,
+        convbench_version: "0.1.0".to_string(),
+        created_unix_s: 1_790_000_000,
+        git_commit: Some(commit.to_string()),
+        git_dirty: Some(false),
+        host: Host::default(),
+        settings: RunSettings::default(),
+        benchmarks,
+    }
+}
+
+/// Baseline and current records on `adapter` whose comparison has every verdict a PR sees:
+/// regression, improvement, inconclusive, no change, new and missing.
+fn every_verdict(adapter: &AdapterFingerprint, commit: &str) -> (RunRecord, RunRecord) {
+    let noisy_baseline = vec![
+        5_000_000, 10_000_000, 15_000_000, 20_000_000, 25_000_000, 30_000_000,
+    ];
+    let noisy_current = vec![
+        5_500_000, 11_000_000, 16_500_000, 22_000_000, 27_500_000, 33_000_000,
+    ];
+    let baseline = record(
+        "1111111aaaaaaabbbbbbbcccccccdddddddeeeee",
+        vec![
+            benchmark(
+                "alexnet/train/b128/f32/wgpu",
+                adapter,
+                vec![
+                    (Phase::Forward, around(12_000_000)),
+                    (Phase::Total, around(40_000_000)),
+                ],
+            ),
+            benchmark(
+                "vgg_a/train/b64/f32/wgpu",
+                adapter,
+                vec![(Phase::Total, around(250_000_000))],
+            ),
+            benchmark(
+                "googlenet/train/b128/f32/wgpu",
+                adapter,
+                vec![(Phase::Total, noisy_baseline)],
+            ),
+            benchmark(
+                "overfeat/train/b128/f32/wgpu",
+                adapter,
+                vec![(Phase::Total, around(90_000_000))],
+            ),
+            benchmark(
+                "lenet/eval/b1/f32/wgpu",
+                adapter,
+                vec![(Phase::Forward, around(850))],
+            ),
+        ],
+    );
+    let current = record(
+        commit,
+        vec![
+            benchmark(
+                "alexnet/train/b128/f32/wgpu",
+                adapter,
+                vec![
+                    (Phase::Forward, around(13_500_000)),
+                    (Phase::Total, around(40_000_000)),
+                ],
+            ),
+            benchmark(
+                "vgg_a/train/b64/f32/wgpu",
+                adapter,
+                vec![(Phase::Total, around(200_000_000))],
+            ),
+            benchmark(
+                "googlenet/train/b128/f32/wgpu",
+                adapter,
+                vec![(Phase::Total, noisy_current)],
+            ),
+            benchmark(
+                "overfeat/train/b128/f32/wgpu",
+                adapter,
+                vec![(Phase::Total, around(90_000_000))],
+            ),
+            benchmark(
+                "resnet50/train/b32/f16/wgpu",
+                adapter,
+                vec![(Phase::Total, around(1_500_000_000))],
+            ),
+        ],
+    );
+    (baseline, current)
+}
+
+fn context() -> CommentContext {
+    CommentContext {
+        base_sha: Some("1111111aaaaaaabbbbbbbcccccccdddddddeeeee".to_string()),
+        head_sha: Some("2222222fffffff00000001111111222222233333".to_string()),
+        run_url: Some("https://github.com/octo/bench/actions/runs/123456".to_string()),
+    }
+}
+
+fn row(benchmark_id: &str, verdict: Verdict, adapter_label: &str) -> PhaseComparison {
+    PhaseComparison {
+        benchmark_id: benchmark_id.to_string(),
+        phase: Phase::Total,
+        baseline_median_ns: Some(10_000_000.0),
+        current_median_ns: Some(10_100_000.0),
+        change: Some(0.01),
+        ci: Some((0.0, 0.02)),
+        p_value: Some(0.5),
+        threshold: 0.05,
+        verdict,
+        adapter_label: adapter_label.to_string(),
+    }
+}
+
+fn section_of(rows: Vec<PhaseComparison>, adapter: &AdapterFingerprint) -> AdapterSection {
+    AdapterSection {
+        adapter_label: adapter.label(),
+        fingerprint: Some(adapter.clone()),
+        timing_methods: vec![TimingMethod::GpuTimestamps],
+        commit: None,
+        comparison: Comparison {
+            rows,
+            config: CompareConfig::default(),
+        },
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The comment through the API
+// ---------------------------------------------------------------------------------------------
+
+/// A fake of the comments of one pull request: GET lists them, POST appends one. Lets two
+/// consecutive runs see each other's work, as on GitHub.
+#[derive(Clone)]
+struct FakeComments {
+    server_uri: String,
+    comments: Arc<Mutex<Vec<serde_json::Value>>>,
+}
+
+struct ListComments(FakeComments);
+struct CreateComment(FakeComments);
+
+impl Respond for ListComments {
+    fn respond(&self, _request: &Request) -> ResponseTemplate {
+        let comments = self.0.comments.lock().expect("fake state").clone();
+        ResponseTemplate::new(200).set_body_json(comments)
+    }
+}
+
+impl Respond for CreateComment {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let sent: serde_json::Value = request.body_json().expect("JSON body");
+        let mut comments = self.0.comments.lock().expect("fake state");
+        let id = 1000 + comments.len() as u64;
+        let body = sent["body"].as_str().expect("body string");
+        let created = comment_json(&self.0.server_uri, id, body);
+        comments.push(created.clone());
+        ResponseTemplate::new(201).set_body_json(created)
+    }
+}
+
+#[test]
+fn first_run_creates_the_comment_and_the_second_updates_it() {
+    let server = block_on(MockServer::start());
+    let fake = FakeComments {
+        server_uri: server.uri(),
+        comments: Arc::new(Mutex::new(vec![comment_json(
+            &server.uri(),
+            1,
+            "LGTM, unrelated comment",
+        )])),
+    };
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
+            .respond_with(ListComments(fake.clone()))
+            .expect(2)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(comments_path()))
+            .respond_with(CreateComment(fake.clone()))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("PATCH"))
+            .and(path(format!("/repos/{OWNER}/{REPO}/issues/comments/1001")))
+            .respond_with(move |request: &Request| {
+                let sent: serde_json::Value = request.body_json().expect("JSON body");
+                let body = sent["body"].as_str().unwrap_or_default().to_string();
+                ResponseTemplate::new(200).set_body_json(comment_json("http://unused", 1001, &body))
+            })
+            .expect(1)
+            .mount(&server)
+            .await;
+    });
+    let api = api(&server);
+    let first = format!("{COMMENT_MARKER}\nfirst run");
+    let second = format!("{COMMENT_MARKER}\nsecond run");
+    assert_eq!(
+        post_or_update_comment(&api, OWNER, REPO, PR, &first).expect("first run"),
+        CommentAction::Created(1001)
+    );
+    assert_eq!(
+        post_or_update_comment(&api, OWNER, REPO, PR, &second).expect("second run"),
+        CommentAction::Updated(1001)
+    );
+    let requests = block_on(server.received_requests()).expect("recording is on");
+    let patch = requests
+        .iter()
+        .find(|request| request.method.as_str() == "PATCH")
+        .expect("a PATCH was sent");
+    let sent: serde_json::Value = patch.body_json().expect("JSON body");
+    assert_eq!(sent["body"], second.as_str());
+    block_on(server.verify());
+}
+
+#[test]
+fn the_marker_comment_is_found_on_the_second_page() {
+    let server = block_on(MockServer::start());
+    let uri = server.uri();
+    let mut first_page: Vec<serde_json::Value> = (1..=3)
+        .map(|id| comment_json(&uri, id, &format!("comment {id}")))
+        .collect();
+    // A comment that only mentions the marker is someone's words, not convbench's comment.
+    first_page.push(comment_json(
+        &uri,
+        5,
+        &format!("convbench finds its comment by `{COMMENT_MARKER}`"),
+    ));
+    let second_page = vec![
+        comment_json(&uri, 4, "another one"),
+        comment_json(&uri, 42, &format!("{COMMENT_MARKER}\nold results")),
+    ];
+    let next = format!("{uri}{}?per_page=100&page=2", comments_path());
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .and(query_param_is_missing("page"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .insert_header(
+                        "link",
+                        format!(r#"<{next}>; rel="next", <{next}>; rel="last""#).as_str(),
+                    )
+                    .set_body_json(first_page),
+            )
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .and(query_param("page", "2"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(second_page))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("PATCH"))
+            .and(path(format!("/repos/{OWNER}/{REPO}/issues/comments/42")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(comment_json(&uri, 42, "new")))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    let action = post_or_update_comment(&api(&server), OWNER, REPO, PR, "new").expect("upsert");
+    assert_eq!(action, CommentAction::Updated(42));
+    block_on(server.verify());
+}
+
+#[test]
+fn an_oversized_body_is_refused_before_any_request() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(200))
+            .expect(0)
+            .mount(&server),
+    );
+    let body = "x".repeat(MAX_COMMENT_BYTES + 1);
+    let error = post_or_update_comment(&api(&server), OWNER, REPO, PR, &body).expect_err("too long");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    block_on(server.verify());
+}
+
+#[test]
+fn forbidden_says_which_permission_to_add() {
+    let server = block_on(MockServer::start());
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(ResponseTemplate::new(403).set_body_json(json!({
+                "message": "Resource not accessible by integration",
+                "documentation_url": "https://docs.github.com/rest/issues/comments"
+            })))
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(201))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    let error = post_or_update_comment(&api(&server), OWNER, REPO, PR, "body").expect_err("403");
+    assert_eq!(error.kind(), ErrorKind::Environment);
+    let message = error.to_string();
+    assert!(message.contains("403"), "{message}");
+    assert!(
+        message.contains(
+            "the token lacks pull-requests: write; add `permissions: pull-requests: write` to the job, \
+             or use the workflow_run pattern (comment.yml) for fork PRs"
+        ),
+        "{message}"
+    );
+    assert!(message.contains(&server.uri()), "names the API URL: {message}");
+    block_on(server.verify());
+}
+
+#[test]
+fn not_found_also_says_which_permission_to_add() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"})))
+            .mount(&server),
+    );
+    let error = post_or_update_comment(&api(&server), OWNER, REPO, PR, "body").expect_err("404");
+    assert!(error.to_string().contains("pull-requests: write"), "{error}");
+}
+
+#[test]
+fn other_http_errors_name_the_status_and_the_api_url() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(422).set_body_json(json!({"message": "Validation Failed"})))
+            .mount(&server),
+    );
+    let error = post_or_update_comment(&api(&server), OWNER, REPO, PR, "body").expect_err("422");
+    let message = error.to_string();
+    assert_eq!(error.kind(), ErrorKind::Environment);
+    assert!(
+        message.contains("422") && message.contains("Validation Failed"),
+        "{message}"
+    );
+    assert!(message.contains(&server.uri()), "{message}");
+}
+
+#[test]
+fn no_token_is_an_environment_error_without_any_request() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(200))
+            .expect(0)
+            .mount(&server),
+    );
+    let api = GithubApi::new(server.uri(), None);
+    let error = post_or_update_comment(&api, OWNER, REPO, PR, "body").expect_err("no token");
+    assert!(
+        matches!(&error, Error::Environment(m) if m == "no GITHUB_TOKEN; the job summary was still written")
+    );
+    block_on(server.verify());
+}
+
+#[test]
+fn the_token_never_appears_in_errors_or_debug_output() {
+    // A server that echoes the Authorization header into its error message.
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(|request: &Request| {
+                let echoed = request
+                    .headers
+                    .get("authorization")
+                    .and_then(|value| value.to_str().ok())
+                    .unwrap_or_default()
+                    .to_string();
+                ResponseTemplate::new(401)
+                    .set_body_json(json!({ "message": format!("bad credentials {echoed}") }))
+            })
+            .mount(&server),
+    );
+    let echoed = post_or_update_comment(&api(&server), OWNER, REPO, PR, "body").expect_err("401");
+    let forbidden = {
+        let server = block_on(MockServer::start());
+        block_on(
+            Mock::given(method("GET"))
+                .respond_with(ResponseTemplate::new(403))
+                .mount(&server),
+        );
+        post_or_update_comment(&api(&server), OWNER, REPO, PR, "body").expect_err("403")
+    };
+    // Nothing listens on port 9 (discard) of loopback in the test environment.
+    let unreachable = GithubApi::new("http://127.0.0.1:9", Some(Token::new(TOKEN)));
+    let transport = post_or_update_comment(&unreachable, OWNER, REPO, PR, "body").expect_err("unreachable");
+    let bad_url = GithubApi::new("not a url", Some(Token::new(TOKEN)));
+    let url_error = post_or_update_comment(&bad_url, OWNER, REPO, PR, "body").expect_err("bad URL");
+    for error in [&echoed, &forbidden, &transport, &url_error] {
+        let shown = format!("{error} / {error:?}");
+        assert!(!shown.contains(TOKEN), "token leaked: {shown}");
+        assert!(!shown.contains("TopSecret"), "token leaked: {shown}");
+    }
+    assert!(echoed.to_string().contains("401"), "{echoed}");
+    let api = api(&server);
+    assert!(!format!("{api:?}").contains(TOKEN));
+    assert!(!format!("{:?} {}", Token::new(TOKEN), Token::new(TOKEN)).contains(TOKEN));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The comment's Markdown
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn comment_with_every_verdict() {
+    let (baseline, current) = every_verdict(&h100(), "2222222fffffff00000001111111222222233333");
+    let comparison = compare(&baseline, &current, &CompareConfig::default());
+    for verdict in [
+        Verdict::Regression,
+        Verdict::Improvement,
+        Verdict::Inconclusive,
+        Verdict::NoChange,
+        Verdict::New,
+        Verdict::Missing,
+    ] {
+        assert!(
+            comparison.count(verdict) > 0,
+            "fixture lacks a {verdict} row: {:#?}",
+            comparison.rows
+        );
+    }
+    let sections = sections_from([(&current, &comparison)]);
+    assert_eq!(sections.len(), 1, "missing rows join their adapter's section");
+    assert_eq!(sections[0].comparison.rows.len(), comparison.rows.len());
+    let body = comment_body(&sections, &context());
+    assert!(body.starts_with(COMMENT_MARKER));
+    insta::assert_snapshot!("comment_every_verdict", body);
+}
+
+#[test]
+fn comment_for_a_matrix_of_two_adapters() {
+    let (h100_baseline, h100_current) = every_verdict(&h100(), "2222222fffffff00000001111111222222233333");
+    let radeon_baseline = record(
+        "1111111aaaaaaabbbbbbbcccccccdddddddeeeee",
+        vec![
+            benchmark(
+                "alexnet/train/b128/f32/wgpu",
+                &radeon(),
+                vec![(Phase::Total, around(55_000_000))],
+            ),
+            benchmark(
+                "vgg_a/train/b64/f32/wgpu",
+                &radeon(),
+                vec![(Phase::Total, around(310_000_000))],
+            ),
+        ],
+    );
+    let radeon_current = record(
+        "2222222fffffff00000001111111222222233333",
+        vec![
+            benchmark(
+                "alexnet/train/b128/f32/wgpu",
+                &radeon(),
+                vec![(Phase::Total, around(55_200_000))],
+            ),
+            benchmark(
+                "vgg_a/train/b64/f32/wgpu",
+                &radeon(),
+                vec![(Phase::Total, around(309_000_000))],
+            ),
+        ],
+    );
+    let config = CompareConfig::default();
+    let h100_comparison = compare(&h100_baseline, &h100_current, &config);
+    let radeon_comparison = compare(&radeon_baseline, &radeon_current, &config);
+    assert!(
+        radeon_comparison
+            .rows
+            .iter()
+            .all(|row| row.verdict == Verdict::NoChange)
+    );
+    let sections = sections_from([
+        (&h100_current, &h100_comparison),
+        (&radeon_current, &radeon_comparison),
+    ]);
+    let labels: Vec<&str> = sections.iter().map(|s| s.adapter_label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["NVIDIA H100 (vulkan)", "AMD Radeon RX 7900 XTX (vulkan)"]
+    );
+    let body = comment_body(&sections, &context());
+    assert_eq!(
+        body.matches(COMMENT_MARKER).count(),
+        1,
+        "one comment for the whole matrix"
+    );
+    insta::assert_snapshot!("comment_two_adapters", body);
+}
+
+#[test]
+fn same_gpu_with_another_driver_gets_its_own_section() {
+    let newer = fingerprint("NVIDIA H100", 0x10de, 0x2330, "590.10");
+    let first = record(
+        "a",
+        vec![benchmark(
+            "x/train/b1/f32/wgpu",
+            &h100(),
+            vec![(Phase::Total, around(1000))],
+        )],
+    );
+    let second = record(
+        "a",
+        vec![benchmark(
+            "x/train/b1/f32/wgpu",
+            &newer,
+            vec![(Phase::Total, around(1000))],
+        )],
+    );
+    let config = CompareConfig::default();
+    let (c1, c2) = (
+        compare(&first, &first, &config),
+        compare(&second, &second, &config),
+    );
+    let sections = sections_from([(&first, &c1), (&second, &c2)]);
+    assert_eq!(sections.len(), 2);
+    assert_ne!(sections[0].adapter_label, sections[1].adapter_label);
+    assert!(
+        sections[1].adapter_label.contains("590.10"),
+        "{}",
+        sections[1].adapter_label
+    );
+}
+
+#[test]
+fn names_from_records_cannot_inject_markdown_or_html() {
+    let mut adapter = h100();
+    adapter.name = "GPU | <script>alert(1)</script> [x](https://evil.example) @admin".to_string();
+    adapter.driver_info = "`code` **bold** <!-- hide".to_string();
+    let id = "<img src=x onerror=alert(1)>/@someone/b1/f32/wgpu";
+    let (baseline, current) = (
+        record(
+            "base",
+            vec![benchmark(id, &adapter, vec![(Phase::Total, around(10_000_000))])],
+        ),
+        record(
+            "head\n<b>x</b>",
+            vec![benchmark(id, &adapter, vec![(Phase::Total, around(13_000_000))])],
+        ),
+    );
+    let comparison = compare(&baseline, &current, &CompareConfig::default());
+    assert_eq!(comparison.count(Verdict::Regression), 1);
+    let sections = sections_from([(&current, &comparison)]);
+    let body = comment_body(&sections, &CommentContext::default());
+    for forbidden in [
+        "<img",
+        "<script",
+        "<b>",
+        "<!-- hide",
+        "@someone",
+        "@admin",
+        "[x](",
+        "`code`",
+        "**bold**",
+    ] {
+        assert!(
+            !body.contains(forbidden),
+            "`{forbidden}` survived escaping:\n{body}"
+        );
+    }
+    assert!(
+        body.contains("&lt;img src=x onerror=alert(1)&gt;/@\u{200b}someone/b1/f32/wgpu"),
+        "{body}"
+    );
+    assert!(body.contains("@\u{200b}admin"), "{body}");
+    assert!(body.contains("\\[x\\](https://evil.example)"), "{body}");
+    // The only raw HTML is ours: the marker and the folded block.
+    let ours = ["<details>", "</details>", "<summary>", "</summary>"]
+        .iter()
+        .fold(body.replacen(COMMENT_MARKER, "", 1), |text, tag| {
+            text.replace(tag, "")
+        });
+    assert!(!ours.contains('<'), "raw HTML from a record:\n{body}");
+    // Every table row still has exactly its 7 cells: no `|` got through unescaped.
+    for line in body.lines().filter(|line| line.starts_with("| ")) {
+        let cells = line.replace("\\|", "").matches('|').count();
+        assert_eq!(cells, 8, "row split by a `|`: {line}");
+    }
+}
+
+#[test]
+fn an_oversized_comment_is_truncated_with_a_note() {
+    let adapter = h100();
+    let label = adapter.label();
+    let long = "x".repeat(120);
+    let mut rows: Vec<PhaseComparison> = (0..2_000)
+        .map(|i| {
+            row(
+                &format!("model{i}_{long}/train/b1/f32/wgpu"),
+                Verdict::NoChange,
+                &label,
+            )
+        })
+        .collect();
+    rows.push(row("late/regression/b1/f32/wgpu", Verdict::Regression, &label));
+    let sections = vec![section_of(rows, &adapter)];
+    let body = comment_body(&sections, &context());
+    assert!(body.len() <= MAX_COMMENT_BYTES, "{} bytes", body.len());
+    assert!(body.chars().count() <= 65_536);
+    assert!(body.starts_with(COMMENT_MARKER));
+    let note = body.lines().last().expect("a last line");
+    assert!(
+        note.starts_with("… ") && note.contains(" more rows not shown (see the [job summary]("),
+        "{note}"
+    );
+    assert!(note.ends_with(") / artifacts)"), "{note}");
+    let hidden: usize = note
+        .trim_start_matches("… ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    let shown = body.lines().filter(|line| line.starts_with("| model")).count();
+    assert_eq!(
+        shown + hidden,
+        2_000,
+        "every unchanged row is either shown or counted"
+    );
+    assert!(hidden > 0 && shown > 0);
+    assert!(body.contains("late/regression"), "regressions are dropped last");
+    assert!(
+        body.contains("**1 regression**, 2000 unchanged on NVIDIA H100 (vulkan)"),
+        "the verdict line counts every row"
+    );
+    assert!(body.contains("</details>"), "the folded block stays closed");
+
+    let plain = comment_body(&sections, &CommentContext::default());
+    assert!(
+        plain.ends_with("more rows not shown (see the job summary / artifacts)\n"),
+        "{}",
+        &plain[plain.len() - 200..]
+    );
+}
+
+#[test]
+fn a_comment_within_the_cap_is_not_truncated() {
+    let adapter = h100();
+    let rows = (0..10)
+        .map(|i| {
+            row(
+                &format!("m{i}/train/b1/f32/wgpu"),
+                Verdict::NoChange,
+                &adapter.label(),
+            )
+        })
+        .collect();
+    let body = comment_body(&[section_of(rows, &adapter)], &context());
+    assert!(!body.contains("not shown"));
+    assert_eq!(body.lines().filter(|line| line.starts_with("| m")).count(), 10);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workflows and the composite action
+// ---------------------------------------------------------------------------------------------
+
+/// The subcommands of `cargo convbench` (DESIGN.md); a workflow calling another one is broken.
+const SUBCOMMANDS: [&str; 10] = [
+    "adapters", "list", "run", "report", "plot", "compare", "baseline", "history", "ci", "comment",
+];
+
+fn repo_file(relative: &str) -> (String, serde_norway::Value) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let value = serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{relative} is not YAML: {e}"));
+    (text, value)
+}
+
+fn workflow_files() -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/workflows");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .expect("workflow directory")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().to_string())
+        .filter(|name| name.ends_with(".yml") || name.ends_with(".yaml"))
+        .map(|name| format!(".github/workflows/{name}"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// `on:` of a workflow (a YAML 1.1 reader would turn the key into `true`).
+fn triggers(workflow: &serde_norway::Value) -> &serde_norway::Value {
+    workflow
+        .get("on")
+        .or_else(|| workflow.get(serde_norway::Value::Bool(true)))
+        .expect("workflow has `on:`")
+}
+
+fn jobs(workflow: &serde_norway::Value) -> Vec<(String, &serde_norway::Value)> {
+    workflow
+        .get("jobs")
+        .and_then(|jobs| jobs.as_mapping())
+        .expect("workflow has jobs")
+        .iter()
+        .map(|(name, job)| (name.as_str().unwrap_or("?").to_string(), job))
+        .collect()
+}
+
+fn steps(job: &serde_norway::Value) -> Vec<&serde_norway::Value> {
+    job.get("steps")
+        .and_then(|steps| steps.as_sequence())
+        .map(|steps| steps.iter().collect())
+        .unwrap_or_default()
+}
+
+/// Every `run:` script of the workflows and of action.yml, with where it is.
+fn run_scripts() -> Vec<(String, String)> {
+    let mut scripts = Vec::new();
+    for file in workflow_files() {
+        let (_, workflow) = repo_file(&file);
+        for (job_name, job) in jobs(&workflow) {
+            for step in steps(job) {
+                if let Some(run) = step.get("run").and_then(|run| run.as_str()) {
+                    scripts.push((format!("{file} job {job_name}"), run.to_string()));
+                }
+            }
+        }
+    }
+    let (_, action) = repo_file("action.yml");
+    for step in action["runs"]["steps"].as_sequence().expect("composite steps") {
+        if let Some(run) = step.get("run").and_then(|run| run.as_str()) {
+            scripts.push(("action.yml".to_string(), run.to_string()));
+        }
+    }
+    scripts
+}
+
+fn uses(step: &serde_norway::Value) -> &str {
+    step.get("uses")
+        .and_then(|uses| uses.as_str())
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_workflow_job_declares_permissions() {
+    let files = workflow_files();
+    for expected in ["convbench.yml", "comment.yml", "baseline.yml"] {
+        assert!(
+            files.iter().any(|f| f.ends_with(expected)),
+            "missing {expected}: {files:?}"
+        );
+    }
+    for file in files {
+        let (_, workflow) = repo_file(&file);
+        for (name, job) in jobs(&workflow) {
+            assert!(
+                job.get("permissions").is_some(),
+                "{file}: job `{name}` declares no permissions"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_benchmark_workflow_has_a_read_only_token_and_uploads_always() {
+    let (text, workflow) = repo_file(".github/workflows/convbench.yml");
+    assert!(triggers(&workflow).get("pull_request").is_some());
+    assert!(
+        !text.contains(": write"),
+        "convbench.yml runs PR code: no write permission anywhere"
+    );
+    for (name, job) in jobs(&workflow) {
+        assert_eq!(
+            job["permissions"]["contents"].as_str(),
+            Some("read"),
+            "job {name}"
+        );
+        let checkout = steps(job)
+            .into_iter()
+            .find(|s| uses(s).starts_with("actions/checkout@"));
+        let checkout = checkout.expect("checks out the code");
+        assert_eq!(
+            checkout["with"]["fetch-depth"].as_u64(),
+            Some(0),
+            "baselines need history"
+        );
+        let uploads: Vec<_> = steps(job)
+            .into_iter()
+            .filter(|s| uses(s).starts_with("actions/upload-artifact@v4"))
+            .collect();
+        assert!(!uploads.is_empty(), "uploads the records");
+        for upload in uploads {
+            let condition = upload.get("if").and_then(|c| c.as_str()).unwrap_or_default();
+            assert!(
+                condition.contains("always()"),
+                "uploads even when the gate fails: {condition}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_comment_workflow_never_checks_out_pull_request_code() {
+    let (text, workflow) = repo_file(".github/workflows/comment.yml");
+    let on = triggers(&workflow);
+    let run = on.get("workflow_run").expect("triggered by workflow_run");
+    assert!(on.get("pull_request").is_none() && on.get("pull_request_target").is_none());
+    let types: Vec<&str> = run["types"]
+        .as_sequence()
+        .expect("types")
+        .iter()
+        .filter_map(|t| t.as_str())
+        .collect();
+    assert_eq!(types, ["completed"]);
+    for (name, job) in jobs(&workflow) {
+        assert_eq!(
+            job["permissions"]["pull-requests"].as_str(),
+            Some("write"),
+            "job {name}"
+        );
+        for step in steps(job) {
+            if uses(step).starts_with("actions/checkout@") {
+                let with = step.get("with");
+                for key in ["ref", "repository"] {
+                    assert!(
+                        with.and_then(|w| w.get(key)).is_none(),
+                        "comment.yml checks out `{key}`: only the default branch may be checked out"
+                    );
+                }
+            }
+            if let Some(script) = step.get("run").and_then(|r| r.as_str()) {
+                for forbidden in [
+                    "git checkout",
+                    "git switch",
+                    "git fetch",
+                    "gh pr checkout",
+                    "git pull",
+                ] {
+                    assert!(!script.contains(forbidden), "comment.yml runs `{forbidden}`");
+                }
+            }
+        }
+    }
+    for needle in [
+        "ref: ${{ github.event.workflow_run.head",
+        "head_branch }}\n",
+        "pull_request.head.sha",
+    ] {
+        assert!(
+            !text.contains(needle),
+            "comment.yml refers to the PR head: {needle}"
+        );
+    }
+    assert!(text.contains("actions/download-artifact@v4"));
+    assert!(text.contains("run-id: ${{ github.event.workflow_run.id }}"));
+}
+
+#[test]
+fn workflows_call_only_existing_subcommands() {
+    let mut calls = 0;
+    for (place, script) in run_scripts() {
+        let words: Vec<&str> = script.split_whitespace().collect();
+        for (index, pair) in words.windows(2).enumerate() {
+            if pair != ["cargo", "convbench"] {
+                continue;
+            }
+            let mut rest = words[index + 2..].iter();
+            let subcommand = loop {
+                match rest.next() {
+                    Some(&"--manifest-path") => {
+                        rest.next();
+                    }
+                    Some(word) if word.starts_with('-') => {}
+                    other => break other.copied().unwrap_or_default(),
+                }
+            };
+            assert!(
+                SUBCOMMANDS.contains(&subcommand),
+                "{place}: unknown subcommand `{subcommand}` in\n{script}"
+            );
+            calls += 1;
+        }
+    }
+    assert!(
+        calls >= 4,
+        "expected ci, comment, baseline and the action's ci calls, found {calls}"
+    );
+}
+
+#[test]
+fn run_scripts_interpolate_no_untrusted_expressions() {
+    // `${{ }}` in a script is pasted into the shell before it runs: user-controlled values
+    // (inputs, event fields, tokens) must come in through `env:`.
+    let allowed = ["${{ strategy.job-index }}", "${{ matrix."];
+    for (place, script) in run_scripts() {
+        for (offset, _) in script.match_indices("${{") {
+            let expression = &script[offset..];
+            assert!(
+                allowed.iter().any(|ok| expression.starts_with(ok)),
+                "{place}: interpolates `{}` into a script; pass it through env:",
+                expression.lines().next().unwrap_or_default()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_baseline_workflow_runs_on_main_and_may_push() {
+    let (_, workflow) = repo_file(".github/workflows/baseline.yml");
+    let on = triggers(&workflow);
+    let branches: Vec<&str> = on["push"]["branches"]
+        .as_sequence()
+        .expect("push branches")
+        .iter()
+        .filter_map(|b| b.as_str())
+        .collect();
+    assert_eq!(branches, ["main"]);
+    assert!(on.get("workflow_dispatch").is_some());
+    for (name, job) in jobs(&workflow) {
+        assert_eq!(
+            job["permissions"]["contents"].as_str(),
+            Some("write"),
+            "job {name}"
+        );
+        assert!(
+            job["strategy"]["matrix"].get("runner").is_some(),
+            "runs on the GPU runner matrix"
+        );
+    }
+}
+
+#[test]
+fn the_composite_action_passes_the_token_and_arguments_through_env() {
+    let (_, action) = repo_file("action.yml");
+    assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
+    assert_eq!(action["inputs"]["args"]["default"].as_str(), Some(""));
+    assert!(action["inputs"].get("github-token").is_some());
+    let steps = action["runs"]["steps"].as_sequence().expect("steps");
+    let mut passes_token = false;
+    for step in steps {
+        if step.get("run").is_some() {
+            assert!(
+                step.get("shell").is_some(),
+                "composite run steps need a shell: {step:?}"
+            );
+        }
+        if let Some(env) = step.get("env") {
+            passes_token |= env["GITHUB_TOKEN"].as_str() == Some("${{ inputs.github-token }}");
+        }
+    }
+    assert!(
+        passes_token,
+        "GITHUB_TOKEN comes from the github-token input, through env:"
+    );
+}
