@@ -40,6 +40,9 @@ pub enum Command {
     List(commands::list::ListArgs),
     /// Run benchmarks.
     Run(commands::run::RunArgs),
+    /// Time every kernel variant of the selected benchmarks' ops and cache the fastest for
+    /// this adapter (used by `run`).
+    Tune(commands::tune::TuneArgs),
     /// Render a saved record in any format.
     Report(commands::report::ReportArgs),
     /// Draw a chart of a saved record as SVG.
@@ -76,6 +79,7 @@ pub fn main_impl() -> ExitCode {
         Command::Adapters(a) => commands::adapters::run(&args, a),
         Command::List(a) => commands::list::run(&args, a),
         Command::Run(a) => commands::run::run(&args, a),
+        Command::Tune(a) => commands::tune::run(&args, a),
         Command::Report(a) => commands::report::run(&args, a),
         Command::Plot(a) => commands::plot::run(&args, a),
         Command::Compare(a) => commands::compare::run(&args, a),
@@ -87,10 +91,15 @@ pub fn main_impl() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            eprintln!("error: {error}");
+            let message = error.to_string();
+            eprintln!("error: {message}");
             let mut source = std::error::Error::source(&error);
             while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
+                let cause_text = cause.to_string();
+                // Messages that already quote their cause do not repeat it.
+                if !message.contains(&cause_text) {
+                    eprintln!("  caused by: {cause_text}");
+                }
                 source = cause.source();
             }
             ExitCode::from(error.kind().exit_code())

@@ -6,9 +6,11 @@
 //! nothing is compiled or allocated inside a timed region.
 
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod wgpu;
 
-use crate::kernels::{DType, Op};
+use crate::kernels::{DType, Op, Variant};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
 use crate::{Error, Result};
@@ -35,6 +37,10 @@ pub struct OpCall {
     pub op: Op,
     /// Tensors bound, in [`Op::bindings`] order.
     pub tensors: Vec<TensorId>,
+    /// The kernel variant that runs the op on backends with variants (wgpu); it must
+    /// implement the op ([`Variant::implements`]). [`Program::push`] starts with
+    /// [`Variant::Direct`]; the harness chooses per op.
+    pub variant: Variant,
 }
 
 /// A straight-line sequence of ops over a fixed set of tensors.
@@ -106,7 +112,11 @@ impl Program {
                 )));
             }
         }
-        self.ops.push(OpCall { op, tensors });
+        self.ops.push(OpCall {
+            op,
+            tensors,
+            variant: Variant::Direct,
+        });
         Ok(())
     }
 }

@@ -7,6 +7,9 @@ use crate::{Error, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+/// A shader module's identity: file, precision and specialised constants (tile sizes).
+type ModuleKey = (&'static str, Precision, Vec<(&'static str, u32)>);
+
 /// A device on one adapter, with the adapter's own limits and the features convbench uses
 /// (`TIMESTAMP_QUERY`, `SHADER_F16`) requested when offered.
 pub struct Gpu {
@@ -14,8 +17,8 @@ pub struct Gpu {
     pub(super) queue: wgpu::Queue,
     pub(super) summary: AdapterSummary,
     pub(super) limits: wgpu::Limits,
-    modules: Mutex<HashMap<(&'static str, Precision), wgpu::ShaderModule>>,
-    pipelines: Mutex<HashMap<(&'static str, &'static str, Precision), wgpu::ComputePipeline>>,
+    modules: Mutex<HashMap<ModuleKey, wgpu::ShaderModule>>,
+    pipelines: Mutex<HashMap<(ModuleKey, &'static str), wgpu::ComputePipeline>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
 }
 
@@ -122,14 +125,17 @@ impl Gpu {
         }
     }
 
-    /// The pipeline of `entry` in `shader` at `precision`, compiled once and cached.
+    /// The pipeline of `entry` in `shader` at `precision`, specialised with `constants` (see
+    /// [`Shader::specialized`]), compiled once and cached.
     pub(super) fn pipeline(
         &self,
         shader: &'static Shader,
         entry: &'static str,
         precision: Precision,
+        constants: &[(&'static str, u32)],
     ) -> Result<wgpu::ComputePipeline> {
-        let key = (shader.file, entry, precision);
+        let module_key: ModuleKey = (shader.file, precision, constants.to_vec());
+        let key = (module_key.clone(), entry);
         if let Some(p) = self.pipelines.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok(p);
         }
@@ -139,27 +145,35 @@ impl Gpu {
                 self.summary.fingerprint.label()
             )));
         }
+        let what = if constants.is_empty() {
+            format!("{} ({precision})", shader.file)
+        } else {
+            let sizes: Vec<String> = constants.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            format!("{} ({precision}, {})", shader.file, sizes.join(" "))
+        };
         let module = {
             let mut modules = self
                 .modules
                 .lock()
                 .map_err(|_| Error::Environment("shader cache poisoned".into()))?;
-            match modules.get(&(shader.file, precision)) {
+            match modules.get(&module_key) {
                 Some(m) => m.clone(),
                 None => {
-                    let source = shader.source(precision);
-                    let m = self.scoped(&format!("compiling {} ({precision})", shader.file), || {
+                    let source = shader.specialized(precision, constants).ok_or_else(|| {
+                        Error::InvalidInput(format!("{what}: a constant is not declared in the shader"))
+                    })?;
+                    let m = self.scoped(&format!("compiling {what}"), || {
                         self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                             label: Some(shader.file),
                             source: wgpu::ShaderSource::Wgsl(source.into()),
                         })
                     })?;
-                    modules.insert((shader.file, precision), m.clone());
+                    modules.insert(module_key, m.clone());
                     m
                 }
             }
         };
-        let pipeline = self.scoped(&format!("creating pipeline {}::{entry}", shader.file), || {
+        let pipeline = self.scoped(&format!("creating pipeline {entry} of {what}"), || {
             self.device
                 .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                     label: Some(entry),

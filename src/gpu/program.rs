@@ -101,8 +101,9 @@ impl<'g> GpuProgram<'g> {
         let mut ops = Vec::with_capacity(program.ops.len());
         for call in &program.ops {
             let mut compiled = Vec::new();
-            for dispatch in kernels::plan(&call.op) {
-                let pipeline = gpu.pipeline(dispatch.shader, dispatch.entry, precision)?;
+            for dispatch in kernels::plan(&call.op, call.variant)? {
+                let pipeline =
+                    gpu.pipeline(dispatch.shader, dispatch.entry, precision, &dispatch.constants)?;
                 let grid = dispatch.grid.split(max_dim).ok_or_else(|| {
                     Error::Environment(format!(
                         "{} needs {} workgroups, more than this adapter can dispatch ({max_dim} per \

@@ -7,8 +7,15 @@
 //! total runs from the first op's start to the last op's end. With the wall clock (CPU backend,
 //! or adapters without `TIMESTAMP_QUERY`), each phase is submitted and waited for separately;
 //! with `--layers` each op is, which adds a synchronisation per op (recorded as the method).
+//!
+//! Kernel variants: on backends with variants (wgpu), each op's variant is chosen when the
+//! target is planned ([`select`]: forced, tuned by [`tune`], or the shape heuristic), the
+//! verification plan at the small batch runs the variants chosen for the measured batch, and
+//! the per-layer results record them.
 
 pub mod plan;
+pub mod select;
+pub mod tune;
 pub mod verify;
 
 use crate::backend::{Backend, Loaded};
@@ -18,6 +25,7 @@ use crate::{Error, Result};
 use plan::{Init, Plan, PlanOptions, plan_network, plan_suite_entry};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use select::KernelChoice;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -78,6 +86,8 @@ pub struct RunOptions {
     pub data_grad: bool,
     /// Record the per-layer breakdown.
     pub layers: bool,
+    /// How each op's kernel variant is chosen (backends with variants only).
+    pub kernels: KernelChoice,
 }
 
 impl Default for RunOptions {
@@ -90,6 +100,7 @@ impl Default for RunOptions {
             verify: true,
             data_grad: false,
             layers: false,
+            kernels: KernelChoice::Heuristic,
         }
     }
 }
@@ -164,7 +175,12 @@ pub fn verify_target(
         data_grad: options.data_grad,
         max_tensor_bytes: backend.max_tensor_bytes(),
     };
-    let plan = target.plan(batch.min(VERIFY_BATCH), precision, plan_options)?;
+    let mut plan = target.plan(batch.min(VERIFY_BATCH), precision, plan_options)?;
+    if select::has_variants(backend.kind()) {
+        let mut measured = target.plan(batch, precision, plan_options)?;
+        select::choose(&mut measured.program, &options.kernels);
+        select::copy_variants(&measured.program, &mut plan.program, &options.kernels);
+    }
     let mut loaded = backend.load(&plan.program)?;
     let seed: u64 = rand::rng().random();
     fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(seed))?;
@@ -189,11 +205,13 @@ pub fn verify_target(
         if check.error > tolerance {
             let call = &plan.program.ops[index];
             return Err(Error::Verification(format!(
-                "{} disagrees with the CPU reference: {} output `{}` has relative error {:.2e}, above \
-                 the {precision} tolerance of {tolerance:.0e} (data seed {seed}); this is a kernel bug: \
-                 please report it with `cargo convbench adapters` output",
+                "{} disagrees with the CPU reference: {} ({} kernel) output `{}` has relative error \
+                 {:.2e}, above the {precision} tolerance of {tolerance:.0e} (data seed {seed}); this \
+                 is a kernel bug: please report it with `cargo convbench adapters` output, and run \
+                 with `--kernel direct` meanwhile",
                 describe(index),
                 call.op.name(),
+                call.variant,
                 plan.program.tensors[call.tensors[check.binding]].name,
                 check.error
             )));
@@ -263,7 +281,10 @@ pub fn measure(
         data_grad: options.data_grad,
         max_tensor_bytes: backend.max_tensor_bytes(),
     };
-    let plan = target.plan(batch, precision, plan_options)?;
+    let mut plan = target.plan(batch, precision, plan_options)?;
+    if select::has_variants(backend.kind()) {
+        select::choose(&mut plan.program, &options.kernels);
+    }
     let mut loaded = backend.load(&plan.program)?;
     fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
     let method = backend.timing_method();
@@ -377,8 +398,21 @@ fn layer_results(plan: &Plan, samples: &[Sample]) -> Vec<LayerResult> {
                 }),
                 samples_ns: values,
                 flops: ops.iter().map(|&i| plan.program.ops[i].op.flops()).sum(),
-                variant: "direct".into(),
+                variant: variants_of(plan, &ops),
             }
         })
         .collect()
+}
+
+/// The distinct variants of `ops`, in order, joined with `+` (a layer split into column slices
+/// may run slices with different variants).
+fn variants_of(plan: &Plan, ops: &[usize]) -> String {
+    let mut ids: Vec<String> = Vec::new();
+    for &i in ops {
+        let id = plan.program.ops[i].variant.id();
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids.join("+")
 }

@@ -83,6 +83,18 @@ pub struct OpCheck {
 /// Runs op `index` of `program` alone on `loaded` and compares it with the reference. The
 /// op's inputs are whatever the tensors hold; its written outputs are poisoned first.
 pub fn check_op(loaded: &mut dyn Loaded, program: &Program, index: usize) -> Result<OpCheck> {
+    let expected = reference_outputs(loaded, program, index)?;
+    check_against(loaded, program, index, &expected)
+}
+
+/// The reference's outputs of op `index`, from the inputs (and read-write outputs) as the
+/// tensors hold them now: `(binding index, values)` for each float output. Several ops that
+/// bind the same tensors (variants of one op, as `tune` verifies them) share one reference.
+pub fn reference_outputs(
+    loaded: &mut dyn Loaded,
+    program: &Program,
+    index: usize,
+) -> Result<Vec<(usize, Vec<f64>)>> {
     let call = &program.ops[index];
     let accesses = call.op.bindings();
     let dtypes = call.op.dtypes();
@@ -97,24 +109,37 @@ pub fn check_op(loaded: &mut dyn Loaded, program: &Program, index: usize) -> Res
         match access {
             Access::Read => inputs.push(loaded.read(t)?.into_iter().map(f64::from).collect()),
             Access::ReadWrite => outputs.push((k, loaded.read(t)?.into_iter().map(f64::from).collect())),
-            Access::Write => {
-                let len = program.tensors[t].len;
-                loaded.write(t, &vec![f32::NAN; len])?;
-                outputs.push((k, vec![f64::NAN; len]));
-            }
+            Access::Write => outputs.push((k, vec![f64::NAN; program.tensors[t].len])),
+        }
+    }
+    let input_refs: Vec<&[f64]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut output_refs: Vec<&mut [f64]> = outputs.iter_mut().map(|(_, v)| v.as_mut_slice()).collect();
+    reference::execute(&call.op, &input_refs, labels.as_deref(), &mut output_refs);
+    Ok(outputs)
+}
+
+/// Poisons the written outputs of op `index` with NaN, runs it alone and compares its outputs
+/// with `expected` (from [`reference_outputs`]).
+pub fn check_against(
+    loaded: &mut dyn Loaded,
+    program: &Program,
+    index: usize,
+    expected: &[(usize, Vec<f64>)],
+) -> Result<OpCheck> {
+    let call = &program.ops[index];
+    let accesses = call.op.bindings();
+    let dtypes = call.op.dtypes();
+    for ((&t, &access), &dtype) in call.tensors.iter().zip(&accesses).zip(&dtypes) {
+        if access == Access::Write && dtype == DType::Float {
+            loaded.write(t, &vec![f32::NAN; program.tensors[t].len])?;
         }
     }
     loaded.run(index..index + 1, false)?;
-    {
-        let input_refs: Vec<&[f64]> = inputs.iter().map(Vec::as_slice).collect();
-        let mut output_refs: Vec<&mut [f64]> = outputs.iter_mut().map(|(_, v)| v.as_mut_slice()).collect();
-        reference::execute(&call.op, &input_refs, labels.as_deref(), &mut output_refs);
-    }
     let mut worst = OpCheck {
         error: 0.0,
         binding: 0,
     };
-    for (k, expected) in &outputs {
+    for (k, expected) in expected {
         let got = loaded.read(call.tensors[*k])?;
         let error = relative_error(&got, expected);
         if error >= worst.error {

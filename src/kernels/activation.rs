@@ -11,6 +11,7 @@ pub fn relu_forward(len: usize) -> Vec<Dispatch> {
         bindings: tensors(1, &[0, 1]),
         params: vec![len as u32],
         grid: Grid::Invocations(len as u64),
+        constants: Vec::new(),
     }]
 }
 
@@ -22,5 +23,6 @@ pub fn relu_backward(len: usize) -> Vec<Dispatch> {
         bindings: tensors(3, &[0, 1, 2]),
         params: vec![len as u32],
         grid: Grid::Invocations(len as u64),
+        constants: Vec::new(),
     }]
 }

@@ -30,6 +30,7 @@ pub fn forward_train(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
                 .collect(),
             params: params(bn, s),
             grid: Grid::Workgroups(s.c as u64),
+            constants: Vec::new(),
         },
         Dispatch {
             shader: &BATCHNORM,
@@ -37,6 +38,7 @@ pub fn forward_train(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
             bindings: bindings.into_iter().filter(|(b, _)| *b <= 6).collect(),
             params: params(bn, s),
             grid: Grid::Invocations(s.len() as u64),
+            constants: Vec::new(),
         },
     ]
 }
@@ -49,6 +51,7 @@ pub fn forward_eval(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
         bindings: tensors(9, &[0, 1, 2, 3, 4, 5]),
         params: params(bn, s),
         grid: Grid::Invocations(s.len() as u64),
+        constants: Vec::new(),
     }]
 }
 
@@ -66,6 +69,7 @@ pub fn backward(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
                 .collect(),
             params: params(bn, s),
             grid: Grid::Workgroups(s.c as u64),
+            constants: Vec::new(),
         },
         Dispatch {
             shader: &BATCHNORM,
@@ -73,6 +77,7 @@ pub fn backward(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
             bindings,
             params: params(bn, s),
             grid: Grid::Invocations(s.len() as u64),
+            constants: Vec::new(),
         },
     ]
 }

@@ -1,4 +1,5 @@
-//! Convolution dispatches (`shaders/conv2d.wgsl`): direct kernels, one invocation per output.
+//! Convolution dispatches (`shaders/conv2d.wgsl`): direct kernels, one invocation per output
+//! (the correctness baseline; the tiled kernels are in [`super::gemm`]).
 
 use super::dispatch::{Dispatch, Grid, Slot, tensors};
 use super::op::ConvGeom;
@@ -46,6 +47,7 @@ pub fn forward(g: &ConvGeom) -> Vec<Dispatch> {
         bindings,
         params: params(g, g.output.len()),
         grid: Grid::Invocations(g.output.len() as u64),
+        constants: Vec::new(),
     }]
 }
 
@@ -57,6 +59,7 @@ pub fn backward_data(g: &ConvGeom) -> Vec<Dispatch> {
         bindings: tensors(5, &[0, 1, 2]),
         params: params(g, g.input.len()),
         grid: Grid::Invocations(g.input.len() as u64),
+        constants: Vec::new(),
     }]
 }
 
@@ -69,15 +72,21 @@ pub fn backward_filter(g: &ConvGeom) -> Vec<Dispatch> {
         bindings: tensors(8, &[0, 1, 2]),
         params: params(g, weights),
         grid: Grid::Invocations(weights as u64),
+        constants: Vec::new(),
     }];
-    if g.conv.bias {
-        dispatches.push(Dispatch {
-            shader: &CONV2D,
-            entry: "conv2d_backward_bias",
-            bindings: vec![(9, Slot::Tensor(1)), (11, Slot::Tensor(3))],
-            params: params(g, g.conv.out_channels),
-            grid: Grid::Workgroups(g.conv.out_channels as u64),
-        });
-    }
+    dispatches.extend(backward_bias(g));
     dispatches
+}
+
+/// `dy -> dbias` (op tensors 1 and 3 of backward-filter) when the layer has a bias: one
+/// workgroup per output channel.
+pub fn backward_bias(g: &ConvGeom) -> Option<Dispatch> {
+    g.conv.bias.then(|| Dispatch {
+        shader: &CONV2D,
+        entry: "conv2d_backward_bias",
+        bindings: vec![(9, Slot::Tensor(1)), (11, Slot::Tensor(3))],
+        params: params(g, g.conv.out_channels),
+        grid: Grid::Workgroups(g.conv.out_channels as u64),
+        constants: Vec::new(),
+    })
 }

@@ -58,6 +58,10 @@ pub struct Dispatch {
     pub params: Vec<u32>,
     /// Size of the dispatch.
     pub grid: Grid,
+    /// Shader constants this dispatch specialises (tile sizes, see
+    /// [`super::registry::Shader::specialized`]); empty for the shader as written. Part of the
+    /// pipeline's identity.
+    pub constants: Vec<(&'static str, u32)>,
 }
 
 /// Shorthand for `(binding, Slot::Tensor(index))` pairs numbered from `first_binding`.

@@ -1,4 +1,5 @@
-//! Fully connected dispatches (`shaders/linear.wgsl`).
+//! Fully connected dispatches (`shaders/linear.wgsl`): direct kernels, one invocation per output
+//! (the correctness baseline; the tiled kernels are in [`super::gemm`]).
 
 use super::dispatch::{Dispatch, Grid, Slot, tensors};
 use super::op::LinearGeom;
@@ -35,6 +36,7 @@ pub fn forward(g: &LinearGeom) -> Vec<Dispatch> {
         bindings,
         params: params(g, total),
         grid: Grid::Invocations(total as u64),
+        constants: Vec::new(),
     }]
 }
 
@@ -47,6 +49,7 @@ pub fn backward_data(g: &LinearGeom) -> Vec<Dispatch> {
         bindings: tensors(5, &[0, 1, 2]),
         params: params(g, total),
         grid: Grid::Invocations(total as u64),
+        constants: Vec::new(),
     }]
 }
 
@@ -59,15 +62,20 @@ pub fn backward_params(g: &LinearGeom) -> Vec<Dispatch> {
         bindings: tensors(8, &[0, 1, 2]),
         params: params(g, total),
         grid: Grid::Invocations(total as u64),
+        constants: Vec::new(),
     }];
-    if g.bias {
-        dispatches.push(Dispatch {
-            shader: &LINEAR,
-            entry: "linear_backward_bias",
-            bindings: vec![(9, Slot::Tensor(1)), (11, Slot::Tensor(3))],
-            params: params(g, g.out_features),
-            grid: Grid::Invocations(g.out_features as u64),
-        });
-    }
+    dispatches.extend(backward_bias(g));
     dispatches
+}
+
+/// `dy -> dbias` (op tensors 1 and 3 of backward-params) when the layer has a bias.
+pub fn backward_bias(g: &LinearGeom) -> Option<Dispatch> {
+    g.bias.then(|| Dispatch {
+        shader: &LINEAR,
+        entry: "linear_backward_bias",
+        bindings: vec![(9, Slot::Tensor(1)), (11, Slot::Tensor(3))],
+        params: params(g, g.out_features),
+        grid: Grid::Invocations(g.out_features as u64),
+        constants: Vec::new(),
+    })
 }

@@ -11,6 +11,7 @@ pub fn forward(batch: usize, classes: usize) -> Vec<Dispatch> {
         bindings: tensors(1, &[0, 1, 2, 3]),
         params: vec![batch as u32, batch as u32, classes as u32],
         grid: Grid::Invocations(batch as u64),
+        constants: Vec::new(),
     }]
 }
 
@@ -23,5 +24,6 @@ pub fn backward(batch: usize, classes: usize) -> Vec<Dispatch> {
         bindings: tensors(5, &[0, 1, 2]),
         params: vec![total as u32, batch as u32, classes as u32],
         grid: Grid::Invocations(total as u64),
+        constants: Vec::new(),
     }]
 }

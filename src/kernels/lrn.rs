@@ -24,6 +24,7 @@ pub fn forward(lrn: &Lrn, s: &Shape) -> Vec<Dispatch> {
         bindings: tensors(1, &[0, 1, 2]),
         params: params(lrn, s),
         grid: Grid::Invocations(s.len() as u64),
+        constants: Vec::new(),
     }]
 }
 
@@ -35,5 +36,6 @@ pub fn backward(lrn: &Lrn, s: &Shape) -> Vec<Dispatch> {
         bindings: tensors(4, &[0, 1, 2, 3, 4]),
         params: params(lrn, s),
         grid: Grid::Invocations(s.len() as u64),
+        constants: Vec::new(),
     }]
 }

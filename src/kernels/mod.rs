@@ -1,11 +1,13 @@
 //! The op library: the contract of every op ([`Op`]), the registry of WGSL shaders
-//! ([`registry`]), one Rust file per shader family planning its dispatches, and [`reference`],
-//! the CPU implementation of every op that is the single source of truth.
+//! ([`registry`]), one Rust file per shader family planning its dispatches, the kernel
+//! [`variant`]s an op can run with, and [`reference`], the CPU implementation of every op that is
+//! the single source of truth.
 
 mod activation;
 mod batchnorm;
 mod conv2d;
 pub mod dispatch;
+mod gemm;
 mod linear;
 mod loss;
 mod lrn;
@@ -15,12 +17,36 @@ mod pool;
 pub mod reference;
 pub mod registry;
 mod tensor;
+pub mod variant;
 
 pub use dispatch::{Dispatch, Grid, Slot};
 pub use op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
+pub use variant::{GemmTile, Variant};
 
-/// The dispatches that run `op`, in order.
-pub fn plan(op: &Op) -> Vec<Dispatch> {
+use crate::{Error, Result};
+
+/// The dispatches that run `op` with `variant`, in order. Fails when the variant does not
+/// implement the op (see [`Variant::implements`]).
+pub fn plan(op: &Op, variant: Variant) -> Result<Vec<Dispatch>> {
+    match variant {
+        Variant::Direct => Ok(plan_direct(op)),
+        Variant::Gemm(tile) => match op {
+            Op::Conv2dForward(g) => Ok(gemm::conv_forward(g, &tile)),
+            Op::Conv2dBackwardData(g) => Ok(gemm::conv_backward_data(g, &tile)),
+            Op::Conv2dBackwardFilter(g) => Ok(gemm::conv_backward_filter(g, &tile)),
+            Op::LinearForward(g) => Ok(gemm::linear_forward(g, &tile)),
+            Op::LinearBackwardData(g) => Ok(gemm::linear_backward_data(g, &tile)),
+            Op::LinearBackwardParams(g) => Ok(gemm::linear_backward_params(g, &tile)),
+            _ => Err(Error::InvalidInput(format!(
+                "kernel variant {variant} does not implement {}; use `direct`",
+                op.name()
+            ))),
+        },
+    }
+}
+
+/// The direct kernels of `op`.
+fn plan_direct(op: &Op) -> Vec<Dispatch> {
     match op {
         Op::Conv2dForward(g) => conv2d::forward(g),
         Op::Conv2dBackwardData(g) => conv2d::backward_data(g),

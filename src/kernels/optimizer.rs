@@ -16,5 +16,6 @@ pub fn sgd(len: usize, lr: f32, momentum: f32, weight_decay: f32) -> Vec<Dispatc
             weight_decay.to_bits(),
         ],
         grid: Grid::Invocations(len as u64),
+        constants: Vec::new(),
     }]
 }

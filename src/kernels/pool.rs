@@ -35,6 +35,7 @@ pub fn forward(g: &PoolGeom) -> Vec<Dispatch> {
         bindings: tensors(1, &[0, 1]),
         params: params(g, g.output.len()),
         grid: Grid::Invocations(g.output.len() as u64),
+        constants: Vec::new(),
     }]
 }
 
@@ -46,5 +47,6 @@ pub fn backward(g: &PoolGeom) -> Vec<Dispatch> {
         bindings: tensors(3, &[0, 1, 2]),
         params: params(g, g.input.len()),
         grid: Grid::Invocations(g.input.len() as u64),
+        constants: Vec::new(),
     }]
 }

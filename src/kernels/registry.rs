@@ -2,6 +2,10 @@
 //!
 //! Each file starts with `alias T = f32;`. The f16 variant replaces that line with
 //! `enable f16; alias T = f16;`: one source, two variants, both validated by naga in tests.
+//!
+//! A shader may also be specialised: [`Shader::specialized`] replaces the value of module-scope
+//! `const NAME: u32 = ...;` declarations (the tile sizes of `gemm.wgsl`), so that each variant
+//! is still plain WGSL whose sizes are compile-time constants (array lengths, unrolled loops).
 
 use crate::model::Precision;
 
@@ -63,6 +67,18 @@ pub static LINEAR: Shader = shader!(
         "linear_backward_bias"
     ]
 );
+/// Tiled GEMM: implicit-GEMM convolution and fully connected layers, specialised per tile.
+pub static GEMM: Shader = shader!(
+    "gemm.wgsl",
+    [
+        "conv2d_forward_gemm",
+        "conv2d_backward_data_gemm",
+        "conv2d_backward_filter_gemm",
+        "linear_forward_gemm",
+        "linear_backward_data_gemm",
+        "linear_backward_weight_gemm",
+    ]
+);
 /// Softmax cross-entropy.
 pub static LOSS: Shader = shader!(
     "loss.wgsl",
@@ -83,13 +99,14 @@ pub static TENSOR: Shader = shader!(
 pub static OPTIMIZER: Shader = shader!("optimizer.wgsl", ["sgd_update"]);
 
 /// Every registered shader.
-pub static SHADERS: [&Shader; 9] = [
+pub static SHADERS: [&Shader; 10] = [
     &CONV2D,
     &POOL,
     &ACTIVATION,
     &LRN,
     &BATCHNORM,
     &LINEAR,
+    &GEMM,
     &LOSS,
     &TENSOR,
     &OPTIMIZER,
@@ -105,5 +122,18 @@ impl Shader {
             Precision::F32 => self.source.to_string(),
             Precision::F16 => self.source.replacen(ALIAS_LINE, "enable f16;\nalias T = f16;", 1),
         }
+    }
+
+    /// The source at `precision` with each `(name, value)` of `constants` replacing the value
+    /// of the module-scope declaration `const name: u32 = ...;`. `None` when a name has no such
+    /// declaration (a variant that does not match its shader).
+    pub fn specialized(&self, precision: Precision, constants: &[(&str, u32)]) -> Option<String> {
+        let mut lines: Vec<String> = self.source(precision).lines().map(str::to_string).collect();
+        for (name, value) in constants {
+            let prefix = format!("const {name}: u32 = ");
+            let line = lines.iter_mut().find(|line| line.starts_with(&prefix))?;
+            *line = format!("{prefix}{value}u;");
+        }
+        Some(lines.join("\n"))
     }
 }

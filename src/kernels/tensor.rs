@@ -12,6 +12,7 @@ fn dispatch(entry: &'static str, first_binding: u32, arity: usize, params: [usiz
         bindings: tensors(first_binding, &indices),
         params: params.map(|v| v as u32).to_vec(),
         grid: Grid::Invocations(params[0] as u64),
+        constants: Vec::new(),
     }]
 }
 

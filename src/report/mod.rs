@@ -24,6 +24,7 @@ mod chart;
 mod comparison;
 mod csv_export;
 mod markdown;
+mod ratio;
 mod terminal;
 
 #[cfg(test)]
@@ -33,6 +34,7 @@ pub use chart::chart_svg;
 pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
 pub use markdown::{escape_markdown, markdown};
+pub use ratio::vendor_ratio_table;
 pub use terminal::{layers_table, table};
 
 use crate::results::RunRecord;

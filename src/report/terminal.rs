@@ -42,7 +42,12 @@ pub fn table(record: &RunRecord) -> String {
     }
     let mut table = new_table(&cells::BENCHMARK_COLUMNS);
     table.add_rows(record.benchmarks.iter().map(cells::benchmark_row));
-    with_footer(&table, &cells::adapter_lines(record))
+    let mut text = with_footer(&table, &cells::adapter_lines(record));
+    if let Some(ratios) = super::vendor_ratio_table(record) {
+        text.push('\n');
+        text.push_str(&ratios);
+    }
+    text
 }
 
 /// The per-layer breakdown of one benchmark, as the PaddlePaddle seed's per-op table: layer,

@@ -582,3 +582,21 @@ fn rfc3339_days_follow_each_other() {
         };
     }
 }
+
+#[test]
+fn vendor_ratio_appears_only_for_benchmarks_on_both_backends() {
+    let mut record = record();
+    assert!(vendor_ratio_table(&record).is_none());
+    let mut cuda = record.benchmarks[0].clone();
+    cuda.backend = "cuda".into();
+    for p in &mut cuda.phases {
+        p.summary.median_ns /= 2.0;
+    }
+    for l in &mut cuda.layers {
+        l.summary.median_ns /= 4.0;
+    }
+    record.benchmarks.push(cuda);
+    let table = vendor_ratio_table(&record).expect("a wgpu/cuda pair");
+    assert!(table.contains("2.00") && table.contains("4.00"), "{table}");
+    assert!(super::table(&record).contains("wgpu / cuda"));
+}

@@ -1,7 +1,11 @@
 //! Integration tests of the convbench library (one test binary, modules by area).
 
+#[cfg(feature = "cuda")]
+mod cuda;
 mod gradcheck;
 mod models;
 mod ops;
 mod shaders;
 mod support;
+mod tune;
+mod variants;

@@ -10,7 +10,10 @@ use convbench::backend::wgpu::WgpuBackend;
 use convbench::backend::{Backend, BackendKind};
 use convbench::baseline::git_state;
 use convbench::config::{self, Config, Workspace};
+use convbench::harness::select::{KernelChoice, has_variants};
+use convbench::harness::tune::TuneCache;
 use convbench::harness::{RunOptions, Target, measure, verify_target};
+use convbench::kernels::Variant;
 use convbench::model::{Precision, network, suite};
 use convbench::report::{self, Format};
 use convbench::results::{RunRecord, RunSettings, Stage};
@@ -70,6 +73,14 @@ pub struct RunArgs {
     /// Record and show the per-layer breakdown.
     #[arg(long)]
     pub layers: bool,
+    /// Kernel variant: `auto` (the winners of `cargo convbench tune` for this adapter where
+    /// tuned, else a shape heuristic), `direct` (the baseline kernels) or a variant id such as
+    /// `gemm_64x64x16_4x4`, used wherever it implements the op.
+    #[arg(long, default_value = "auto", value_name = "VARIANT")]
+    pub kernel: String,
+    /// Choose kernels by the shape heuristic, ignoring the tune cache.
+    #[arg(long, conflicts_with = "kernel")]
+    pub no_tune: bool,
     /// Output format on stdout: table, json, csv or md.
     #[arg(long, default_value = "table")]
     pub format: String,
@@ -79,14 +90,40 @@ pub struct RunArgs {
 }
 
 /// One benchmark to run.
-struct Job {
-    target: Target,
-    batch: usize,
-    precision: Precision,
+pub struct Job {
+    /// What.
+    pub target: Target,
+    /// Images per iteration.
+    pub batch: usize,
+    /// Storage precision.
+    pub precision: Precision,
+}
+
+/// What to benchmark: the selection flags `run` and `tune` share.
+pub struct Selection<'a> {
+    /// `--model`.
+    pub model: &'a [String],
+    /// `--suite`.
+    pub suite: &'a [String],
+    /// `--batch`.
+    pub batch: &'a [usize],
+    /// `--precision`.
+    pub precision: &'a [Precision],
+}
+
+impl RunArgs {
+    fn selection(&self) -> Selection<'_> {
+        Selection {
+            model: &self.model,
+            suite: &self.suite,
+            batch: &self.batch,
+            precision: &self.precision,
+        }
+    }
 }
 
 /// Whether the adapter is a real GPU (not a software rasterizer or the CPU backend).
-fn is_real_gpu(backend: &dyn Backend) -> bool {
+pub fn is_real_gpu(backend: &dyn Backend) -> bool {
     backend.kind() != BackendKind::Cpu && backend.adapter().device_type != "cpu"
 }
 
@@ -99,9 +136,21 @@ fn default_model_batch(name: &str, real_gpu: bool) -> usize {
     }
 }
 
-fn jobs(a: &RunArgs, config: &Config, real_gpu: bool, notice: &mut Vec<String>) -> Result<Vec<Job>> {
+/// `values` without repeats, in first-seen order (`--batch 1,1` runs batch 1 once).
+fn unique<T: PartialEq + Clone>(values: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(values.len());
+    for v in values {
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    out
+}
+
+/// The benchmarks `a` selects (the configuration's, or a default set, when it selects none).
+pub fn jobs(a: &Selection, config: &Config, real_gpu: bool, notice: &mut Vec<String>) -> Result<Vec<Job>> {
     let precisions = if !a.precision.is_empty() {
-        a.precision.clone()
+        a.precision.to_vec()
     } else if !config.precisions.is_empty() {
         config
             .precisions
@@ -114,18 +163,18 @@ fn jobs(a: &RunArgs, config: &Config, real_gpu: bool, notice: &mut Vec<String>) 
     let batches_given = if a.batch.is_empty() {
         config.batches.clone()
     } else {
-        a.batch.clone()
+        a.batch.to_vec()
     };
     let selected = !a.model.is_empty() || !a.suite.is_empty();
     let configured = !config.models.is_empty() || !config.suites.is_empty();
     let suites = if selected {
-        a.suite.clone()
+        a.suite.to_vec()
     } else {
         config.suites.clone()
     };
     let mut targets: Vec<(Target, Vec<usize>)> = Vec::new();
     let (models, default_batches): (Vec<String>, Option<Vec<usize>>) = if selected {
-        (a.model.clone(), None)
+        (a.model.to_vec(), None)
     } else if configured {
         (config.models.clone(), None)
     } else {
@@ -152,7 +201,7 @@ fn jobs(a: &RunArgs, config: &Config, real_gpu: bool, notice: &mut Vec<String>) 
             (vec!["lenet".into()], Some(vec![1, 8, 64]))
         }
     };
-    for name in &models {
+    for name in &unique(&models) {
         let net = network(name)?;
         let batches = if !batches_given.is_empty() {
             batches_given.clone()
@@ -163,7 +212,7 @@ fn jobs(a: &RunArgs, config: &Config, real_gpu: bool, notice: &mut Vec<String>) 
         };
         targets.push((Target::Model(net), batches));
     }
-    for name in &suites {
+    for name in &unique(&suites) {
         let s = suite(name)?;
         for entry in s.entries {
             let batches = if batches_given.is_empty() {
@@ -180,9 +229,10 @@ fn jobs(a: &RunArgs, config: &Config, real_gpu: bool, notice: &mut Vec<String>) 
             ));
         }
     }
+    let precisions = unique(&precisions);
     let mut jobs = Vec::new();
     for (target, batches) in targets {
-        for &batch in &batches {
+        for &batch in &unique(&batches) {
             if batch == 0 {
                 return Err(Error::InvalidInput(
                     "--batch 0: a batch needs at least one image".into(),
@@ -221,6 +271,11 @@ pub fn open_backends(a: &RunArgs, quiet: bool) -> Result<Vec<Box<dyn Backend>>> 
         backends.push(match kind {
             BackendKind::Wgpu => Box::new(WgpuBackend::open(a.adapter.as_deref())?),
             BackendKind::Cpu => Box::new(CpuBackend::new()),
+            // The first CUDA device; choose another with CUDA_VISIBLE_DEVICES (`--adapter` names
+            // wgpu adapters, whose order need not match CUDA's).
+            #[cfg(feature = "cuda")]
+            BackendKind::Cuda => Box::new(convbench::backend::cuda::CudaBackend::open(0)?),
+            #[cfg(not(feature = "cuda"))]
             BackendKind::Cuda => {
                 return Err(Error::Environment(
                     "the cuda backend is not in this build; install with `cargo install cargo-convbench --features cuda`".into(),
@@ -237,7 +292,7 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
     let (commit, dirty) = git_state(&workspace.root);
     let mut record = RunRecord::new(commit);
     record.git_dirty = dirty;
-    let options = RunOptions {
+    let mut options = RunOptions {
         stage: match a.stage {
             StageArg::Train => Stage::Train,
             StageArg::Eval => Stage::Eval,
@@ -248,6 +303,7 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         verify: !a.no_verify,
         data_grad: a.data_grad,
         layers: a.layers,
+        kernels: KernelChoice::Heuristic,
     };
     record.settings = RunSettings {
         samples: options.samples,
@@ -269,7 +325,11 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
     };
     let real_gpu = backends.iter().any(|b| is_real_gpu(b.as_ref()));
     let mut notices = Vec::new();
-    let jobs = match jobs(a, &workspace.config, real_gpu, &mut notices) {
+    options.kernels = match kernel_choice(a, workspace, &backends, &mut notices) {
+        Ok(k) => k,
+        Err(e) => return (record, Some(e)),
+    };
+    let jobs = match jobs(&a.selection(), &workspace.config, real_gpu, &mut notices) {
         Ok(j) => j,
         Err(e) => return (record, Some(e)),
     };
@@ -329,6 +389,45 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
     }
     progress.finish();
     (record, None)
+}
+
+/// The kernel choice `--kernel` and `--no-tune` ask for. `auto` uses the tune cache of the
+/// first backend with variants when there is one; a cache that cannot be read is reported and
+/// ignored (it is a cache: `tune` rebuilds it).
+fn kernel_choice(
+    a: &RunArgs,
+    workspace: &Workspace,
+    backends: &[Box<dyn Backend>],
+    notices: &mut Vec<String>,
+) -> Result<KernelChoice> {
+    if a.kernel != "auto" {
+        return Ok(KernelChoice::Force(a.kernel.parse::<Variant>().map_err(|e| {
+            Error::InvalidInput(format!("--kernel: {e}, or `auto`"))
+        })?));
+    }
+    if a.no_tune {
+        return Ok(KernelChoice::Heuristic);
+    }
+    let Some(backend) = backends.iter().find(|b| has_variants(b.kind())) else {
+        return Ok(KernelChoice::Heuristic);
+    };
+    let path = TuneCache::path(&workspace.target_dir, &backend.adapter().slug());
+    match TuneCache::load(&path) {
+        Ok(Some(cache)) => {
+            notices.push(format!(
+                "kernels tuned for {} ({} shapes) from {}; `--no-tune` ignores them",
+                backend.adapter().label(),
+                cache.entries.len(),
+                path.display()
+            ));
+            Ok(KernelChoice::Tuned(cache))
+        }
+        Ok(None) => Ok(KernelChoice::Heuristic),
+        Err(e) => {
+            notices.push(format!("ignoring the tune cache: {e}"));
+            Ok(KernelChoice::Heuristic)
+        }
+    }
 }
 
 fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {

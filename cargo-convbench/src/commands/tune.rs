@@ -1,0 +1,249 @@
+//! `cargo convbench tune`: for every distinct (op, shape, precision) of the selected
+//! benchmarks, verify and time each kernel variant, cache the fastest for this adapter (which
+//! `run` then uses), and print a table of the timings.
+
+use super::run::{Selection, StageArg, is_real_gpu, jobs};
+use crate::cli::Args;
+use crate::output::print;
+use comfy_table::Table;
+use convbench::backend::Backend;
+use convbench::backend::wgpu::WgpuBackend;
+use convbench::config;
+use convbench::harness::plan::PlanOptions;
+use convbench::harness::tune::{
+    Outcome, TuneCache, TuneEvent, TuneOptions, TuneResult, shape_key, tune_jobs, tune_op,
+};
+use convbench::kernels::Variant;
+use convbench::model::Precision;
+use convbench::results::Stage;
+use convbench::{Error, Result};
+use std::collections::HashSet;
+
+/// Arguments of `tune`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TuneArgs {
+    /// Models, comma-separated (see `cargo convbench list`).
+    #[arg(long, value_delimiter = ',')]
+    pub model: Vec<String>,
+    /// Layer suites, comma-separated: `layers`, `deepbench`.
+    #[arg(long, value_delimiter = ',')]
+    pub suite: Vec<String>,
+    /// Batch sizes, comma-separated, e.g. `1,8,64`.
+    #[arg(long, value_delimiter = ',')]
+    pub batch: Vec<usize>,
+    /// Precisions, comma-separated: `f32`, `f16`.
+    #[arg(long, value_delimiter = ',')]
+    pub precision: Vec<Precision>,
+    /// Train step (forward and both backward ops) or forward-only evaluation.
+    #[arg(long, value_enum, default_value_t = StageArg::Train)]
+    pub stage: StageArg,
+    /// Also tune the first layer's input gradient (as `run --data-grad` computes it).
+    #[arg(long)]
+    pub data_grad: bool,
+    /// Adapter: index, backend name (vulkan, metal, dx12, gl) or part of its name.
+    #[arg(long, env = "CONVBENCH_ADAPTER")]
+    pub adapter: Option<String>,
+    /// Timed runs of each variant (the median is compared).
+    #[arg(long, default_value_t = 5)]
+    pub samples: usize,
+    /// Untimed runs of each variant first (at least 1).
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Time variants without verifying them against the CPU reference first.
+    #[arg(long)]
+    pub no_verify: bool,
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.2}", ns / 1e6)
+}
+
+/// One line per variant: id, median ms and GFLOP/s, or why it was not timed.
+fn timings_cell(result: &TuneResult) -> String {
+    let flops = result.job.op.flops() as f64;
+    result
+        .variants
+        .iter()
+        .map(|v| {
+            let what = match &v.outcome {
+                Outcome::Timed { median_ns, .. } if flops > 0.0 => {
+                    format!("{} ms  {:.2} GFLOP/s", ms(*median_ns), flops / median_ns)
+                }
+                Outcome::Timed { median_ns, .. } => format!("{} ms", ms(*median_ns)),
+                Outcome::Pruned { first_ns } => {
+                    format!(">{} ms (first sample, not timed further)", ms(*first_ns as f64))
+                }
+                Outcome::Failed { error } => format!("FAILED verification (relative error {error:.1e})"),
+            };
+            format!("{}  {what}", v.variant)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The median of `variant`, or (`true`) a lower bound of it when it was pruned.
+fn median_of(result: &TuneResult, variant: Variant) -> Option<(f64, bool)> {
+    result.variants.iter().find_map(|v| match v.outcome {
+        Outcome::Timed { median_ns, .. } if v.variant == variant => Some((median_ns, false)),
+        Outcome::Pruned { first_ns } if v.variant == variant => Some((first_ns as f64, true)),
+        _ => None,
+    })
+}
+
+fn table(results: &[TuneResult]) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
+        .set_header([
+            "op",
+            "shape",
+            "precision",
+            "variant timings (median)",
+            "winner",
+            "vs direct",
+        ]);
+    for r in results {
+        let winner = r.winner.map_or_else(|| "none".into(), |w| w.id());
+        let speedup = match (
+            r.winner.and_then(|w| median_of(r, w)),
+            median_of(r, Variant::Direct),
+        ) {
+            (Some((best, _)), Some((direct, pruned))) => {
+                format!("{}{:.1}x", if pruned { ">" } else { "" }, direct / best)
+            }
+            _ => "-".into(),
+        };
+        table.add_row([
+            r.job.op.name().to_string(),
+            shape_key(&r.job.op),
+            r.job.precision.to_string(),
+            timings_cell(r),
+            winner,
+            speedup,
+        ]);
+    }
+    table.to_string()
+}
+
+/// `cargo convbench tune`.
+pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
+    let workspace = config::load(args.manifest_path.as_deref())?;
+    let backend = WgpuBackend::open(a.adapter.as_deref())?;
+    let options = TuneOptions {
+        warmup_iterations: a.warmup.max(1),
+        samples: a.samples,
+        verify: !a.no_verify,
+        ..TuneOptions::default()
+    };
+    if options.samples == 0 {
+        return Err(Error::InvalidInput("--samples must be at least 1".into()));
+    }
+    let plan_options = PlanOptions {
+        stage: match a.stage {
+            StageArg::Train => Stage::Train,
+            StageArg::Eval => Stage::Eval,
+        },
+        data_grad: a.data_grad,
+        max_tensor_bytes: backend.max_tensor_bytes(),
+    };
+    let selection = Selection {
+        model: &a.model,
+        suite: &a.suite,
+        batch: &a.batch,
+        precision: &a.precision,
+    };
+    let mut notices = Vec::new();
+    let benchmarks = jobs(&selection, &workspace.config, is_real_gpu(&backend), &mut notices)?;
+    let say = |line: &str| {
+        if !args.quiet {
+            eprintln!("{line}");
+        }
+    };
+    for n in &notices {
+        say(&format!("notice: {n}"));
+    }
+    let mut seen = HashSet::new();
+    let mut ops = Vec::new();
+    for job in &benchmarks {
+        if !backend.supports(job.precision) {
+            return Err(Error::Environment(format!(
+                "{} cannot run {} (the adapter lacks SHADER_F16); use --precision f32",
+                backend.adapter().label(),
+                job.precision
+            )));
+        }
+        ops.extend(tune_jobs(
+            &job.target,
+            job.batch,
+            job.precision,
+            plan_options,
+            &mut seen,
+        )?);
+    }
+
+    let adapter = backend.adapter().clone();
+    let path = TuneCache::path(&workspace.target_dir, &adapter.slug());
+    let mut cache = match TuneCache::load(&path) {
+        Ok(Some(c)) if c.adapter == adapter => c,
+        Ok(Some(_)) => {
+            say(&format!(
+                "notice: {} was tuned on another driver; starting afresh",
+                path.display()
+            ));
+            TuneCache::new(adapter.clone())
+        }
+        Ok(None) => TuneCache::new(adapter.clone()),
+        Err(e) => {
+            say(&format!("notice: {e}; starting afresh"));
+            TuneCache::new(adapter.clone())
+        }
+    };
+    say(&format!(
+        "tuning {} distinct ops on {} ({} variants each at most)",
+        ops.len(),
+        adapter.label(),
+        Variant::all().len()
+    ));
+    let mut results = Vec::with_capacity(ops.len());
+    let mut unverified = Vec::new();
+    for (index, job) in ops.iter().enumerate() {
+        let name = format!(
+            "[{}/{}] {} {} {}",
+            index + 1,
+            ops.len(),
+            job.op.name(),
+            shape_key(&job.op),
+            job.precision
+        );
+        let result = tune_op(&backend, job, &options, &mut |event| match event {
+            TuneEvent::Verifying => say(&format!("{name}: verifying every variant")),
+            TuneEvent::Timing(v) => say(&format!("{name}: timing {v}")),
+        })?;
+        for v in &result.variants {
+            if let Outcome::Failed { error } = v.outcome {
+                say(&format!(
+                    "warning: {name}: {} disagrees with the CPU reference (relative error {error:.1e}); skipped",
+                    v.variant
+                ));
+            }
+        }
+        match result.winner {
+            Some(_) => {
+                cache.insert(&result);
+                cache.save(&path)?;
+            }
+            None => unverified.push(name),
+        }
+        results.push(result);
+    }
+    print(&table(&results));
+    say(&format!("wrote {}", path.display()));
+    if !unverified.is_empty() {
+        return Err(Error::Verification(format!(
+            "no kernel variant of {} agrees with the CPU reference; this is a kernel bug: please \
+             report it with `cargo convbench adapters` output",
+            unverified.join(", ")
+        )));
+    }
+    Ok(0)
+}

@@ -1,0 +1,122 @@
+//! Invalid input and usage: exit code 2, and a message on stderr that names the culprit and
+//! the way out.
+
+use crate::support::{assert_code, convbench, stderr_of, stdout_of, tiny};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+/// Runs the tiny cpu benchmark with `overrides` (see [`tiny`]).
+fn run_cpu(overrides: &[(&str, &str)]) -> Output {
+    convbench()
+        .args(["run", "--backend", "cpu", "--quiet"])
+        .args(tiny(overrides))
+        .output()
+        .expect("run")
+}
+
+/// Asserts exit code 2, nothing on stdout, and every one of `needles` on stderr.
+fn assert_invalid(output: &Output, needles: &[&str]) {
+    assert_code(output, 2);
+    let stderr = stderr_of(output);
+    for needle in needles {
+        assert!(
+            stderr.contains(needle),
+            "`{needle}` missing from stderr:\n{stderr}"
+        );
+    }
+    assert_eq!(stdout_of(output), "", "nothing on stdout after invalid input");
+}
+
+#[test]
+fn unknown_model_exits_2_listing_the_known_models() {
+    let output = run_cpu(&[("--model", "alexnett")]);
+    assert_invalid(
+        &output,
+        &["alexnett", "known models", "alexnet", "lenet", "vgg16"],
+    );
+}
+
+#[test]
+fn unknown_suite_exits_2_listing_the_known_suites() {
+    let output = run_cpu(&[("--suite", "nosuchsuite")]);
+    assert_invalid(&output, &["nosuchsuite", "layers", "deepbench"]);
+}
+
+#[test]
+fn batch_zero_exits_2() {
+    let output = run_cpu(&[("--batch", "0")]);
+    assert_invalid(&output, &["--batch 0"]);
+}
+
+#[test]
+fn samples_zero_exits_2() {
+    let output = run_cpu(&[("--samples", "0")]);
+    assert_invalid(&output, &["--samples"]);
+}
+
+#[test]
+fn unknown_precision_exits_2_naming_it() {
+    let output = run_cpu(&[("--precision", "f8")]);
+    assert_invalid(&output, &["f8", "f32", "f16"]);
+}
+
+#[test]
+fn unknown_output_format_exits_2_naming_the_formats() {
+    let output = run_cpu(&[("--format", "html")]);
+    assert_invalid(&output, &["html", "table", "json", "csv", "md"]);
+}
+
+#[test]
+fn unknown_subcommand_exits_2() {
+    let output = convbench().arg("benchmark").output().expect("run");
+    assert_code(&output, 2);
+    assert!(stderr_of(&output).contains("benchmark"), "{}", stderr_of(&output));
+}
+
+#[test]
+fn out_in_a_missing_directory_fails_before_running() {
+    let started = Instant::now();
+    // A minute of warm-up: only a check made before running can answer within the timeout.
+    let output = convbench()
+        .args(["run", "--backend", "cpu"])
+        .args(tiny(&[("--warmup-ms", "60000")]))
+        .args(["--out", "/nonexistent-dir/x.json"])
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("run");
+    assert_invalid(&output, &["/nonexistent-dir/x.json", "--out"]);
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn report_of_a_missing_file_exits_2_naming_it() {
+    let output = convbench()
+        .args(["report", "/nonexistent-dir/rec.json"])
+        .output()
+        .expect("report");
+    assert_invalid(&output, &["/nonexistent-dir/rec.json"]);
+}
+
+#[test]
+fn report_of_corrupt_json_exits_2_naming_the_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("corrupt.json");
+    std::fs::write(&path, "{\"format_version\": 1, \"benchm").expect("write");
+    let output = convbench().arg("report").arg(&path).output().expect("report");
+    assert_invalid(&output, &["corrupt.json", "not a convbench record"]);
+}
+
+#[test]
+fn report_of_a_future_format_version_exits_2_saying_upgrade() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("future.json");
+    let fixture = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/record-v1.json"),
+    )
+    .expect("fixture");
+    let mut record: serde_json::Value = serde_json::from_str(&fixture).expect("fixture is JSON");
+    record["format_version"] = 999.into();
+    std::fs::write(&path, record.to_string()).expect("write");
+    let output = convbench().arg("report").arg(&path).output().expect("report");
+    assert_invalid(&output, &["future.json", "999", "upgrade"]);
+}

@@ -1,0 +1,302 @@
+//! `ci` and `comment`: the gate in GitHub Actions against a wiremock fake of the REST API (job
+//! summary, annotations, one sticky PR comment created then updated), and outside Actions.
+
+use crate::support::{Package, assert_code, cargo_convbench, stderr_of, stdout_of};
+use assert_cmd::Command;
+use serde_json::{Value, json};
+use std::process::Output;
+use std::sync::{Arc, Mutex};
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+const TOKEN: &str = "secret-token-xyz";
+const MARKER: &str = "<!-- convbench-comment -->";
+const COMMENTS: &str = "/repos/o/r/issues/7/comments";
+
+/// A comment as the REST API returns it (every field octocrab requires).
+fn comment_json(id: u64, body: &str) -> Value {
+    let user = "https://api.github.com/users/github-actions";
+    json!({
+        "id": id,
+        "node_id": format!("IC_{id}"),
+        "url": format!("https://api.github.com/repos/o/r/issues/comments/{id}"),
+        "html_url": format!("https://github.com/o/r/pull/7#issuecomment-{id}"),
+        "issue_url": "https://api.github.com/repos/o/r/issues/7",
+        "body": body,
+        "user": {
+            "login": "github-actions[bot]", "id": 41898282, "node_id": "MDM6Qm90NDE4OTgyODI=",
+            "avatar_url": "https://avatars.githubusercontent.com/in/15368", "gravatar_id": "",
+            "url": user, "html_url": "https://github.com/apps/github-actions",
+            "followers_url": format!("{user}/followers"), "following_url": format!("{user}/following"),
+            "gists_url": format!("{user}/gists"), "starred_url": format!("{user}/starred"),
+            "subscriptions_url": format!("{user}/subscriptions"),
+            "organizations_url": format!("{user}/orgs"), "repos_url": format!("{user}/repos"),
+            "events_url": format!("{user}/events"), "received_events_url": format!("{user}/received_events"),
+            "type": "Bot", "site_admin": false
+        },
+        "created_at": "2026-11-01T12:00:00Z",
+        "updated_at": "2026-11-01T12:00:00Z"
+    })
+}
+
+/// The comments of pull request 7, shared by the handlers so that the second run sees what the
+/// first one posted, as on GitHub.
+#[derive(Clone, Default)]
+struct Thread(Arc<Mutex<Vec<Value>>>);
+
+impl Respond for Thread {
+    /// GET lists the comments; POST appends one.
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let mut comments = self.0.lock().expect("fake state");
+        if request.method.as_str() == "POST" {
+            let sent: Value = request.body_json().expect("a JSON body");
+            let created = comment_json(
+                1000 + comments.len() as u64,
+                sent["body"].as_str().expect("a body string"),
+            );
+            comments.push(created.clone());
+            return ResponseTemplate::new(201).set_body_json(created);
+        }
+        ResponseTemplate::new(200).set_body_json(comments.clone())
+    }
+}
+
+/// The event of pull request 7 of `o/r`, from a branch of `head_repo`.
+fn write_event(package: &Package, head_repo: &str) -> std::path::PathBuf {
+    let event = json!({
+        "pull_request": {
+            "number": 7,
+            "base": {"sha": package.head()},
+            "head": {"sha": "feedface", "repo": {"full_name": head_repo}}
+        },
+        "repository": {"full_name": "o/r"}
+    });
+    let path = package.path("event.json");
+    std::fs::write(&path, event.to_string()).expect("write the event");
+    path
+}
+
+/// `cargo convbench ci --results RESULTS --baseline-rev HEAD` in the GitHub Actions job of a
+/// pull request from `head_repo` whose API is `api_url`.
+fn ci_in_actions(package: &Package, api_url: &str, results: &str, head_repo: &str) -> Command {
+    let event = write_event(package, head_repo);
+    let mut command = cargo_convbench();
+    command
+        .current_dir(package.root())
+        .args(["ci", "--results", results, "--baseline-rev", "HEAD"])
+        .arg("--manifest-path")
+        .arg(package.path("Cargo.toml"))
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "o/r")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_EVENT_NAME", "pull_request")
+        .env("GITHUB_API_URL", api_url)
+        .env("GITHUB_STEP_SUMMARY", package.path("summary.md"))
+        .env("GITHUB_TOKEN", TOKEN);
+    command
+}
+
+/// Runs `command` off the async runtime, which serves the mock API meanwhile.
+async fn output_of(mut command: Command) -> Output {
+    tokio::task::spawn_blocking(move || command.output().expect("the command runs"))
+        .await
+        .expect("the blocking task")
+}
+
+/// The job summary the runs appended to.
+fn summary_of(package: &Package) -> String {
+    std::fs::read_to_string(package.path("summary.md")).expect("the job summary was written")
+}
+
+/// Asserts that the token appears on neither stream.
+fn assert_no_token(output: &Output) {
+    assert!(!stdout_of(output).contains(TOKEN), "token on stdout");
+    assert!(!stderr_of(output).contains(TOKEN), "token on stderr");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ci_in_actions_posts_one_sticky_comment_then_updates_it() {
+    let (package, _) = Package::blessed();
+    let server = MockServer::start().await;
+    let thread = Thread::default();
+    let bearer = format!("Bearer {TOKEN}");
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .and(header("authorization", bearer.as_str()))
+        .respond_with(thread.clone())
+        .expect(2)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .and(header("authorization", bearer.as_str()))
+        .respond_with(thread.clone())
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/o/r/issues/comments/1000"))
+        .and(header("authorization", bearer.as_str()))
+        .respond_with(|request: &Request| {
+            let sent: Value = request.body_json().expect("a JSON body");
+            ResponseTemplate::new(200)
+                .set_body_json(comment_json(1000, sent["body"].as_str().unwrap_or_default()))
+        })
+        .expect(1)
+        .mount(&server)
+        .await;
+
+    for run in ["first", "second"] {
+        let output = output_of(ci_in_actions(&package, &server.uri(), "slower.json", "o/r")).await;
+        assert_code(&output, 1);
+        assert_no_token(&output);
+        let stdout = stdout_of(&output);
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with("::error title=convbench regression::lenet/train/b1/f32/cpu")),
+            "{run} run: no ::error annotation in\n{stdout}"
+        );
+        let verb = if run == "first" { "created" } else { "updated" };
+        assert!(
+            stderr_of(&output).contains(&format!("{verb} PR comment 1000")),
+            "{run} run:\n{}",
+            stderr_of(&output)
+        );
+    }
+    server.verify().await;
+
+    let requests = server.received_requests().await.expect("requests are recorded");
+    for request in requests.iter().filter(|r| r.method.as_str() != "GET") {
+        let sent: Value = request.body_json().expect("a JSON body");
+        let body = sent["body"].as_str().expect("a body string");
+        assert!(body.starts_with(MARKER), "{body}");
+        assert!(body.contains("regression"), "{body}");
+    }
+    let summary = summary_of(&package);
+    assert!(summary.contains(MARKER), "{summary}");
+    assert!(summary.contains("regression"), "{summary}");
+    assert_eq!(summary.matches(MARKER).count(), 2, "each run appends its summary");
+    let comments = thread.0.lock().expect("fake state");
+    assert_eq!(comments.len(), 1, "one comment on the pull request");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ci_when_commenting_is_forbidden_still_writes_the_summary_and_exits_with_the_gate_code() {
+    let (package, _) = Package::blessed();
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .respond_with(ResponseTemplate::new(403).set_body_json(json!({
+            "message": "Resource not accessible by integration",
+            "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment"
+        })))
+        .expect(1)
+        .mount(&server)
+        .await;
+
+    let output = output_of(ci_in_actions(&package, &server.uri(), "slower.json", "o/r")).await;
+    assert_code(&output, 1);
+    assert_no_token(&output);
+    let stdout = stdout_of(&output);
+    let warning = stdout
+        .lines()
+        .find(|l| l.starts_with("::warning"))
+        .unwrap_or_else(|| panic!("no ::warning in\n{stdout}"));
+    assert!(warning.contains("pull-requests: write"), "{warning}");
+    assert!(warning.contains("403"), "{warning}");
+    assert!(stdout.contains("::error"), "{stdout}");
+    let summary = summary_of(&package);
+    assert!(
+        summary.contains(MARKER) && summary.contains("regression"),
+        "{summary}"
+    );
+    server.verify().await;
+}
+
+/// A server that fails the test if anything calls it.
+async fn untouchable_api() -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(wiremock::matchers::any())
+        .respond_with(ResponseTemplate::new(500))
+        .expect(0)
+        .mount(&server)
+        .await;
+    server
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ci_on_a_fork_pull_request_leaves_the_comment_to_workflow_run() {
+    let (package, _) = Package::blessed();
+    let server = untouchable_api().await;
+    let output = output_of(ci_in_actions(&package, &server.uri(), "slower.json", "someone/r")).await;
+    assert_code(&output, 1);
+    let stdout = stdout_of(&output);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("::notice") && l.contains("fork")),
+        "{stdout}"
+    );
+    assert!(summary_of(&package).contains(MARKER));
+    server.verify().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ci_without_a_token_warns_and_exits_with_the_gate_code() {
+    let (package, _) = Package::blessed();
+    let server = untouchable_api().await;
+    let mut command = ci_in_actions(&package, &server.uri(), "rec.json", "o/r");
+    command.env_remove("GITHUB_TOKEN");
+    let output = output_of(command).await;
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("::warning") && l.contains("GITHUB_TOKEN")),
+        "{stdout}"
+    );
+    assert!(summary_of(&package).contains(MARKER));
+    server.verify().await;
+}
+
+#[test]
+fn ci_outside_actions_prints_the_comment_and_exits_with_the_gate_code() {
+    let (package, _) = Package::blessed();
+    for (results, code) in [("rec.json", 0), ("slower.json", 1)] {
+        let output = package
+            .convbench()
+            .args(["ci", "--results", results, "--baseline-rev", "HEAD"])
+            .output()
+            .expect("ci");
+        assert_code(&output, code);
+        let stdout = stdout_of(&output);
+        assert!(stdout.starts_with(MARKER), "{stdout}");
+        assert!(stdout.contains("lenet/train/b1/f32/cpu"), "{stdout}");
+        assert!(
+            !stdout.contains("::error"),
+            "no annotations outside Actions:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn comment_dry_run_prints_the_comment() {
+    let (package, _) = Package::blessed();
+    let output = package
+        .convbench()
+        .args(["comment", "--pr", "7", "--results", "slower.json", "--dry-run"])
+        .args(["--baseline-rev", "HEAD"])
+        .output()
+        .expect("comment");
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    assert!(stdout.starts_with(MARKER), "{stdout}");
+    assert!(stdout.contains("regression"), "{stdout}");
+}

@@ -1,0 +1,241 @@
+//! `run` on the cpu backend, and `report` and `plot` of the records it writes.
+
+use crate::support::{
+    TRAIN_PHASES, assert_code, cargo_convbench, convbench, parse_record, raw_samples, read_record, stdout_of,
+    tiny,
+};
+use convbench::results::{FORMAT_VERSION, RunRecord};
+use std::path::{Path, PathBuf};
+
+/// The checked-in record of format version 1 (a fixture: fixed adapter, samples and time).
+fn fixture_v1() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/record-v1.json")
+}
+
+/// Runs the tiny cpu benchmark at batches 1 and 2 with `--out out`, returning the record.
+fn run_to_file(out: &Path) -> RunRecord {
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--quiet"])
+        .args(tiny(&[("--batch", "1,2")]))
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    read_record(out)
+}
+
+#[test]
+fn run_json_is_a_run_record_with_every_phase_and_raw_samples() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    let output = cargo_convbench()
+        .args(["run", "--backend", "cpu"])
+        .args(tiny(&[("--batch", "1,2")]))
+        .args(["--format", "json", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    let record = parse_record(&stdout, "stdout of run --format json");
+    assert_eq!(record.format_version, FORMAT_VERSION);
+    let ids: Vec<&str> = record.benchmarks.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, ["lenet/train/b1/f32/cpu", "lenet/train/b2/f32/cpu"]);
+    for benchmark in &record.benchmarks {
+        assert_eq!(benchmark.backend, "cpu");
+        assert_eq!(benchmark.adapter.backend, "cpu");
+        let phases: Vec<&str> = benchmark.phases.iter().map(|p| p.phase.as_str()).collect();
+        assert_eq!(phases, TRAIN_PHASES, "{}", benchmark.id);
+        for phase in &benchmark.phases {
+            assert_eq!(
+                phase.samples_ns.len(),
+                3,
+                "raw samples of {} {}",
+                benchmark.id,
+                phase.phase.as_str()
+            );
+            assert!(phase.summary.median_ns > 0.0, "{} {:?}", benchmark.id, phase);
+        }
+    }
+    assert_eq!(record.settings.samples, 3);
+    assert_eq!(
+        std::fs::read_to_string(&out).expect("--out was written"),
+        stdout,
+        "--out holds what --format json prints"
+    );
+}
+
+#[test]
+fn run_out_writes_the_record_while_stdout_shows_the_table() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    let output = convbench()
+        .args(["run", "--backend", "cpu"])
+        .args(tiny(&[]))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let table = stdout_of(&output);
+    assert!(
+        table.contains("lenet") && table.contains("total ms"),
+        "a table on stdout:\n{table}"
+    );
+    assert!(!table.trim_start().starts_with('{'), "JSON on stdout:\n{table}");
+    let record = read_record(&out);
+    let ids: Vec<&str> = record.benchmarks.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, ["lenet/train/b1/f32/cpu"]);
+    assert_eq!(record.benchmarks[0].phases.len(), TRAIN_PHASES.len());
+}
+
+#[test]
+fn run_repeated_batches_and_models_are_benchmarked_once() {
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--quiet", "--format", "json"])
+        .args(tiny(&[("--model", "lenet,lenet"), ("--batch", "1,1")]))
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let record = parse_record(&stdout_of(&output), "run");
+    let ids: Vec<&str> = record.benchmarks.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, ["lenet/train/b1/f32/cpu"]);
+}
+
+#[test]
+fn report_renders_a_saved_record_as_csv_md_and_table() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    let record = run_to_file(&out);
+    let report = |format: &str| {
+        let output = convbench()
+            .arg("report")
+            .arg(&out)
+            .args(["--format", format])
+            .output()
+            .expect("report");
+        assert_code(&output, 0);
+        stdout_of(&output)
+    };
+    let csv = report("csv");
+    let header = csv.lines().next().expect("a CSV header");
+    assert!(
+        header.contains("benchmark_id") && header.contains("median_ns"),
+        "{header}"
+    );
+    let rows = csv.lines().skip(1).filter(|l| !l.is_empty()).count();
+    assert_eq!(
+        rows,
+        2 * TRAIN_PHASES.len(),
+        "a row per benchmark and phase:\n{csv}"
+    );
+    for benchmark in &record.benchmarks {
+        assert!(
+            csv.contains(&benchmark.id),
+            "{} missing from\n{csv}",
+            benchmark.id
+        );
+    }
+
+    let markdown = report("md");
+    assert!(
+        markdown.lines().any(|l| l.starts_with("| model |")),
+        "a Markdown table:\n{markdown}"
+    );
+    assert!(markdown.contains("| lenet |"), "{markdown}");
+
+    let table = report("table");
+    assert!(table.contains("lenet") && table.contains("total ms"), "{table}");
+
+    let json = report("json");
+    assert_eq!(
+        raw_samples(&parse_record(&json, "report --format json")),
+        raw_samples(&record)
+    );
+}
+
+#[test]
+fn report_reads_the_checked_in_version_1_record() {
+    let render = |format: &str| {
+        let output = cargo_convbench()
+            .arg("report")
+            .arg(fixture_v1())
+            .args(["--format", format])
+            .output()
+            .expect("report");
+        assert_code(&output, 0);
+        stdout_of(&output)
+    };
+    insta::assert_snapshot!("report_v1_csv", render("csv"));
+    insta::assert_snapshot!("report_v1_md", render("md"));
+}
+
+#[test]
+fn report_json_reproduces_the_record_byte_for_byte() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("rec.json");
+    // A value `cargo convbench run` wrote, which the default float parser reads one ULP off.
+    let text = std::fs::read_to_string(fixture_v1()).expect("fixture").replacen(
+        "\"stddev_ns\": 20000.0",
+        "\"stddev_ns\": 11761784.385094343",
+        1,
+    );
+    assert!(text.contains("11761784.385094343"));
+    std::fs::write(&path, &text).expect("write");
+    let output = convbench()
+        .arg("report")
+        .arg(&path)
+        .args(["--format", "json"])
+        .output()
+        .expect("report");
+    assert_code(&output, 0);
+    assert_eq!(stdout_of(&output), text);
+}
+
+#[test]
+fn plot_writes_an_svg() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    run_to_file(&out);
+    let svg = dir.path().join("x.svg");
+    let output = convbench()
+        .arg("plot")
+        .arg(&out)
+        .arg("-o")
+        .arg(&svg)
+        .output()
+        .expect("plot");
+    assert_code(&output, 0);
+    let text = std::fs::read_to_string(&svg).expect("the SVG was written");
+    assert!(
+        text.contains("<svg") && text.trim_end().ends_with("</svg>"),
+        "not an SVG:\n{text}"
+    );
+    assert!(text.contains("lenet"), "the chart names the model");
+}
+
+#[test]
+fn cpu_backend_emulates_f16() {
+    let output = convbench()
+        .args([
+            "run",
+            "--backend",
+            "cpu",
+            "--precision",
+            "f16",
+            "--format",
+            "json",
+        ])
+        .args(tiny(&[]))
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let record = parse_record(&stdout_of(&output), "run --precision f16");
+    let ids: Vec<&str> = record.benchmarks.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(ids, ["lenet/train/b1/f16/cpu"]);
+    assert!(
+        record.benchmarks[0].verified,
+        "f16 is checked against the reference"
+    );
+}

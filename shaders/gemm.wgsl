@@ -1,0 +1,296 @@
+// Tiled GEMM over implicit operands: convolution forward, backward-data and backward-filter
+// as implicit GEMM (no im2col buffer), and fully connected layers, per convolution group:
+//
+//   conv2d forward          C[oc, (n,oh,ow)]  = W[oc, (ic,kh,kw)]  x  im2col(X)[(ic,kh,kw), (n,oh,ow)]
+//   conv2d backward data    C[ic, (n,ih,iw)]  = W^T[ic, (oc,kh,kw)] x  col(dY)[(oc,kh,kw), (n,ih,iw)]
+//   conv2d backward filter  C[oc, (ic,kh,kw)] = dY[oc, (n,oh,ow)]  x  im2col(X)^T[(n,oh,ow), (ic,kh,kw)]
+//   linear forward          C[o, n] = W[o, i]    x X^T[i, n]
+//   linear backward data    C[i, n] = W^T[i, o]  x dY^T[o, n]
+//   linear backward weight  C[o, i] = dY^T[o, n] x X[n, i]
+//
+// Each workgroup computes a BM x BN tile of C, each invocation a TM x TN block of it in
+// registers, from BK-deep slices of A and B staged in workgroup memory (f32, so f16 storage
+// accumulates in f32). The host describes every operand by affine strides (see
+// `src/kernels/gemm.rs`), so one code path serves all ops; only backward-data divides by the
+// stride. The reduction index k is decomposed as ((hi * k_mid) + mid) * k_lo + lo by a counter
+// advanced by BK per slice: integer division is slow on SIMD CPUs (lavapipe), so it happens only
+// once per invocation, never per element.
+//
+// Tile sizes are constants specialised per registry variant (`kernels::variant::GemmTile`).
+alias T = f32;
+
+const BM: u32 = 64u;
+const BN: u32 = 64u;
+const BK: u32 = 16u;
+const TM: u32 = 4u;
+const TN: u32 = 4u;
+
+const WG_ROWS: u32 = BM / TM;
+const WG_COLS: u32 = BN / TN;
+const WG: u32 = WG_ROWS * WG_COLS;
+// Staging: invocation `lid` loads reduction row `lid / LOADERS` of both tiles, A_PER rows of A
+// and B_PER columns of B in runs of four (stored as one vec4), runs `4 * LOADERS` apart.
+const LOADERS: u32 = WG / BK;
+const A_PER: u32 = BM / LOADERS;
+const B_PER: u32 = BN / LOADERS;
+const TM4: u32 = TM / 4u;
+const TN4: u32 = TN / 4u;
+
+const GATHER: u32 = 0u;
+const GATHER_STRIDED: u32 = 1u;
+
+struct Params {
+    m: u32,
+    n: u32,
+    k: u32,
+    tiles_m: u32,
+    tiles_n: u32,
+    groups: u32,
+    // Radices of the reduction counter.
+    k_mid: u32,
+    k_lo: u32,
+    // A[row, k] = a[a_offset + g * a_group + row * a_row + hi * a_hi + mid * a_mid + lo].
+    a_offset: u32,
+    a_group: u32,
+    a_row: u32,
+    a_hi: u32,
+    a_mid: u32,
+    // Columns decompose as col = (c_hi * c_mid_n + c_mid) * c_lo_n + c_lo.
+    c_mid_n: u32,
+    c_lo_n: u32,
+    // B[k, col] = b[b_offset + g * b_group + c_hi * b_col + hi * b_hi + y * b_width + x] with
+    // y = c_mid * y_mul + y_add + mid * y_step (x alike, from c_lo and lo), zero outside
+    // [0, b_height) x [0, b_width); backward data first divides y and x by div_y and div_x,
+    // zero unless exact.
+    b_offset: u32,
+    b_group: u32,
+    b_col: u32,
+    b_hi: u32,
+    y_mul: i32,
+    y_add: i32,
+    y_step: i32,
+    x_mul: i32,
+    x_add: i32,
+    x_step: i32,
+    b_height: u32,
+    b_width: u32,
+    div_y: u32,
+    div_x: u32,
+    // C[row, col] = c[c_offset + (g * m + row) * c_row + (col / c_span) * c_col + col % c_span],
+    // plus bias[g * m + row] when has_bias.
+    c_offset: u32,
+    c_row: u32,
+    c_span: u32,
+    c_col: u32,
+    has_bias: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> a_src: array<T>;
+@group(0) @binding(2) var<storage, read> b_src: array<T>;
+@group(0) @binding(3) var<storage, read> bias: array<T>;
+@group(0) @binding(4) var<storage, read_write> c_dst: array<T>;
+
+var<workgroup> a_tile: array<vec4<f32>, BK * BM / 4u>;
+var<workgroup> b_tile: array<vec4<f32>, BK * BN / 4u>;
+
+// A reduction index and its mixed-radix digits.
+struct Counter {
+    hi: u32,
+    mid: u32,
+    lo: u32,
+    flat: u32,
+}
+
+fn split(k: u32) -> Counter {
+    return Counter(k / (p.k_mid * p.k_lo), (k / p.k_lo) % p.k_mid, k % p.k_lo, k);
+}
+
+// `c` advanced by `step` (whose digits are below their radices): one carry per digit at most.
+fn advance(c: Counter, step: Counter) -> Counter {
+    var r = Counter(c.hi + step.hi, c.mid + step.mid, c.lo + step.lo, c.flat + step.flat);
+    if (r.lo >= p.k_lo) {
+        r.lo -= p.k_lo;
+        r.mid += 1u;
+    }
+    if (r.mid >= p.k_mid) {
+        r.mid -= p.k_mid;
+        r.hi += 1u;
+    }
+    return r;
+}
+
+// t / d for t < 2^22: the f32 quotient is within one of the true one, then corrected.
+fn divide(t: u32, d: u32) -> u32 {
+    var q = u32(f32(t) / f32(d));
+    q = select(q, q - 1u, q * d > t);
+    q = select(q, q + 1u, (q + 1u) * d <= t);
+    return q;
+}
+
+fn gather_b(mode: u32, base: u32, y0: i32, x0: i32, c: Counter) -> f32 {
+    var y = y0 + i32(c.mid) * p.y_step;
+    var x = x0 + i32(c.lo) * p.x_step;
+    if (y < 0 || x < 0) {
+        return 0.0;
+    }
+    if (mode == GATHER_STRIDED) {
+        let qy = divide(u32(y), p.div_y);
+        let qx = divide(u32(x), p.div_x);
+        if (qy * p.div_y != u32(y) || qx * p.div_x != u32(x)) {
+            return 0.0;
+        }
+        y = i32(qy);
+        x = i32(qx);
+    }
+    if (u32(y) >= p.b_height || u32(x) >= p.b_width) {
+        return 0.0;
+    }
+    return f32(b_src[base + c.hi * p.b_hi + u32(y) * p.b_width + u32(x)]);
+}
+
+// Row (of A) or column (of B) of the tile that staging slot `j` of invocation `slot` loads.
+fn staged(slot: u32, j: u32) -> u32 {
+    return (j / 4u) * 4u * LOADERS + 4u * slot + j % 4u;
+}
+
+fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) {
+    let tile = wg.y * nwg.x + wg.x;
+    let per_group = p.tiles_m * p.tiles_n;
+    if (tile >= per_group * p.groups) {
+        return;
+    }
+    let g = tile / per_group;
+    let row0 = ((tile % per_group) / p.tiles_n) * BM;
+    let col0 = (tile % p.tiles_n) * BN;
+
+    // What this invocation stages, resolved once.
+    let k_local = lid / LOADERS;
+    let slot = lid % LOADERS;
+    var a_base: array<u32, A_PER>;
+    var a_ok: array<bool, A_PER>;
+    for (var j = 0u; j < A_PER; j += 1u) {
+        let row = row0 + staged(slot, j);
+        a_ok[j] = row < p.m;
+        a_base[j] = p.a_offset + g * p.a_group + row * p.a_row;
+    }
+    var b_base: array<u32, B_PER>;
+    var b_y: array<i32, B_PER>;
+    var b_x: array<i32, B_PER>;
+    var b_ok: array<bool, B_PER>;
+    for (var j = 0u; j < B_PER; j += 1u) {
+        let col = col0 + staged(slot, j);
+        b_ok[j] = col < p.n;
+        let c_lo = col % p.c_lo_n;
+        let c_mid = (col / p.c_lo_n) % p.c_mid_n;
+        let c_hi = col / (p.c_lo_n * p.c_mid_n);
+        b_base[j] = p.b_offset + g * p.b_group + c_hi * p.b_col;
+        b_y[j] = i32(c_mid) * p.y_mul + p.y_add;
+        b_x[j] = i32(c_lo) * p.x_mul + p.x_add;
+    }
+    var c = split(k_local);
+    let step = split(BK);
+
+    // With a single row of invocations every one reads the same rows of A: say so, so that
+    // compilers see a uniform address.
+    let ty = select(lid / WG_COLS, 0u, WG_ROWS == 1u);
+    let tx = lid % WG_COLS;
+    var acc: array<vec4<f32>, TM * TN4>;
+
+    for (var k0 = 0u; k0 < p.k; k0 += BK) {
+        let k_ok = c.flat < p.k;
+        let a_k = c.hi * p.a_hi + c.mid * p.a_mid + c.lo;
+        for (var j4 = 0u; j4 < A_PER / 4u; j4 += 1u) {
+            var v = vec4<f32>();
+            for (var q = 0u; q < 4u; q += 1u) {
+                let j = 4u * j4 + q;
+                if (k_ok && a_ok[j]) {
+                    v[q] = f32(a_src[a_base[j] + a_k]);
+                }
+            }
+            a_tile[(k_local * BM + staged(slot, 4u * j4)) / 4u] = v;
+        }
+        for (var j4 = 0u; j4 < B_PER / 4u; j4 += 1u) {
+            var v = vec4<f32>();
+            for (var q = 0u; q < 4u; q += 1u) {
+                let j = 4u * j4 + q;
+                if (k_ok && b_ok[j]) {
+                    v[q] = gather_b(mode, b_base[j], b_y[j], b_x[j], c);
+                }
+            }
+            b_tile[(k_local * BN + staged(slot, 4u * j4)) / 4u] = v;
+        }
+        workgroupBarrier();
+        for (var kk = 0u; kk < BK; kk += 1u) {
+            var b: array<vec4<f32>, TN4>;
+            for (var j = 0u; j < TN4; j += 1u) {
+                b[j] = b_tile[(kk * BN + tx * TN) / 4u + j];
+            }
+            for (var i4 = 0u; i4 < TM4; i4 += 1u) {
+                let a = a_tile[(kk * BM + ty * TM) / 4u + i4];
+                for (var j = 0u; j < TN4; j += 1u) {
+                    let r = 4u * i4 * TN4 + j;
+                    acc[r] = fma(vec4<f32>(a.x), b[j], acc[r]);
+                    acc[r + TN4] = fma(vec4<f32>(a.y), b[j], acc[r + TN4]);
+                    acc[r + 2u * TN4] = fma(vec4<f32>(a.z), b[j], acc[r + 2u * TN4]);
+                    acc[r + 3u * TN4] = fma(vec4<f32>(a.w), b[j], acc[r + 3u * TN4]);
+                }
+            }
+        }
+        workgroupBarrier();
+        c = advance(c, step);
+    }
+
+    // Loops with constant trip counts and no early exit, so that compilers unroll them and
+    // keep `acc` in registers.
+    for (var j = 0u; j < TN; j += 1u) {
+        let col = col0 + tx * TN + j;
+        let col_part = p.c_offset + (col / p.c_span) * p.c_col + col % p.c_span;
+        for (var i = 0u; i < TM; i += 1u) {
+            let row = row0 + ty * TM + i;
+            if (col < p.n && row < p.m) {
+                var v = acc[i * TN4 + j / 4u][j % 4u];
+                if (p.has_bias != 0u) {
+                    v += f32(bias[g * p.m + row]);
+                }
+                c_dst[col_part + (g * p.m + row) * p.c_row] = T(v);
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(WG)
+fn conv2d_forward_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                       @builtin(local_invocation_index) lid: u32) {
+    gemm(GATHER, wg, nwg, lid);
+}
+
+@compute @workgroup_size(WG)
+fn conv2d_backward_data_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                             @builtin(local_invocation_index) lid: u32) {
+    gemm(GATHER_STRIDED, wg, nwg, lid);
+}
+
+@compute @workgroup_size(WG)
+fn conv2d_backward_filter_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                               @builtin(local_invocation_index) lid: u32) {
+    gemm(GATHER, wg, nwg, lid);
+}
+
+@compute @workgroup_size(WG)
+fn linear_forward_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                       @builtin(local_invocation_index) lid: u32) {
+    gemm(GATHER, wg, nwg, lid);
+}
+
+@compute @workgroup_size(WG)
+fn linear_backward_data_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                             @builtin(local_invocation_index) lid: u32) {
+    gemm(GATHER, wg, nwg, lid);
+}
+
+@compute @workgroup_size(WG)
+fn linear_backward_weight_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                               @builtin(local_invocation_index) lid: u32) {
+    gemm(GATHER, wg, nwg, lid);
+}

@@ -1,0 +1,68 @@
+//! Choosing the kernel variant of every op of a program: forced (`--kernel`), tuned (the
+//! winners `cargo convbench tune` cached for this adapter), or the shape heuristic.
+//!
+//! Only backends that run the registry's shaders have variants (wgpu); the others keep
+//! [`Variant::Direct`], which is what their results record.
+
+use super::tune::TuneCache;
+use crate::backend::{BackendKind, Program};
+use crate::kernels::{Op, Variant};
+use crate::model::Precision;
+
+/// How each op's kernel variant is chosen.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum KernelChoice {
+    /// [`Variant::heuristic`]: from the op's shape, nothing measured.
+    #[default]
+    Heuristic,
+    /// The winner cached by `tune` for the op's shape and precision, else the heuristic.
+    Tuned(TuneCache),
+    /// This variant wherever it implements the op, `direct` elsewhere.
+    Force(Variant),
+}
+
+impl KernelChoice {
+    /// The variant `op` runs with at `precision`.
+    pub fn variant(&self, op: &Op, precision: Precision) -> Variant {
+        match self {
+            KernelChoice::Heuristic => Variant::heuristic(op),
+            KernelChoice::Tuned(cache) => cache
+                .winner(op, precision)
+                .unwrap_or_else(|| Variant::heuristic(op)),
+            KernelChoice::Force(v) if v.implements(op) => *v,
+            KernelChoice::Force(_) => Variant::Direct,
+        }
+    }
+}
+
+/// Whether programs on `backend` run kernel variants.
+pub fn has_variants(backend: BackendKind) -> bool {
+    backend == BackendKind::Wgpu
+}
+
+/// Sets the variant of every op of `program` as `choice` says.
+pub fn choose(program: &mut Program, choice: &KernelChoice) {
+    let precision = program.precision;
+    for call in &mut program.ops {
+        call.variant = choice.variant(&call.op, precision);
+    }
+}
+
+/// Gives `verify` (a plan of the same target at a smaller batch, op for op) the variants
+/// chosen for `measured`, so that verification checks the kernels that will be timed. When the
+/// programs do not match op for op, `verify` chooses for itself.
+pub fn copy_variants(measured: &Program, verify: &mut Program, choice: &KernelChoice) {
+    let same_ops = measured.ops.len() == verify.ops.len()
+        && measured
+            .ops
+            .iter()
+            .zip(&verify.ops)
+            .all(|(m, v)| m.op.name() == v.op.name());
+    if same_ops {
+        for (m, v) in measured.ops.iter().zip(&mut verify.ops) {
+            v.variant = m.variant;
+        }
+    } else {
+        choose(verify, choice);
+    }
+}

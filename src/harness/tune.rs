@@ -1,0 +1,432 @@
+//! Autotuning: every kernel variant of each distinct (op, shape, precision) is verified against
+//! the reference and timed alone; the fastest is cached per adapter in
+//! `<target dir>/convbench/tune-<adapter slug>.json`, which `run` then uses.
+//!
+//! Each op is tuned in two one-op-per-variant programs whose ops all bind the same tensors:
+//! one at the verification batch (the reference is computed once and every variant compared
+//! with it), one at the benchmark's batch for timing. Pipelines are created when a program is
+//! loaded, never inside a timed run. A variant is timed after warm-up as the median of a few
+//! runs (GPU timestamps where the adapter has them); a variant whose first sample is many times
+//! slower than the best median so far is not timed further (it cannot win).
+
+use super::plan::PlanOptions;
+use super::{Target, VERIFY_BATCH, verify};
+use crate::backend::{Backend, Loaded, Program};
+use crate::kernels::{Access, DType, Op, Variant};
+use crate::model::Precision;
+use crate::results::{AdapterFingerprint, Summary};
+use crate::{Error, Result};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// The cache format this build writes and reads.
+pub const TUNE_FORMAT_VERSION: u32 = 1;
+
+/// The winners of `tune` on one adapter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuneCache {
+    /// [`TUNE_FORMAT_VERSION`] when written.
+    pub format_version: u32,
+    /// The adapter the timings come from.
+    pub adapter: AdapterFingerprint,
+    /// Entries by [`TuneCache::key`].
+    pub entries: BTreeMap<String, TuneEntry>,
+}
+
+/// The tuning outcome of one (op, shape, precision).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuneEntry {
+    /// Op name, e.g. `conv2d_forward`.
+    pub op: String,
+    /// The op's shape ([`shape_key`]).
+    pub shape: String,
+    /// Storage precision.
+    pub precision: Precision,
+    /// Id of the fastest variant (an id this build no longer knows is ignored).
+    pub winner: String,
+    /// Median duration of each fully timed variant (ns), by id.
+    pub median_ns: BTreeMap<String, f64>,
+}
+
+impl TuneCache {
+    /// An empty cache for `adapter`.
+    pub fn new(adapter: AdapterFingerprint) -> Self {
+        Self {
+            format_version: TUNE_FORMAT_VERSION,
+            adapter,
+            entries: BTreeMap::new(),
+        }
+    }
+
+    /// Where the cache of the adapter with `slug` lives under a workspace's target directory.
+    pub fn path(target_dir: &Path, slug: &str) -> PathBuf {
+        target_dir.join("convbench").join(format!("tune-{slug}.json"))
+    }
+
+    /// Reads the cache at `path`; `None` when there is none.
+    pub fn load(path: &Path) -> Result<Option<Self>> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let cache: TuneCache = serde_json::from_str(&text).map_err(|e| {
+            Error::InvalidInput(format!(
+                "{} is not a tune cache ({e}); delete it or run `cargo convbench tune` again",
+                path.display()
+            ))
+        })?;
+        if cache.format_version != TUNE_FORMAT_VERSION {
+            return Err(Error::InvalidInput(format!(
+                "{} has tune cache format {}, this build reads {TUNE_FORMAT_VERSION}; run \
+                 `cargo convbench tune` again to rebuild it",
+                path.display(),
+                cache.format_version
+            )));
+        }
+        Ok(Some(cache))
+    }
+
+    /// Writes the cache to `path` atomically (a temporary file renamed over it), creating the
+    /// folder.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let json = serde_json::to_string_pretty(self)
+            .map_err(|e| Error::InvalidInput(format!("cannot serialise the tune cache: {e}")))?;
+        let file_name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        let temporary = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
+        std::fs::write(&temporary, json).map_err(|e| Error::io(&temporary, e))?;
+        std::fs::rename(&temporary, path).map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            Error::io(path, e)
+        })
+    }
+
+    /// The key of `op` at `precision`: `<op name> <shape> <precision>`.
+    pub fn key(op: &Op, precision: Precision) -> String {
+        format!("{} {} {precision}", op.name(), shape_key(op))
+    }
+
+    /// The cached winner for `op` at `precision`, if it was tuned and its id is known.
+    pub fn winner(&self, op: &Op, precision: Precision) -> Option<Variant> {
+        let entry = self.entries.get(&Self::key(op, precision))?;
+        entry.winner.parse().ok().filter(|v: &Variant| v.implements(op))
+    }
+
+    /// Records the outcome of tuning one op (replacing an older one); nothing when no variant
+    /// passed.
+    pub fn insert(&mut self, result: &TuneResult) {
+        let Some(winner) = result.winner else { return };
+        let op = &result.job.op;
+        let median_ns = result
+            .variants
+            .iter()
+            .filter_map(|v| match v.outcome {
+                Outcome::Timed { median_ns, .. } => Some((v.variant.id(), median_ns)),
+                _ => None,
+            })
+            .collect();
+        self.entries.insert(
+            Self::key(op, result.job.precision),
+            TuneEntry {
+                op: op.name().into(),
+                shape: shape_key(op),
+                precision: result.job.precision,
+                winner: winner.id(),
+                median_ns,
+            },
+        );
+    }
+}
+
+/// A compact description of an op's shape, e.g. `1x64x64x64>128 k9x9 s1x1 p0x0 d1x1 g1 bias`
+/// for a convolution (input NCHW, output channels, kernel, stride, padding, dilation, groups)
+/// or `8x9216>4096 bias` for a fully connected layer (`[offset/stride]` for a column slice).
+pub fn shape_key(op: &Op) -> String {
+    match op {
+        Op::Conv2dForward(g) | Op::Conv2dBackwardData(g) | Op::Conv2dBackwardFilter(g) => {
+            let (c, s) = (&g.conv, &g.input);
+            format!(
+                "{}x{}x{}x{}>{} k{}x{} s{}x{} p{}x{} d{}x{} g{}{}",
+                s.n,
+                s.c,
+                s.h,
+                s.w,
+                c.out_channels,
+                c.kernel.0,
+                c.kernel.1,
+                c.stride.0,
+                c.stride.1,
+                c.padding.0,
+                c.padding.1,
+                c.dilation.0,
+                c.dilation.1,
+                c.groups,
+                if c.bias { " bias" } else { "" }
+            )
+        }
+        Op::LinearForward(g) | Op::LinearBackwardData(g) | Op::LinearBackwardParams(g) => {
+            let slice = if g.is_slice() {
+                format!(" [{}/{}]", g.y_offset, g.y_stride)
+            } else {
+                String::new()
+            };
+            format!(
+                "{}x{}>{}{slice}{}",
+                g.batch,
+                g.in_features,
+                g.out_features,
+                if g.bias { " bias" } else { "" }
+            )
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// One distinct op to tune.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneJob {
+    /// The op at the benchmark's batch (what is timed and cached).
+    pub op: Op,
+    /// The same op at the verification batch.
+    pub verify_op: Op,
+    /// Storage precision.
+    pub precision: Precision,
+}
+
+/// The distinct ops with variants of `target` at `batch` and `precision`, in plan order,
+/// skipping those whose key is in `seen` (and adding the others to it).
+pub fn tune_jobs(
+    target: &Target,
+    batch: usize,
+    precision: Precision,
+    options: PlanOptions,
+    seen: &mut HashSet<String>,
+) -> Result<Vec<TuneJob>> {
+    let measured = target.plan(batch, precision, options)?.program;
+    let verified = target.plan(batch.min(VERIFY_BATCH), precision, options)?.program;
+    let paired = measured.ops.len() == verified.ops.len();
+    let mut jobs = Vec::new();
+    for (index, call) in measured.ops.iter().enumerate() {
+        if !Variant::has_gemm(&call.op) || !seen.insert(TuneCache::key(&call.op, precision)) {
+            continue;
+        }
+        let verify_op = match verified.ops.get(index) {
+            Some(v) if paired && v.op.name() == call.op.name() => v.op.clone(),
+            _ => call.op.clone(),
+        };
+        jobs.push(TuneJob {
+            op: call.op.clone(),
+            verify_op,
+            precision,
+        });
+    }
+    Ok(jobs)
+}
+
+/// How variants are timed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TuneOptions {
+    /// Untimed runs of each variant before its samples (at least one: a pipeline's first
+    /// dispatch can include one-time costs).
+    pub warmup_iterations: usize,
+    /// Timed runs of each variant; the median is compared.
+    pub samples: usize,
+    /// Verify each variant against the reference first (a failing one is not timed).
+    pub verify: bool,
+    /// A variant whose first sample is this many times slower than the best median so far is
+    /// not timed further.
+    pub prune_factor: f64,
+}
+
+impl Default for TuneOptions {
+    fn default() -> Self {
+        Self {
+            warmup_iterations: 1,
+            samples: 5,
+            verify: true,
+            prune_factor: 3.0,
+        }
+    }
+}
+
+/// What happened to one variant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Timed: the median and the raw samples (ns).
+    Timed {
+        /// Median (ns).
+        median_ns: f64,
+        /// Raw samples (ns).
+        samples_ns: Vec<u64>,
+    },
+    /// Its first sample was too slow to win; not timed further.
+    Pruned {
+        /// Duration of the first sample (ns).
+        first_ns: u64,
+    },
+    /// It disagrees with the reference (relative error above the tolerance): skipped.
+    Failed {
+        /// The worst relative error.
+        error: f64,
+    },
+}
+
+/// One variant's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariantResult {
+    /// The variant.
+    pub variant: Variant,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// The outcome of tuning one op.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TuneResult {
+    /// The op.
+    pub job: TuneJob,
+    /// Every candidate, in the order tried.
+    pub variants: Vec<VariantResult>,
+    /// The fastest timed variant; `None` when every variant failed verification.
+    pub winner: Option<Variant>,
+}
+
+/// Progress of [`tune_op`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TuneEvent {
+    /// Verification of the variants started.
+    Verifying,
+    /// Timing of a variant started.
+    Timing(Variant),
+}
+
+/// The candidates of `op` in the order they are timed: the heuristic's choice first (a good
+/// bar early prunes the slow ones), the other GEMM tiles, `direct` last.
+fn ordered_candidates(op: &Op) -> Vec<Variant> {
+    let first = Variant::heuristic(op);
+    let mut candidates = vec![first];
+    candidates.extend(
+        Variant::candidates(op)
+            .into_iter()
+            .filter(|v| *v != first && *v != Variant::Direct),
+    );
+    if first != Variant::Direct {
+        candidates.push(Variant::Direct);
+    }
+    candidates
+}
+
+/// A program with one op per variant, all binding the same tensors, and those tensors filled
+/// with uniform values in `[-1, 1)`.
+fn load_variants<'b>(
+    backend: &'b dyn Backend,
+    op: &Op,
+    precision: Precision,
+    variants: &[Variant],
+    rng: &mut StdRng,
+) -> Result<(Program, Box<dyn Loaded + 'b>)> {
+    let mut program = Program::new(precision);
+    let ids: Vec<usize> = op
+        .binding_lens()
+        .iter()
+        .zip(op.dtypes())
+        .enumerate()
+        .map(|(i, (&len, dtype))| program.tensor(format!("{}/binding{i}", op.name()), len, dtype))
+        .collect();
+    for &variant in variants {
+        program.push(op.clone(), ids.clone())?;
+        if let Some(call) = program.ops.last_mut() {
+            call.variant = variant;
+        }
+    }
+    let mut loaded = backend.load(&program)?;
+    for ((&id, access), dtype) in ids.iter().zip(op.bindings()).zip(op.dtypes()) {
+        if access != Access::Write && dtype == DType::Float {
+            let values: Vec<f32> = (0..program.tensors[id].len)
+                .map(|_| rng.random_range(-1.0f32..1.0))
+                .collect();
+            loaded.write(id, &values)?;
+        }
+    }
+    Ok((program, loaded))
+}
+
+/// Verifies and times every variant of `job.op` on `backend`.
+pub fn tune_op(
+    backend: &dyn Backend,
+    job: &TuneJob,
+    options: &TuneOptions,
+    on_event: &mut dyn FnMut(TuneEvent),
+) -> Result<TuneResult> {
+    if options.samples == 0 {
+        return Err(Error::InvalidInput("--samples must be at least 1".into()));
+    }
+    let seed: u64 = rand::rng().random();
+    let mut rng = StdRng::seed_from_u64(seed);
+    let candidates = ordered_candidates(&job.op);
+    let mut variants = Vec::new();
+    let mut passed = candidates.clone();
+    if options.verify {
+        on_event(TuneEvent::Verifying);
+        let (program, mut loaded) =
+            load_variants(backend, &job.verify_op, job.precision, &candidates, &mut rng)?;
+        let expected = verify::reference_outputs(loaded.as_mut(), &program, 0)?;
+        let tolerance = verify::tolerance(job.precision);
+        passed.clear();
+        for (index, &variant) in candidates.iter().enumerate() {
+            let check = verify::check_against(loaded.as_mut(), &program, index, &expected)?;
+            if check.error <= tolerance {
+                passed.push(variant);
+            } else {
+                variants.push(VariantResult {
+                    variant,
+                    outcome: Outcome::Failed { error: check.error },
+                });
+            }
+        }
+    }
+    let (_, mut loaded) = load_variants(backend, &job.op, job.precision, &passed, &mut rng)?;
+    let mut best: Option<(Variant, f64)> = None;
+    for (index, &variant) in passed.iter().enumerate() {
+        on_event(TuneEvent::Timing(variant));
+        for _ in 0..options.warmup_iterations.max(1) {
+            loaded.run(index..index + 1, true)?;
+        }
+        let first_ns = loaded.run(index..index + 1, true)?.total_ns;
+        if best.is_some_and(|(_, b)| first_ns as f64 > options.prune_factor * b) {
+            variants.push(VariantResult {
+                variant,
+                outcome: Outcome::Pruned { first_ns },
+            });
+            continue;
+        }
+        let mut samples_ns = vec![first_ns];
+        for _ in 1..options.samples {
+            samples_ns.push(loaded.run(index..index + 1, true)?.total_ns);
+        }
+        let median_ns = Summary::of(&samples_ns).map_or(f64::INFINITY, |s| s.median_ns);
+        if best.is_none_or(|(_, b)| median_ns < b) {
+            best = Some((variant, median_ns));
+        }
+        variants.push(VariantResult {
+            variant,
+            outcome: Outcome::Timed {
+                median_ns,
+                samples_ns,
+            },
+        });
+    }
+    Ok(TuneResult {
+        job: job.clone(),
+        variants,
+        winner: best.map(|(v, _)| v),
+    })
+}

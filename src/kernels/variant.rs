@@ -1,0 +1,296 @@
+//! Kernel variants: the implementations an op can run with, their stable ids, and the
+//! shape-based heuristic that picks one without measuring.
+//!
+//! Every op has the `direct` kernels (one invocation per output: the correctness baseline).
+//! Convolutions and fully connected layers also have tiled GEMM kernels (`shaders/gemm.wgsl`),
+//! one variant per [`GemmTile`] of [`GEMM_TILES`]; each tile is a specialisation of the shader
+//! (its sizes replace the shader's constants), validated by naga and verified against the
+//! reference in tests like every kernel.
+
+use super::op::Op;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// Tile shape of the tiled GEMM kernels: a workgroup computes `bm x bn` outputs from slices of
+/// `bk` reduction steps staged in workgroup memory; each invocation computes `tm x tn` of them
+/// in registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GemmTile {
+    /// Rows of C per workgroup.
+    pub bm: u32,
+    /// Columns of C per workgroup.
+    pub bn: u32,
+    /// Reduction steps per workgroup-memory slice.
+    pub bk: u32,
+    /// Rows of C per invocation.
+    pub tm: u32,
+    /// Columns of C per invocation.
+    pub tn: u32,
+}
+
+/// Largest workgroup memory a tile may use (bytes): WebGPU's default limit, so that every
+/// variant runs on every adapter.
+pub const MAX_WORKGROUP_BYTES: u32 = 16_384;
+
+/// Largest workgroup (invocations): WebGPU's default limit.
+pub const MAX_WORKGROUP_INVOCATIONS: u32 = 256;
+
+impl GemmTile {
+    /// A tile of `bm x bn` outputs per workgroup, `bk` deep, `tm x tn` per invocation.
+    pub const fn new(bm: u32, bn: u32, bk: u32, tm: u32, tn: u32) -> Self {
+        Self { bm, bn, bk, tm, tn }
+    }
+
+    /// Invocations per workgroup.
+    pub const fn invocations(&self) -> u32 {
+        (self.bm / self.tm) * (self.bn / self.tn)
+    }
+
+    /// Workgroup memory of the staged slices (bytes; f32 at every precision).
+    pub const fn workgroup_bytes(&self) -> u32 {
+        4 * self.bk * (self.bm + self.bn)
+    }
+
+    /// Whether the sizes meet the shader's constraints: register blocks of whole `vec4`s,
+    /// whole blocks per tile, every invocation staging whole runs of four rows and columns,
+    /// and WebGPU's default workgroup limits.
+    pub const fn is_valid(&self) -> bool {
+        let (bm, bn, bk, tm, tn) = (self.bm, self.bn, self.bk, self.tm, self.tn);
+        if tm == 0 || tn == 0 || bk == 0 {
+            return false;
+        }
+        if !tm.is_multiple_of(4) || !tn.is_multiple_of(4) || !bm.is_multiple_of(tm) || !bn.is_multiple_of(tn)
+        {
+            return false;
+        }
+        let invocations = self.invocations();
+        if invocations == 0 || invocations > MAX_WORKGROUP_INVOCATIONS || !invocations.is_multiple_of(bk) {
+            return false;
+        }
+        let loaders = invocations / bk;
+        bm.is_multiple_of(4 * loaders)
+            && bn.is_multiple_of(4 * loaders)
+            && self.workgroup_bytes() <= MAX_WORKGROUP_BYTES
+    }
+
+    /// The shader constants this tile specialises (see [`super::registry::Shader::specialized`]).
+    pub fn constants(&self) -> Vec<(&'static str, u32)> {
+        vec![
+            ("BM", self.bm),
+            ("BN", self.bn),
+            ("BK", self.bk),
+            ("TM", self.tm),
+            ("TN", self.tn),
+        ]
+    }
+}
+
+/// Every GEMM tile offered, each a registry variant of `gemm.wgsl`:
+/// - `64x64x16_4x4` and `64x64x32_4x4`: 256 invocations of 4x4 blocks, the best on lavapipe
+///   (4x4 blocks fit a CPU's vector registers) and the classic GPU tile;
+/// - `128x128x8_8x8` and `32x64x16_8x8`: 8x8 blocks, more reuse per load for GPUs with large
+///   register files; the 8-deep slices also suit short reductions;
+/// - `32x32x16_4x4` and `32x64x32_4x4`: smaller tiles, more workgroups for small layers;
+/// - `64x8x16_4x4`: narrow C (fully connected layers at small batches);
+/// - `8x64x32_4x4`: short C (input gradients of layers with few input channels).
+pub const GEMM_TILES: [GemmTile; 8] = [
+    GemmTile::new(64, 64, 16, 4, 4),
+    GemmTile::new(64, 64, 32, 4, 4),
+    GemmTile::new(128, 128, 8, 8, 8),
+    GemmTile::new(32, 32, 16, 4, 4),
+    GemmTile::new(32, 64, 32, 4, 4),
+    GemmTile::new(64, 8, 16, 4, 4),
+    GemmTile::new(8, 64, 32, 4, 4),
+    GemmTile::new(32, 64, 16, 8, 8),
+];
+
+/// The implementation an op runs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize)]
+#[serde(into = "String", try_from = "String")]
+pub enum Variant {
+    /// One invocation per output element (every op has it; the correctness baseline).
+    #[default]
+    Direct,
+    /// Tiled GEMM (implicit GEMM for convolutions) with this tile.
+    Gemm(GemmTile),
+}
+
+impl Variant {
+    /// Stable id, e.g. `direct` or `gemm_64x64x16_4x4`.
+    pub fn id(&self) -> String {
+        match self {
+            Variant::Direct => "direct".into(),
+            Variant::Gemm(t) => format!("gemm_{}x{}x{}_{}x{}", t.bm, t.bn, t.bk, t.tm, t.tn),
+        }
+    }
+
+    /// Every variant there is: `direct`, then one per GEMM tile.
+    pub fn all() -> Vec<Variant> {
+        std::iter::once(Variant::Direct)
+            .chain(GEMM_TILES.iter().map(|&t| Variant::Gemm(t)))
+            .collect()
+    }
+
+    /// Whether `op` has a GEMM form (convolutions and fully connected layers).
+    pub fn has_gemm(op: &Op) -> bool {
+        matches!(
+            op,
+            Op::Conv2dForward(_)
+                | Op::Conv2dBackwardData(_)
+                | Op::Conv2dBackwardFilter(_)
+                | Op::LinearForward(_)
+                | Op::LinearBackwardData(_)
+                | Op::LinearBackwardParams(_)
+        )
+    }
+
+    /// Whether this variant implements `op`.
+    pub fn implements(&self, op: &Op) -> bool {
+        match self {
+            Variant::Direct => true,
+            Variant::Gemm(_) => Self::has_gemm(op),
+        }
+    }
+
+    /// The variants that implement `op`, `direct` first.
+    pub fn candidates(op: &Op) -> Vec<Variant> {
+        Self::all().into_iter().filter(|v| v.implements(op)).collect()
+    }
+
+    /// The variant to run `op` with when nothing was measured, from the shape `(m, n, k)` of
+    /// its GEMM (see [`gemm_shape`]); `direct` for ops without a GEMM form.
+    ///
+    /// The rules, from `cargo convbench tune` on lavapipe (AlexNet at batches 1 and 8, the
+    /// `layers` suite), where tiled kernels run 3-14x faster than direct ones except on
+    /// matrix-vector products:
+    /// - `n <= 2` (fully connected layers at batch 1 or 2): `direct`. Every tile computes at
+    ///   least four columns, so most of its work would be padding.
+    /// - `n <= 16`: the narrow `64x8` tile (fully connected layers at small batches).
+    /// - `k <= 8` (weight gradients of fully connected layers at small batches): the tile whose
+    ///   slices are 8 deep, so that no slice is mostly padding.
+    /// - `m <= 8` (input gradients of layers with few input channels): the `8x64` tile.
+    /// - otherwise `64x64x16_4x4`, the fastest or within a few percent of it on every
+    ///   convolution measured: 4x4 blocks keep accumulators and operands within a CPU's
+    ///   vector registers, and it is the classic GPU tile.
+    pub fn heuristic(op: &Op) -> Variant {
+        let Some((m, n, k)) = gemm_shape(op) else {
+            return Variant::Direct;
+        };
+        let tile = match (m, n, k) {
+            (_, 0..=2, _) => return Variant::Direct,
+            (_, 3..=16, _) => GemmTile::new(64, 8, 16, 4, 4),
+            (_, _, 0..=8) => GemmTile::new(128, 128, 8, 8, 8),
+            (0..=8, _, _) => GemmTile::new(8, 64, 32, 4, 4),
+            _ => GemmTile::new(64, 64, 16, 4, 4),
+        };
+        Variant::Gemm(tile)
+    }
+}
+
+/// `(m, n, k)` of the GEMM that implements `op` (per convolution group): C is `m x n`, the
+/// reduction `k` long. `None` for ops without a GEMM form.
+pub fn gemm_shape(op: &Op) -> Option<(usize, usize, usize)> {
+    match op {
+        Op::Conv2dForward(g) => {
+            let c = &g.conv;
+            let k = c.in_channels / c.groups * c.kernel.0 * c.kernel.1;
+            Some((c.out_channels / c.groups, g.output.len() / c.out_channels, k))
+        }
+        Op::Conv2dBackwardData(g) => {
+            let c = &g.conv;
+            let k = c.out_channels / c.groups * c.kernel.0 * c.kernel.1;
+            Some((c.in_channels / c.groups, g.input.len() / c.in_channels, k))
+        }
+        Op::Conv2dBackwardFilter(g) => {
+            let c = &g.conv;
+            let n = c.in_channels / c.groups * c.kernel.0 * c.kernel.1;
+            Some((c.out_channels / c.groups, n, g.output.len() / c.out_channels))
+        }
+        Op::LinearForward(g) => Some((g.out_features, g.batch, g.in_features)),
+        Op::LinearBackwardData(g) => Some((g.in_features, g.batch, g.out_features)),
+        Op::LinearBackwardParams(g) => Some((g.out_features, g.in_features, g.batch)),
+        _ => None,
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.id())
+    }
+}
+
+impl std::str::FromStr for Variant {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Variant::all().into_iter().find(|v| v.id() == s).ok_or_else(|| {
+            let known: Vec<String> = Variant::all().iter().map(Variant::id).collect();
+            Error::InvalidInput(format!(
+                "unknown kernel variant `{s}`; known variants: {}",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
+impl From<Variant> for String {
+    fn from(v: Variant) -> String {
+        v.id()
+    }
+}
+
+impl TryFrom<String> for Variant {
+    type Error = Error;
+    fn try_from(s: String) -> Result<Self> {
+        s.parse()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tile_is_valid_and_ids_round_trip() {
+        for tile in GEMM_TILES {
+            assert!(tile.is_valid(), "{tile:?} breaks the shader's constraints");
+        }
+        for v in Variant::all() {
+            assert_eq!(v.id().parse::<Variant>().expect("known id"), v);
+        }
+        assert!("gemm_1x1x1_1x1".parse::<Variant>().is_err());
+    }
+
+    #[test]
+    fn the_heuristic_picks_offered_tiles() {
+        use crate::kernels::LinearGeom;
+        let offered = Variant::all();
+        for (batch, in_features, out_features) in
+            [(1, 9216, 4096), (8, 4096, 4096), (64, 4096, 1000), (2, 5, 3)]
+        {
+            let g = LinearGeom::new(batch, in_features, out_features, true);
+            for op in [
+                Op::LinearForward(g),
+                Op::LinearBackwardData(g),
+                Op::LinearBackwardParams(g),
+            ] {
+                let v = Variant::heuristic(&op);
+                assert!(offered.contains(&v) && v.implements(&op), "{v} for {op:?}");
+            }
+        }
+        let gemv = Op::LinearForward(LinearGeom::new(1, 9216, 4096, true));
+        assert_eq!(Variant::heuristic(&gemv), Variant::Direct);
+    }
+
+    #[test]
+    fn invalid_tiles_are_rejected() {
+        assert!(
+            !GemmTile::new(64, 64, 16, 3, 4).is_valid(),
+            "tm not a multiple of 4"
+        );
+        assert!(!GemmTile::new(256, 256, 16, 4, 4).is_valid(), "4096 invocations");
+        assert!(
+            !GemmTile::new(64, 64, 64, 4, 4).is_valid(),
+            "32 KiB of workgroup memory"
+        );
+    }
+}
