@@ -84,6 +84,10 @@ pub struct RunArgs {
     /// Output format on stdout: table, json, csv or md.
     #[arg(long, default_value = "table")]
     pub format: String,
+    /// Let the cuda backend use TF32 tensor cores for f32 (off: strict f32, comparable with
+    /// WGSL's f32; recorded in the adapter fingerprint).
+    #[arg(long)]
+    pub tf32: bool,
     /// Also write the JSON record to this file (atomically).
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -274,7 +278,10 @@ pub fn open_backends(a: &RunArgs, quiet: bool) -> Result<Vec<Box<dyn Backend>>> 
             // The first CUDA device; choose another with CUDA_VISIBLE_DEVICES (`--adapter` names
             // wgpu adapters, whose order need not match CUDA's).
             #[cfg(feature = "cuda")]
-            BackendKind::Cuda => Box::new(convbench::backend::cuda::CudaBackend::open(0)?),
+            BackendKind::Cuda => Box::new(convbench::backend::cuda::CudaBackend::open_with(
+                0,
+                convbench::backend::cuda::CudaOptions { tf32: a.tf32 },
+            )?),
             #[cfg(not(feature = "cuda"))]
             BackendKind::Cuda => {
                 return Err(Error::Environment(
