@@ -11,10 +11,10 @@
 // Each workgroup computes a BM x BN tile of C, each invocation a TM x TN block of it in
 // registers, from BK-deep slices of A and B staged in workgroup memory (f32, so f16 storage
 // accumulates in f32). The host describes every operand by affine strides (see
-// `src/kernels/gemm.rs`), so one code path serves all ops; only backward-data divides by the
-// stride. The reduction index k is decomposed as ((hi * k_mid) + mid) * k_lo + lo by a counter
-// advanced by BK per slice: integer division is slow on SIMD CPUs (lavapipe), so it happens only
-// once per invocation, never per element.
+// `src/kernels/gemm.rs`), so one code path serves all ops; only backward-data at a stride above
+// one divides by the stride. The reduction index k is decomposed as
+// ((hi * k_mid) + mid) * k_lo + lo by a counter advanced by BK per slice: integer division is
+// slow on SIMD CPUs (lavapipe), so it happens only once per invocation, never per element.
 //
 // Tile sizes are constants specialised per registry variant (`kernels::variant::GemmTile`).
 alias T = f32;
@@ -191,9 +191,7 @@ fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) {
     var c = split(k_local);
     let step = split(BK);
 
-    // With a single row of invocations every one reads the same rows of A: say so, so that
-    // compilers see a uniform address.
-    let ty = select(lid / WG_COLS, 0u, WG_ROWS == 1u);
+    let ty = lid / WG_COLS;
     let tx = lid % WG_COLS;
     var acc: array<vec4<f32>, TM * TN4>;
 
@@ -265,9 +263,17 @@ fn conv2d_forward_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgr
     gemm(GATHER, wg, nwg, lid);
 }
 
+// Backward data at stride 1: every tap reads dY, no division.
 @compute @workgroup_size(WG)
 fn conv2d_backward_data_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                              @builtin(local_invocation_index) lid: u32) {
+    gemm(GATHER, wg, nwg, lid);
+}
+
+@compute @workgroup_size(WG)
+fn conv2d_backward_data_strided_gemm(@builtin(workgroup_id) wg: vec3<u32>,
+                                     @builtin(num_workgroups) nwg: vec3<u32>,
+                                     @builtin(local_invocation_index) lid: u32) {
     gemm(GATHER_STRIDED, wg, nwg, lid);
 }
 

@@ -190,7 +190,8 @@ pub fn conv_forward(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
 }
 
 /// `dy, w -> dx`: `C[ic, (n,ih,iw)] = W^T[ic, (oc,kh,kw)] x col(dY)`, where `col(dY)` holds
-/// `dY[n, oc, oh, ow]` for `oh = (ih + pad - kh * dil) / stride` when that division is exact.
+/// `dY[n, oc, oh, ow]` for `oh = (ih + pad - kh * dil) / stride` when that division is exact (the
+/// strided entry point; at stride 1 every tap reads, and the division is skipped).
 pub fn conv_backward_data(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
     let c = &g.conv;
     let [groups, cin_g, cout_g, hw, ohw, taps] = conv_sizes(g);
@@ -222,13 +223,12 @@ pub fn conv_backward_data(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
         c_col: c.in_channels as u32 * hw,
         ..GemmParams::dense(cin_g as usize, g.input.n * hw as usize, (cout_g * taps) as usize)
     };
-    vec![dispatch(
-        "conv2d_backward_data_gemm",
-        params,
-        tile,
-        Slot::Unused,
-        2,
-    )]
+    let entry = if c.stride == (1, 1) {
+        "conv2d_backward_data_gemm"
+    } else {
+        "conv2d_backward_data_strided_gemm"
+    };
+    vec![dispatch(entry, params, tile, Slot::Unused, 2)]
 }
 
 /// `x, dy -> dw, [dbias]`: `C[oc, (ic,kh,kw)] = dY[oc, (n,oh,ow)] x im2col(X)^T`; the bias

@@ -73,6 +73,7 @@ pub static GEMM: Shader = shader!(
     [
         "conv2d_forward_gemm",
         "conv2d_backward_data_gemm",
+        "conv2d_backward_data_strided_gemm",
         "conv2d_backward_filter_gemm",
         "linear_forward_gemm",
         "linear_backward_data_gemm",

@@ -427,6 +427,12 @@ fn kernel_choice(
                 cache.entries.len(),
                 path.display()
             ));
+            if &cache.adapter != backend.adapter() {
+                notices.push(format!(
+                    "they were tuned with another driver ({} {}); run `cargo convbench tune` again",
+                    cache.adapter.driver, cache.adapter.driver_info
+                ));
+            }
             Ok(KernelChoice::Tuned(cache))
         }
         Ok(None) => Ok(KernelChoice::Heuristic),
