@@ -25,6 +25,7 @@ pub mod kernels;
 pub mod model;
 pub mod report;
 pub mod results;
+pub mod roofline;
 pub mod stats;
 
 pub use error::{Error, ErrorKind, Result};

@@ -125,6 +125,7 @@ fn benchmark(id: &str, adapter: &AdapterFingerprint, phases: Vec<(Phase, Vec<u64
             })
             .collect(),
         layers: Vec::new(),
+        peak: None,
     }
 }
 

@@ -51,6 +51,7 @@ fn benchmark(id: &str, median_ns: u64) -> BenchmarkResult {
             summary,
         }],
         layers: Vec::new(),
+        peak: None,
     }
 }
 

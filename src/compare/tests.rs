@@ -54,6 +54,7 @@ fn benchmark(id: &str, phases: Vec<(Phase, Vec<u64>)>) -> BenchmarkResult {
             .map(|(phase, samples)| phase_result(phase, samples))
             .collect(),
         layers: Vec::new(),
+        peak: None,
     }
 }
 

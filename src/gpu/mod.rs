@@ -7,9 +7,11 @@
 //! error reaches the user as an [`crate::Error`] naming what failed, never as a panic.
 
 mod adapter;
+mod calibrate;
 mod device;
 mod program;
 
 pub use adapter::{AdapterSummary, WGPU_VERSION, list_adapters};
+pub use calibrate::{CALIBRATION_METHOD, calibrate};
 pub use device::Gpu;
 pub use program::GpuProgram;

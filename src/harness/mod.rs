@@ -19,6 +19,7 @@ pub mod tune;
 pub mod verify;
 
 use crate::backend::{Backend, Loaded};
+use crate::kernels::{Access, DType, Op};
 use crate::model::{Network, Precision, SuiteEntry};
 use crate::results::{BenchmarkResult, LayerResult, Phase, PhaseResult, Stage, Summary, TimingMethod};
 use crate::{Error, Result};
@@ -365,6 +366,7 @@ pub fn measure(
         device_memory_bytes: loaded.memory_bytes(),
         phases,
         layers,
+        peak: None,
     })
 }
 
@@ -399,9 +401,34 @@ fn layer_results(plan: &Plan, samples: &[Sample]) -> Vec<LayerResult> {
                 samples_ns: values,
                 flops: ops.iter().map(|&i| plan.program.ops[i].op.flops()).sum(),
                 variant: variants_of(plan, &ops),
+                bytes: ops
+                    .iter()
+                    .map(|&i| compulsory_bytes(&plan.program.ops[i].op, plan.program.precision))
+                    .sum(),
             }
         })
         .collect()
+}
+
+/// Bytes `op` must move at least: each binding read or written once in full, twice when it is
+/// both read and written (the roofline's denominator; see [`crate::roofline`]). A binding is
+/// counted whole even where an op touches part of it (a column slice of a fully connected
+/// layer and its output rows, a concatenation's channel slice): small beside the weights or
+/// activations of the layers the roofline is for.
+fn compulsory_bytes(op: &Op, precision: Precision) -> u64 {
+    op.bindings()
+        .iter()
+        .zip(op.binding_lens())
+        .zip(op.dtypes())
+        .map(|((access, len), dtype)| {
+            let element = match dtype {
+                DType::U32 => 4,
+                DType::Float => precision.bytes() as u64,
+            };
+            let passes = if *access == Access::ReadWrite { 2 } else { 1 };
+            passes * element * len as u64
+        })
+        .sum()
 }
 
 /// The distinct variants of `ops`, in order, joined with `+` (a layer split into column slices

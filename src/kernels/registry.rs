@@ -98,9 +98,11 @@ pub static TENSOR: Shader = shader!(
 );
 /// SGD update.
 pub static OPTIMIZER: Shader = shader!("optimizer.wgsl", ["sgd_update"]);
+/// Peak arithmetic rate and bandwidth, for the roofline (`adapters --calibrate`).
+pub static CALIBRATE: Shader = shader!("calibrate.wgsl", ["peak_flops", "peak_bandwidth"]);
 
 /// Every registered shader.
-pub static SHADERS: [&Shader; 10] = [
+pub static SHADERS: [&Shader; 11] = [
     &CONV2D,
     &POOL,
     &ACTIVATION,
@@ -111,6 +113,7 @@ pub static SHADERS: [&Shader; 10] = [
     &LOSS,
     &TENSOR,
     &OPTIMIZER,
+    &CALIBRATE,
 ];
 
 /// The line every shader uses to name its storage type.

@@ -55,14 +55,19 @@ pub(super) const BENCHMARK_COLUMNS: [Column; 13] = [
     number("memory MiB"),
 ];
 
-/// Columns of the per-layer breakdown.
-pub(super) const LAYER_COLUMNS: [Column; 7] = [
+/// Columns of the per-layer breakdown: the roofline columns (`GB/s` of compulsory traffic,
+/// `% of roof`, and whether the roof at the layer's arithmetic intensity is `memory` or
+/// `compute`) need the adapter's calibrated peak, see [`crate::roofline`].
+pub(super) const LAYER_COLUMNS: [Column; 10] = [
     text("layer"),
     text("op"),
     text("phase"),
     number("median ms"),
     number("% of total"),
     number("GFLOP/s"),
+    number("GB/s"),
+    number("% of roof"),
+    text("bound"),
     text("variant"),
 ];
 
@@ -136,7 +141,7 @@ pub(super) fn benchmark_row(benchmark: &BenchmarkResult) -> Vec<String> {
 
 /// The cells of each layer's row, in [`LAYER_COLUMNS`] order, and the footer line that
 /// says what "% of total" is a share of.
-pub(super) fn layer_rows(benchmark: &BenchmarkResult) -> (Vec<Vec<String>>, String) {
+pub(super) fn layer_rows(benchmark: &BenchmarkResult) -> (Vec<Vec<String>>, Vec<String>) {
     let layers_sum_ns: f64 = benchmark.layers.iter().map(|layer| layer.summary.median_ns).sum();
     let total_ns = benchmark
         .phase(Phase::Total)
@@ -150,6 +155,10 @@ pub(super) fn layer_rows(benchmark: &BenchmarkResult) -> (Vec<Vec<String>>, Stri
             let median_ns = layer.summary.median_ns;
             let share = (reference_ns > 0.0).then(|| 100.0 * median_ns / reference_ns);
             let gflops_per_sec = (layer.flops > 0 && median_ns > 0.0).then(|| layer.flops as f64 / median_ns);
+            let gbytes_per_sec = (layer.bytes > 0 && median_ns > 0.0).then(|| layer.bytes as f64 / median_ns);
+            let placement = benchmark
+                .peak
+                .and_then(|peak| peak.place(layer.flops, layer.bytes, median_ns / 1e9));
             vec![
                 layer.layer.clone(),
                 layer.op.clone(),
@@ -157,11 +166,16 @@ pub(super) fn layer_rows(benchmark: &BenchmarkResult) -> (Vec<Vec<String>>, Stri
                 milliseconds(median_ns),
                 one_decimal(share),
                 one_decimal(gflops_per_sec),
+                one_decimal(gbytes_per_sec),
+                one_decimal(placement.map(|p| 100.0 * p.fraction_of_roof)),
+                placement
+                    .map_or(ABSENT, |p| if p.memory_bound { "memory" } else { "compute" })
+                    .to_string(),
                 layer.variant.clone(),
             ]
         })
         .collect();
-    let footer = match total_ns {
+    let total_line = match total_ns {
         Some(total_ns) => format!(
             "total: {} ms median; the layers sum to {} ms ({:.1}% of it)",
             milliseconds(total_ns),
@@ -173,7 +187,19 @@ pub(super) fn layer_rows(benchmark: &BenchmarkResult) -> (Vec<Vec<String>>, Stri
             milliseconds(layers_sum_ns)
         ),
     };
-    (rows, footer)
+    let roof_line = match benchmark.peak {
+        Some(peak) => format!(
+            "roof: {:.1} GFLOP/s and {:.1} GB/s measured on this adapter (ridge at {:.1} FLOP/byte); \
+             GB/s counts each binding once",
+            peak.flops_per_second / 1e9,
+            peak.bytes_per_second / 1e9,
+            peak.ridge()
+        ),
+        None => "roof: not calibrated; `cargo convbench adapters --calibrate` measures the adapter's \
+                 peaks for the % of roof column"
+            .to_string(),
+    };
+    (rows, vec![total_line, roof_line])
 }
 
 /// One line per distinct adapter (with its timing method and sample count), in record

@@ -63,5 +63,5 @@ pub fn layers_table(benchmark: &BenchmarkResult) -> String {
     let (rows, footer) = cells::layer_rows(benchmark);
     let mut table = new_table(&cells::LAYER_COLUMNS);
     table.add_rows(rows);
-    with_footer(&table, &[footer])
+    with_footer(&table, &footer)
 }

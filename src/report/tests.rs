@@ -54,6 +54,7 @@ fn layer(name: &str, op: &str, phase: Phase, median_ns: u64, flops: u64, variant
         samples_ns,
         flops,
         variant: variant.to_string(),
+        bytes: if flops == 0 { 2_000_000 } else { flops / 8 },
     }
 }
 
@@ -87,6 +88,7 @@ fn benchmark(
             .map(|&(which, median_ns)| phase(which, median_ns))
             .collect(),
         layers: Vec::new(),
+        peak: None,
     }
 }
 
@@ -122,6 +124,10 @@ fn record() -> RunRecord {
         275_000_000_000,
         1_572_864_000,
     );
+    alexnet_64.peak = Some(crate::roofline::Peak {
+        flops_per_second: 20e12,
+        bytes_per_second: 1.5e12,
+    });
     alexnet_64.layers = vec![
         layer(
             "conv1",

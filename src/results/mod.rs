@@ -221,6 +221,11 @@ pub struct LayerResult {
     pub flops: u64,
     /// Kernel variant that ran, e.g. `direct`.
     pub variant: String,
+    /// Bytes the layer's ops must move at least in this phase: every binding read or written
+    /// once in full (twice when read and written), the denominator of its arithmetic
+    /// intensity. 0 in records written before it was counted.
+    #[serde(default)]
+    pub bytes: u64,
 }
 
 /// One benchmark: a model or suite entry at a batch, precision, stage and backend.
@@ -259,6 +264,10 @@ pub struct BenchmarkResult {
     /// Optional per-layer breakdown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub layers: Vec<LayerResult>,
+    /// The adapter's calibrated peaks (`cargo convbench adapters --calibrate`) when they were
+    /// known at run time: the roofline of the per-layer breakdown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak: Option<crate::roofline::Peak>,
 }
 
 impl BenchmarkResult {

@@ -1,11 +1,14 @@
-//! `cargo convbench adapters`: every adapter wgpu finds, its fingerprint and features.
+//! `cargo convbench adapters`: every adapter wgpu finds, its fingerprint and features; with
+//! `--calibrate`, each adapter's measured peak arithmetic rate and bandwidth, cached for the
+//! roofline of `run --layers` (see `convbench::roofline`).
 
 use crate::cli::Args;
 use crate::output::print;
 use clap::ValueEnum;
 use comfy_table::Table;
-use convbench::Result;
-use convbench::gpu::list_adapters;
+use convbench::gpu::{CALIBRATION_METHOD, Gpu, calibrate, list_adapters};
+use convbench::roofline::{CALIBRATION_FORMAT_VERSION, Calibration};
+use convbench::{Error, Result, config};
 
 /// Output format of listings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -22,14 +25,25 @@ pub struct AdaptersArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
+    /// Measure each adapter's peak f32 FLOP/s and memory bandwidth with calibration kernels
+    /// (seconds per adapter) and cache them under the target directory for the roofline
+    /// columns of `run --layers`.
+    #[arg(long)]
+    pub calibrate: bool,
+    /// With `--calibrate`: only this adapter (index, backend name or part of its name).
+    #[arg(long, requires = "calibrate")]
+    pub adapter: Option<String>,
 }
 
 fn yes(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
-/// Lists adapters.
-pub fn run(_args: &Args, a: &AdaptersArgs) -> Result<u8> {
+/// Lists adapters, or calibrates them.
+pub fn run(args: &Args, a: &AdaptersArgs) -> Result<u8> {
+    if a.calibrate {
+        return calibrate_adapters(args, a);
+    }
     let adapters = list_adapters();
     if a.format == ListFormat::Json {
         print(&serde_json::to_string_pretty(&adapters).unwrap_or_default());
@@ -74,5 +88,75 @@ pub fn run(_args: &Args, a: &AdaptersArgs) -> Result<u8> {
         ]);
     }
     print(&table.to_string());
+    Ok(0)
+}
+
+/// `adapters --calibrate`: calibrates the selected adapter, or every adapter (one that fails is
+/// reported and the others still run; the exit code is 3 when none could be calibrated).
+fn calibrate_adapters(args: &Args, a: &AdaptersArgs) -> Result<u8> {
+    let workspace = config::load(args.manifest_path.as_deref())?;
+    let selectors: Vec<String> = match &a.adapter {
+        Some(selector) => vec![selector.clone()],
+        None => list_adapters().iter().map(|s| s.index.to_string()).collect(),
+    };
+    if selectors.is_empty() {
+        return Err(Error::Environment(
+            "no GPU adapter found to calibrate; install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers"
+                .into(),
+        ));
+    }
+    let mut calibrations = Vec::new();
+    let mut failures = Vec::new();
+    for selector in &selectors {
+        let measured = Gpu::open(Some(selector)).and_then(|gpu| {
+            let adapter = gpu.summary().fingerprint.clone();
+            if !args.quiet {
+                eprintln!("calibrating {} ...", adapter.label());
+            }
+            let peak = calibrate(&gpu)?;
+            let calibration = Calibration {
+                format_version: CALIBRATION_FORMAT_VERSION,
+                adapter,
+                peak,
+                method: CALIBRATION_METHOD.to_string(),
+            };
+            let path = Calibration::path(&workspace.target_dir, &calibration.adapter.slug());
+            calibration.save(&path)?;
+            Ok((calibration, path))
+        });
+        match measured {
+            Ok(c) => calibrations.push(c),
+            // One explicitly chosen adapter: its error is the command's.
+            Err(e) if a.adapter.is_some() => return Err(e),
+            Err(e) => failures.push(format!("adapter {selector}: {e}")),
+        }
+    }
+    for failure in &failures {
+        eprintln!("error: {failure}");
+    }
+    if a.format == ListFormat::Json {
+        let list: Vec<&Calibration> = calibrations.iter().map(|(c, _)| c).collect();
+        print(&serde_json::to_string_pretty(&list).unwrap_or_default());
+    } else if !calibrations.is_empty() {
+        let mut table = Table::new();
+        table
+            .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
+            .set_header(["adapter", "GFLOP/s (f32)", "GB/s", "ridge FLOP/byte", "cached in"]);
+        for (c, path) in &calibrations {
+            table.add_row([
+                c.adapter.label(),
+                format!("{:.1}", c.peak.flops_per_second / 1e9),
+                format!("{:.1}", c.peak.bytes_per_second / 1e9),
+                format!("{:.1}", c.peak.ridge()),
+                path.display().to_string(),
+            ]);
+        }
+        print(&format!("{table}\nmeasured with {CALIBRATION_METHOD}"));
+    }
+    if calibrations.is_empty() {
+        return Err(Error::Environment(
+            "no adapter could be calibrated (see the errors above); try `--adapter` with another one".into(),
+        ));
+    }
     Ok(0)
 }

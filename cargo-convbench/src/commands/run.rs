@@ -17,6 +17,7 @@ use convbench::kernels::Variant;
 use convbench::model::{Precision, network, suite};
 use convbench::report::{self, Format};
 use convbench::results::{RunRecord, RunSettings, Stage};
+use convbench::roofline::{Calibration, Peak};
 use convbench::{Error, ErrorKind, Result};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -348,6 +349,11 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
     }
     let mut verified: HashSet<(String, Precision, BackendKind)> = HashSet::new();
     for backend in &backends {
+        let peak = if options.layers {
+            calibrated_peak(workspace, backend.as_ref(), quiet, &progress)
+        } else {
+            None
+        };
         for job in &jobs {
             let name = job.target.name();
             let id = format!(
@@ -385,7 +391,10 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
                 &options,
                 &mut on_event,
             ) {
-                Ok(result) => record.benchmarks.push(result),
+                Ok(mut result) => {
+                    result.peak = peak;
+                    record.benchmarks.push(result);
+                }
                 Err(e) => {
                     progress.finish();
                     return (record, Some(e));
@@ -396,6 +405,50 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
     }
     progress.finish();
     (record, None)
+}
+
+/// The calibrated peaks of `backend`'s adapter (`adapters --calibrate`), for the roofline
+/// columns of `--layers`; `None` (with a notice) when there are none, or when they were measured
+/// under another driver. A calibration that cannot be read is reported and ignored: it is a
+/// cache, `adapters --calibrate` rebuilds it.
+fn calibrated_peak(
+    workspace: &Workspace,
+    backend: &dyn Backend,
+    quiet: bool,
+    progress: &Progress,
+) -> Option<Peak> {
+    let adapter = backend.adapter();
+    let path = Calibration::path(&workspace.target_dir, &adapter.slug());
+    let notice = |text: String| {
+        if !quiet {
+            progress.println(&format!("notice: {text}"));
+        }
+    };
+    match Calibration::load(&path) {
+        Ok(Some(c)) if &c.adapter == adapter => Some(c.peak),
+        Ok(Some(c)) => {
+            notice(format!(
+                "{} was calibrated with another driver ({} {}); run `cargo convbench adapters --calibrate` again for the roofline",
+                adapter.label(),
+                c.adapter.driver,
+                c.adapter.driver_info
+            ));
+            None
+        }
+        Ok(None) => {
+            if backend.kind() == BackendKind::Wgpu {
+                notice(format!(
+                    "{} is not calibrated; `cargo convbench adapters --calibrate` adds the roofline to --layers",
+                    adapter.label()
+                ));
+            }
+            None
+        }
+        Err(e) => {
+            notice(format!("ignoring the calibration: {e}"));
+            None
+        }
+    }
 }
 
 /// The kernel choice `--kernel` and `--no-tune` ask for. `auto` uses the tune cache of the

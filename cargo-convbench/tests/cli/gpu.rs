@@ -2,7 +2,7 @@
 //! opens, and fails instead when `CONVBENCH_REQUIRE_GPU=1`.
 
 use crate::support::{
-    assert_code, convbench, gpu_adapters, parse_record, skip_without_gpu, stderr_of, stdout_of, tiny,
+    Package, assert_code, convbench, gpu_adapters, parse_record, skip_without_gpu, stderr_of, stdout_of, tiny,
 };
 
 #[test]
@@ -60,5 +60,99 @@ fn f16_on_an_adapter_without_shader_f16_exits_3_naming_f16() {
     assert!(
         stderr.contains("f16") && stderr.contains("--precision f32"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn calibrate_caches_peaks_that_run_layers_places_on_the_roofline() {
+    let test = "calibrate_caches_peaks_that_run_layers_places_on_the_roofline";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = Package::plain();
+    let before = package
+        .convbench()
+        .args(["run", "--backend", "wgpu", "--layers", "--no-verify"])
+        .args(tiny(&[("--samples", "1")]))
+        .output()
+        .expect("run");
+    assert_code(&before, 0);
+    assert!(
+        stdout_of(&before).contains("roof: not calibrated") && stderr_of(&before).contains("--calibrate"),
+        "{}\n{}",
+        stdout_of(&before),
+        stderr_of(&before)
+    );
+
+    let output = package
+        .convbench()
+        .args([
+            "adapters",
+            "--calibrate",
+            "--adapter",
+            "vulkan",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("calibrate");
+    if output.status.code() == Some(3) {
+        skip_without_gpu(test, &format!("no Vulkan adapter opens: {}", stderr_of(&output)));
+        return;
+    }
+    assert_code(&output, 0);
+    let calibrations: Vec<serde_json::Value> =
+        serde_json::from_str(&stdout_of(&output)).expect("calibrations as JSON");
+    assert_eq!(calibrations.len(), 1, "{calibrations:?}");
+    let peak = &calibrations[0]["peak"];
+    for key in ["flops_per_second", "bytes_per_second"] {
+        let value = peak[key].as_f64().expect("a number");
+        assert!(value > 1e6 && value.is_finite(), "{key} = {value}");
+    }
+    let cached = std::fs::read_dir(package.path("target/convbench"))
+        .expect("target/convbench")
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().starts_with("calibration-"));
+    assert!(cached, "the calibration is cached under target/convbench");
+
+    let after = package
+        .convbench()
+        .args([
+            "run",
+            "--backend",
+            "wgpu",
+            "--layers",
+            "--no-verify",
+            "--format",
+            "json",
+        ])
+        .args(tiny(&[("--samples", "1")]))
+        .output()
+        .expect("run");
+    assert_code(&after, 0);
+    let record = parse_record(&stdout_of(&after), "run --layers after calibrating");
+    let benchmark = &record.benchmarks[0];
+    let recorded = benchmark.peak.expect("the peak is recorded with the layers");
+    assert_eq!(
+        recorded.flops_per_second,
+        peak["flops_per_second"].as_f64().expect("number")
+    );
+    let conv = benchmark
+        .layers
+        .iter()
+        .find(|l| l.op == "conv2d")
+        .expect("lenet has convolutions");
+    assert!(conv.bytes > 0 && conv.flops > 0, "{conv:?}");
+    let table = package
+        .convbench()
+        .args(["run", "--backend", "wgpu", "--layers", "--no-verify", "--quiet"])
+        .args(tiny(&[("--samples", "1")]))
+        .output()
+        .expect("run");
+    assert_code(&table, 0);
+    let text = stdout_of(&table);
+    assert!(
+        text.contains("% of roof") && text.contains("roof: ") && text.contains("GFLOP/s and"),
+        "{text}"
     );
 }
