@@ -126,6 +126,7 @@ fn benchmark(id: &str, adapter: &AdapterFingerprint, phases: Vec<(Phase, Vec<u64
             .collect(),
         layers: Vec::new(),
         peak: None,
+        kernels: Default::default(),
     }
 }
 
@@ -252,6 +253,7 @@ fn section_of(rows: Vec<PhaseComparison>, adapter: &AdapterFingerprint) -> Adapt
         comparison: Comparison {
             rows,
             config: CompareConfig::default(),
+            kernel_changes: Vec::new(),
         },
     }
 }

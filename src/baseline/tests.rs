@@ -52,6 +52,7 @@ fn benchmark(id: &str, median_ns: u64) -> BenchmarkResult {
         }],
         layers: Vec::new(),
         peak: None,
+        kernels: Default::default(),
     }
 }
 

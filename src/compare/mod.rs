@@ -239,6 +239,43 @@ pub struct Comparison {
     pub rows: Vec<PhaseComparison>,
     /// The configuration the verdicts were reached with.
     pub config: CompareConfig,
+    /// Layers whose kernel variant differs between the two records, in record order: a
+    /// change of time that comes with one is explained by it (a new tune cache, a changed
+    /// heuristic), not by the code of the kernel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_changes: Vec<KernelChange>,
+}
+
+/// A layer and phase of one benchmark whose kernel variant changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelChange {
+    /// Benchmark id.
+    pub benchmark_id: String,
+    /// `"<layer> <phase>"`, as in [`BenchmarkResult::kernels`].
+    pub layer: String,
+    /// Variant in the baseline (`None`: the baseline did not record one).
+    pub baseline: Option<String>,
+    /// Variant now (`None`: not recorded now).
+    pub current: Option<String>,
+}
+
+/// The layers whose recorded kernel variant differs between `old` and `new` (nothing when
+/// either record predates the recording of variants).
+fn kernel_changes(old: &BenchmarkResult, new: &BenchmarkResult) -> Vec<KernelChange> {
+    if old.kernels.is_empty() || new.kernels.is_empty() {
+        return Vec::new();
+    }
+    let layers: std::collections::BTreeSet<&String> = old.kernels.keys().chain(new.kernels.keys()).collect();
+    layers
+        .into_iter()
+        .filter(|layer| old.kernels.get(*layer) != new.kernels.get(*layer))
+        .map(|layer| KernelChange {
+            benchmark_id: new.id.clone(),
+            layer: layer.clone(),
+            baseline: old.kernels.get(layer).cloned(),
+            current: new.kernels.get(layer).cloned(),
+        })
+        .collect()
 }
 
 impl Comparison {
@@ -268,6 +305,7 @@ pub fn compare(baseline: &RunRecord, current: &RunRecord, config: &CompareConfig
     }
     let mut rows = Vec::new();
     let mut tests = Vec::new();
+    let mut changes = Vec::new();
     let mut seen = HashSet::new();
     for benchmark in &current.benchmarks {
         if !seen.insert(benchmark.id.as_str()) {
@@ -276,7 +314,10 @@ pub fn compare(baseline: &RunRecord, current: &RunRecord, config: &CompareConfig
         let threshold = thresholds.for_id(&benchmark.id);
         match baseline_by_id.get(benchmark.id.as_str()) {
             None => rows.extend(one_sided_rows(benchmark, Verdict::New, threshold, config)),
-            Some(old) => compare_benchmark(old, benchmark, threshold, config, &mut rows, &mut tests),
+            Some(old) => {
+                changes.extend(kernel_changes(old, benchmark));
+                compare_benchmark(old, benchmark, threshold, config, &mut rows, &mut tests);
+            }
         }
     }
     for benchmark in &baseline.benchmarks {
@@ -289,6 +330,7 @@ pub fn compare(baseline: &RunRecord, current: &RunRecord, config: &CompareConfig
     Comparison {
         rows,
         config: config.clone(),
+        kernel_changes: changes,
     }
 }
 

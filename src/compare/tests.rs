@@ -55,6 +55,7 @@ fn benchmark(id: &str, phases: Vec<(Phase, Vec<u64>)>) -> BenchmarkResult {
             .collect(),
         layers: Vec::new(),
         peak: None,
+        kernels: Default::default(),
     }
 }
 
@@ -478,4 +479,55 @@ fn threshold_for_uses_the_first_matching_glob() {
     assert_eq!(config.threshold_for("vgg_a/train/b1/f32/wgpu"), 0.10);
     assert_eq!(config.threshold_for("alexnet/train/b1/f32/wgpu"), 0.20);
     assert_eq!(config.threshold_for("alexnet/train/b128/f32/wgpu"), 0.05);
+}
+
+#[test]
+fn changed_kernel_variants_are_listed_beside_the_verdicts() {
+    let mut old = benchmark("alexnet/train/b8/f32/wgpu", vec![(Phase::Total, steady(1.0))]);
+    let mut new = old.clone();
+    old.kernels = [
+        ("conv1 forward".to_string(), "direct".to_string()),
+        ("conv2 forward".to_string(), "gemm_64x64x16_4x4".to_string()),
+        ("fc6 forward".to_string(), "gemm_64x8x16_4x4".to_string()),
+    ]
+    .into();
+    new.kernels = old.kernels.clone();
+    new.kernels
+        .insert("conv2 forward".into(), "gemm_32x64x32_4x4".into());
+    new.kernels.remove("fc6 forward");
+    let comparison = compare(
+        &record(vec![old.clone()]),
+        &record(vec![new.clone()]),
+        &fast_config(),
+    );
+    assert_eq!(
+        comparison.kernel_changes,
+        vec![
+            KernelChange {
+                benchmark_id: new.id.clone(),
+                layer: "conv2 forward".into(),
+                baseline: Some("gemm_64x64x16_4x4".into()),
+                current: Some("gemm_32x64x32_4x4".into()),
+            },
+            KernelChange {
+                benchmark_id: new.id.clone(),
+                layer: "fc6 forward".into(),
+                baseline: Some("gemm_64x8x16_4x4".into()),
+                current: None,
+            },
+        ]
+    );
+    // A record from before variants were recorded reports no change rather than every layer.
+    let mut before = old.clone();
+    before.kernels.clear();
+    assert!(
+        compare(&record(vec![before]), &record(vec![new]), &fast_config())
+            .kernel_changes
+            .is_empty()
+    );
+    assert!(
+        compare(&record(vec![old.clone()]), &record(vec![old]), &fast_config())
+            .kernel_changes
+            .is_empty()
+    );
 }

@@ -111,6 +111,7 @@ mod tests {
                 row("d/train/b1/f32/wgpu", Verdict::Improvement, Some(-0.2)),
             ],
             config: CompareConfig::default(),
+            kernel_changes: Vec::new(),
         };
         let lines = annotations(&comparison);
         assert_eq!(lines.len(), 2);
@@ -135,6 +136,7 @@ mod tests {
         let comparison = Comparison {
             rows: vec![row("evil\n::error::injected", Verdict::Regression, Some(0.5))],
             config: CompareConfig::default(),
+            kernel_changes: Vec::new(),
         };
         let lines = annotations(&comparison);
         assert_eq!(lines.len(), 1);

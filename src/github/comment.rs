@@ -140,6 +140,7 @@ fn empty_section(
         comparison: Comparison {
             rows: Vec::new(),
             config: comparison.config.clone(),
+            kernel_changes: Vec::new(),
         },
     }
 }

@@ -367,7 +367,32 @@ pub fn measure(
         phases,
         layers,
         peak: None,
+        kernels: if select::has_variants(backend.kind()) {
+            kernel_choices(&plan)
+        } else {
+            BTreeMap::new()
+        },
     })
+}
+
+/// The variant of every layer and phase whose ops have a choice of variants, keyed
+/// `"<layer> <phase>"` (see [`BenchmarkResult::kernels`]).
+fn kernel_choices(plan: &Plan) -> BTreeMap<String, String> {
+    let mut groups: BTreeMap<(usize, Phase), Vec<usize>> = BTreeMap::new();
+    for (index, label) in plan.labels.iter().enumerate() {
+        if crate::kernels::Variant::candidates(&plan.program.ops[index].op).len() > 1 {
+            groups.entry((label.layer, label.phase)).or_default().push(index);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|((layer, phase), ops)| {
+            (
+                format!("{} {}", plan.layers[layer].name, phase.as_str()),
+                variants_of(plan, &ops),
+            )
+        })
+        .collect()
 }
 
 /// Per-layer, per-phase sums of op durations, in plan order.

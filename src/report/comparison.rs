@@ -80,6 +80,23 @@ fn footer(comparison: &Comparison) -> Vec<String> {
             lines.push(line);
         }
     }
+    const SHOWN: usize = 10;
+    let absent = |v: &Option<String>| v.clone().unwrap_or_else(|| "(none)".into());
+    for change in comparison.kernel_changes.iter().take(SHOWN) {
+        lines.push(format!(
+            "kernel changed: {} {}: {} -> {}",
+            change.benchmark_id,
+            change.layer,
+            absent(&change.baseline),
+            absent(&change.current)
+        ));
+    }
+    if comparison.kernel_changes.len() > SHOWN {
+        lines.push(format!(
+            "kernel changed: {} more layers (see `compare --format json`)",
+            comparison.kernel_changes.len() - SHOWN
+        ));
+    }
     lines
 }
 

@@ -89,6 +89,7 @@ fn benchmark(
             .collect(),
         layers: Vec::new(),
         peak: None,
+        kernels: Default::default(),
     }
 }
 
@@ -296,6 +297,7 @@ fn comparison() -> Comparison {
             ),
         ],
         config: CompareConfig::default(),
+        kernel_changes: Vec::new(),
     }
 }
 
@@ -367,6 +369,7 @@ fn verdict_summary_counts_worst_first() {
     let empty = Comparison {
         rows: Vec::new(),
         config: CompareConfig::default(),
+        kernel_changes: Vec::new(),
     };
     assert_eq!(verdict_summary(&empty), "nothing to compare");
     assert_eq!(comparison_markdown(&empty), "**nothing to compare**\n");
@@ -605,4 +608,29 @@ fn vendor_ratio_appears_only_for_benchmarks_on_both_backends() {
     let table = vendor_ratio_table(&record).expect("a wgpu/cuda pair");
     assert!(table.contains("2.00") && table.contains("4.00"), "{table}");
     assert!(super::table(&record).contains("wgpu / cuda"));
+}
+
+#[test]
+fn comparison_footer_names_changed_kernels() {
+    let mut comparison = comparison();
+    comparison.kernel_changes = (0..12)
+        .map(|i| crate::compare::KernelChange {
+            benchmark_id: "alexnet/train/b128/f32/wgpu".into(),
+            layer: format!("conv{i} forward"),
+            baseline: Some("direct".into()),
+            current: (i != 0).then(|| "gemm_64x64x16_4x4".into()),
+        })
+        .collect();
+    let text = comparison_table(&comparison);
+    assert!(
+        text.contains("kernel changed: alexnet/train/b128/f32/wgpu conv0 forward: direct -> (none)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("conv9 forward: direct -> gemm_64x64x16_4x4"),
+        "{text}"
+    );
+    assert!(!text.contains("conv10 forward"), "{text}");
+    assert!(text.contains("2 more layers"), "{text}");
+    assert!(comparison_markdown(&comparison).contains("kernel changed"));
 }

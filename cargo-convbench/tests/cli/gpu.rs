@@ -30,6 +30,14 @@ fn run_on_the_gpu_adapter_writes_a_wgpu_record() {
     assert_eq!(benchmark.id, "lenet/train/b1/f32/wgpu");
     assert_ne!(benchmark.adapter.backend, "cpu", "{:?}", benchmark.adapter);
     assert!(benchmark.verified, "checked against the CPU reference");
+    // The kernel of every convolution and fully connected layer is recorded without --layers.
+    assert!(!benchmark.kernels.is_empty(), "{benchmark:?}");
+    for (layer, variant) in &benchmark.kernels {
+        assert!(
+            variant.parse::<convbench::kernels::Variant>().is_ok(),
+            "{layer}: {variant} is a variant id"
+        );
+    }
 }
 
 #[test]
