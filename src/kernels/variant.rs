@@ -185,6 +185,16 @@ impl Variant {
     /// - otherwise `64x64x16_4x4`, the fastest or within a few percent of it on every
     ///   convolution measured: 4x4 blocks keep accumulators and operands within a CPU's
     ///   vector registers, and it is the classic GPU tile.
+    ///
+    /// Winograd is never picked (`tune` still tries it where it applies): on lavapipe (2 cores,
+    /// batch 1, f32, median of 5 GPU-timed runs) it was slower than or level with `64x64x16_4x4` on
+    /// every 3x3 stride-1 layer measured, in effective GFLOP/s (forward / backward-data, Winograd
+    /// vs GEMM): L5 384x13x13->384 0.68 vs 1.2-1.5 / 0.73-0.79 vs 0.78-0.82; 128x27x27->128 1.46 vs
+    /// 1.57-1.81 / 1.28 vs 1.61-1.67; 256x14x14->256 1.06-1.23 vs 0.95-1.43 / 0.97-1.24 vs
+    /// 0.90-1.17 (within the noise); 256x28x28->512 1.21 vs 1.80-1.87 / 1.38 vs 1.45-1.81;
+    /// 128x56x56->256 1.55 vs 1.89-1.91 / 1.68 vs 1.95-1.98; 64x112x112->128 1.55 vs 1.88-1.92 /
+    /// 1.42 vs 1.72-1.84; 3x224x224->64 0.24 vs 0.65-0.96 / 0.17 vs 0.26 (the heuristic's `8x64`
+    /// tile).
     pub fn heuristic(op: &Op) -> Variant {
         let Some((m, n, k)) = gemm_shape(op) else {
             return Variant::Direct;
