@@ -18,6 +18,7 @@ pub mod reference;
 pub mod registry;
 mod tensor;
 pub mod variant;
+mod winograd;
 
 pub use dispatch::{Dispatch, Grid, Slot};
 pub use op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
@@ -37,12 +38,22 @@ pub fn plan(op: &Op, variant: Variant) -> Result<Vec<Dispatch>> {
             Op::LinearForward(g) => Ok(gemm::linear_forward(g, &tile)),
             Op::LinearBackwardData(g) => Ok(gemm::linear_backward_data(g, &tile)),
             Op::LinearBackwardParams(g) => Ok(gemm::linear_backward_params(g, &tile)),
-            _ => Err(Error::InvalidInput(format!(
-                "kernel variant {variant} does not implement {}; use `direct`",
-                op.name()
-            ))),
+            _ => Err(unimplemented(op, variant)),
+        },
+        Variant::Winograd => match op {
+            Op::Conv2dForward(g) if winograd::applies(g) => Ok(winograd::conv_forward(g)),
+            Op::Conv2dBackwardData(g) if winograd::applies(g) => Ok(winograd::conv_backward_data(g)),
+            _ => Err(unimplemented(op, variant)),
         },
     }
+}
+
+/// The error of planning `op` with a variant that does not implement it.
+fn unimplemented(op: &Op, variant: Variant) -> Error {
+    Error::InvalidInput(format!(
+        "kernel variant {variant} does not implement {}; use `direct`",
+        op.name()
+    ))
 }
 
 /// The direct kernels of `op`.

@@ -80,6 +80,11 @@ pub static GEMM: Shader = shader!(
         "linear_backward_weight_gemm",
     ]
 );
+/// Winograd F(2x2, 3x3): fused 3x3 stride-1 convolution forward and backward-data.
+pub static WINOGRAD: Shader = shader!(
+    "winograd.wgsl",
+    ["conv2d_forward_winograd", "conv2d_backward_data_winograd"]
+);
 /// Softmax cross-entropy.
 pub static LOSS: Shader = shader!(
     "loss.wgsl",
@@ -102,7 +107,7 @@ pub static OPTIMIZER: Shader = shader!("optimizer.wgsl", ["sgd_update"]);
 pub static CALIBRATE: Shader = shader!("calibrate.wgsl", ["peak_flops", "peak_bandwidth"]);
 
 /// Every registered shader.
-pub static SHADERS: [&Shader; 11] = [
+pub static SHADERS: [&Shader; 12] = [
     &CONV2D,
     &POOL,
     &ACTIVATION,
@@ -110,6 +115,7 @@ pub static SHADERS: [&Shader; 11] = [
     &BATCHNORM,
     &LINEAR,
     &GEMM,
+    &WINOGRAD,
     &LOSS,
     &TENSOR,
     &OPTIMIZER,

@@ -5,7 +5,8 @@
 //! Convolutions and fully connected layers also have tiled GEMM kernels (`shaders/gemm.wgsl`),
 //! one variant per [`GemmTile`] of [`GEMM_TILES`]; each tile is a specialisation of the shader
 //! (its sizes replace the shader's constants), validated by naga and verified against the
-//! reference in tests like every kernel.
+//! reference in tests like every kernel. 3x3 stride-1 convolutions (forward and backward
+//! data) also have a fused Winograd F(2x2, 3x3) kernel (`shaders/winograd.wgsl`).
 
 use super::op::Op;
 use crate::{Error, Result};
@@ -113,6 +114,12 @@ pub enum Variant {
     Direct,
     /// Tiled GEMM (implicit GEMM for convolutions) with this tile.
     Gemm(GemmTile),
+    /// Winograd F(2x2, 3x3), one fused dispatch: 3x3 stride-1 undilated convolutions forward
+    /// and backward-data only (any padding, any groups). It performs 2.25x fewer
+    /// multiplications than the direct convolution, but its FLOP/s are reported as
+    /// *effective*: the harness counts an op's FLOPs from the direct convolution whatever the
+    /// variant, so its rates compare with the other variants' on the same work.
+    Winograd,
 }
 
 impl Variant {
@@ -121,13 +128,15 @@ impl Variant {
         match self {
             Variant::Direct => "direct".into(),
             Variant::Gemm(t) => format!("gemm_{}x{}x{}_{}x{}", t.bm, t.bn, t.bk, t.tm, t.tn),
+            Variant::Winograd => "winograd_2x2_3x3".into(),
         }
     }
 
-    /// Every variant there is: `direct`, then one per GEMM tile.
+    /// Every variant there is: `direct`, then one per GEMM tile, then Winograd.
     pub fn all() -> Vec<Variant> {
         std::iter::once(Variant::Direct)
             .chain(GEMM_TILES.iter().map(|&t| Variant::Gemm(t)))
+            .chain(std::iter::once(Variant::Winograd))
             .collect()
     }
 
@@ -149,6 +158,10 @@ impl Variant {
         match self {
             Variant::Direct => true,
             Variant::Gemm(_) => Self::has_gemm(op),
+            Variant::Winograd => match op {
+                Op::Conv2dForward(g) | Op::Conv2dBackwardData(g) => super::winograd::applies(g),
+                _ => false,
+            },
         }
     }
 
@@ -172,6 +185,16 @@ impl Variant {
     /// - otherwise `64x64x16_4x4`, the fastest or within a few percent of it on every
     ///   convolution measured: 4x4 blocks keep accumulators and operands within a CPU's
     ///   vector registers, and it is the classic GPU tile.
+    ///
+    /// Winograd is never picked (`tune` still tries it where it applies): on lavapipe (2 cores,
+    /// batch 1, f32, median of 5 GPU-timed runs) it was slower than or level with `64x64x16_4x4` on
+    /// every 3x3 stride-1 layer measured, in effective GFLOP/s (forward / backward-data, Winograd
+    /// vs GEMM): L5 384x13x13->384 0.68 vs 1.2-1.5 / 0.73-0.79 vs 0.78-0.82; 128x27x27->128 1.46 vs
+    /// 1.57-1.81 / 1.28 vs 1.61-1.67; 256x14x14->256 1.06-1.23 vs 0.95-1.43 / 0.97-1.24 vs
+    /// 0.90-1.17 (within the noise); 256x28x28->512 1.21 vs 1.80-1.87 / 1.38 vs 1.45-1.81;
+    /// 128x56x56->256 1.55 vs 1.89-1.91 / 1.68 vs 1.95-1.98; 64x112x112->128 1.55 vs 1.88-1.92 /
+    /// 1.42 vs 1.72-1.84; 3x224x224->64 0.24 vs 0.65-0.96 / 0.17 vs 0.26 (the heuristic's `8x64`
+    /// tile).
     pub fn heuristic(op: &Op) -> Variant {
         let Some((m, n, k)) = gemm_shape(op) else {
             return Variant::Direct;
@@ -279,6 +302,65 @@ mod tests {
         }
         let gemv = Op::LinearForward(LinearGeom::new(1, 9216, 4096, true));
         assert_eq!(Variant::heuristic(&gemv), Variant::Direct);
+    }
+
+    #[test]
+    fn winograd_implements_only_3x3_stride_1_undilated_convolutions() {
+        use crate::kernels::ConvGeom;
+        use crate::model::{Conv2d, Shape};
+        let geom = |conv: Conv2d| {
+            let (h, w) = (12, 11);
+            let (oh, ow) = conv.output_hw(h, w).expect("kernel fits");
+            ConvGeom {
+                conv,
+                input: Shape::new(2, conv.in_channels, h, w),
+                output: Shape::new(2, conv.out_channels, oh, ow),
+            }
+        };
+        let ops = |conv: Conv2d| {
+            let g = geom(conv);
+            [
+                Op::Conv2dForward(g),
+                Op::Conv2dBackwardData(g),
+                Op::Conv2dBackwardFilter(g),
+            ]
+        };
+        let mut grouped = Conv2d::square(6, 9, 3, 1, 2);
+        grouped.groups = 3;
+        for conv in [
+            Conv2d::square(4, 8, 3, 1, 1),
+            Conv2d::square(4, 8, 3, 1, 0),
+            grouped,
+        ] {
+            let [forward, backward_data, backward_filter] = ops(conv);
+            assert!(Variant::Winograd.implements(&forward), "{conv:?}");
+            assert!(Variant::Winograd.implements(&backward_data), "{conv:?}");
+            assert!(!Variant::Winograd.implements(&backward_filter), "{conv:?}");
+            assert!(Variant::candidates(&forward).contains(&Variant::Winograd));
+        }
+        let mut dilated = Conv2d::square(4, 8, 3, 1, 2);
+        dilated.dilation = (2, 2);
+        let mut wide = Conv2d::square(4, 8, 3, 1, 1);
+        wide.kernel = (3, 5);
+        for conv in [
+            Conv2d::square(4, 8, 5, 1, 2),
+            Conv2d::square(4, 8, 3, 2, 1),
+            dilated,
+            wide,
+        ] {
+            for op in ops(conv) {
+                assert!(!Variant::Winograd.implements(&op), "{conv:?}");
+                assert!(!Variant::candidates(&op).contains(&Variant::Winograd));
+                assert!(crate::kernels::plan(&op, Variant::Winograd).is_err());
+            }
+        }
+        let relu = Op::ReluForward { len: 10 };
+        assert!(!Variant::Winograd.implements(&relu));
+        assert!(crate::kernels::plan(&relu, Variant::Winograd).is_err());
+        assert_eq!(
+            "winograd_2x2_3x3".parse::<Variant>().expect("known id"),
+            Variant::Winograd
+        );
     }
 
     #[test]

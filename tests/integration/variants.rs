@@ -1,5 +1,5 @@
-//! Every kernel variant (the direct kernels and each tiled GEMM tile) of every op that has
-//! variants, on random shapes (odd sizes, stride above one, padding, dilation, groups, batch 1,
+//! Every kernel variant (the direct kernels, each tiled GEMM tile, Winograd) of every op that
+//! has variants, on random shapes (odd sizes, stride above one, padding, dilation, groups, batch 1,
 //! column slices of fully connected layers), in f32 and f16, against the f64 reference with the
 //! library's metric and tolerances (`convbench::harness::verify`). Every specialised shader
 //! source also validates with naga, without a GPU.
@@ -80,6 +80,7 @@ fn check_variants(op: &Op, precision: Precision, rng: &mut StdRng) {
     for (index, &variant) in variants.iter().enumerate() {
         let check = verify::check_against(loaded.as_mut(), &program, index, &expected)
             .unwrap_or_else(|e| panic!("{}: {e}", context(variant)));
+        eprintln!("{} {variant} {precision}: error {:.3e}", op.name(), check.error);
         assert!(
             check.error <= tolerance,
             "binding {}: relative error {:.3e} > {tolerance:.0e}: {}",
@@ -168,6 +169,44 @@ fn conv2d_backward_filter_variants() {
         .into_iter()
         .map(Op::Conv2dBackwardFilter)
         .collect();
+    check_all(&ops, &mut rng);
+}
+
+/// 3x3 stride-1 convolutions, which Winograd F(2x2, 3x3) implements: padding 0 to 3 (at 3,
+/// backward data crops its source), odd sizes (partial 2x2 tiles), batches 1 and 3, groups,
+/// reductions of several channel slices, more channels and tiles than one workgroup holds.
+fn winograd_cases() -> Vec<ConvGeom> {
+    let square = |cin, cout, pad| Conv2d::square(cin, cout, 3, 1, pad);
+    let mut cases = vec![
+        conv(square(3, 5, 0), 1, 7, 9),
+        conv(square(19, 20, 1), 3, 9, 7),
+        conv(square(20, 37, 2), 1, 5, 6),
+        conv(square(9, 17, 1), 2, 16, 15),
+        conv(square(4, 6, 3), 1, 3, 4),
+    ];
+    let mut no_bias = square(24, 8, 0);
+    no_bias.bias = false;
+    cases.push(conv(no_bias, 3, 8, 8));
+    let mut grouped = square(18, 12, 1);
+    grouped.groups = 3;
+    cases.push(conv(grouped, 3, 11, 10));
+    let mut grouped_uneven_padding = square(10, 34, 0);
+    grouped_uneven_padding.groups = 2;
+    grouped_uneven_padding.padding = (2, 1);
+    cases.push(conv(grouped_uneven_padding, 1, 6, 9));
+    cases
+}
+
+#[test]
+fn winograd_forward_and_backward_data() {
+    let mut rng = rng(105);
+    let ops: Vec<Op> = winograd_cases()
+        .into_iter()
+        .flat_map(|g| [Op::Conv2dForward(g), Op::Conv2dBackwardData(g)])
+        .collect();
+    for op in &ops {
+        assert!(Variant::candidates(op).contains(&Variant::Winograd), "{op:?}");
+    }
     check_all(&ops, &mut rng);
 }
 
