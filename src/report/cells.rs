@@ -111,6 +111,15 @@ fn one_decimal(value: Option<f64>) -> String {
     }
 }
 
+/// A bandwidth in GB/s: one decimal from 10 GB/s, more below so that a layer far from its
+/// bandwidth roof (a few MB/s) does not read as `0.0`.
+fn bandwidth(value: Option<f64>) -> String {
+    match value {
+        Some(value) if value.is_finite() && value.abs() < 10.0 => format!("{value:.3}"),
+        other => one_decimal(other),
+    }
+}
+
 /// The cells of a benchmark's row, in [`BENCHMARK_COLUMNS`] order, not yet escaped.
 pub(super) fn benchmark_row(benchmark: &BenchmarkResult) -> Vec<String> {
     let mut row = vec![
@@ -166,7 +175,7 @@ pub(super) fn layer_rows(benchmark: &BenchmarkResult) -> (Vec<Vec<String>>, Vec<
                 milliseconds(median_ns),
                 one_decimal(share),
                 one_decimal(gflops_per_sec),
-                one_decimal(gbytes_per_sec),
+                bandwidth(gbytes_per_sec),
                 one_decimal(placement.map(|p| 100.0 * p.fraction_of_roof)),
                 placement
                     .map_or(ABSENT, |p| if p.memory_bound { "memory" } else { "compute" })
