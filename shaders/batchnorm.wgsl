@@ -51,7 +51,45 @@ fn at(j: u32, c: u32) -> u32 {
     return ((j / p.hw) * p.c + c) * p.hw + j % p.hw;
 }
 
-fn reduce(lid: u32) {
+// Sums `partial` and `partial2` (filled by every invocation, then a barrier) into their first
+// elements, for all invocations to read after it returns.
+// #if subgroups
+// Each subgroup adds its values in registers, its first invocation stores the sum at the
+// subgroup's index, and the first invocation adds those few sums: two barriers instead of eight.
+struct Sub {
+    @builtin(subgroup_id) id: u32,
+    @builtin(num_subgroups) count: u32,
+    @builtin(subgroup_invocation_id) lane: u32,
+}
+
+fn reduce(lid: u32, sub: Sub) {
+    let a = subgroupAdd(partial[lid]);
+    let b = subgroupAdd(partial2[lid]);
+    workgroupBarrier();
+    if (sub.lane == 0u) {
+        partial[sub.id] = a;
+        partial2[sub.id] = b;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        var sa = 0.0;
+        var sb = 0.0;
+        for (var i = 0u; i < sub.count; i += 1u) {
+            sa += partial[i];
+            sb += partial2[i];
+        }
+        partial[0] = sa;
+        partial2[0] = sb;
+    }
+    workgroupBarrier();
+}
+// #else
+// A tree in workgroup memory. `Sub` only keeps the entry points' signatures the same.
+struct Sub {
+    @builtin(local_invocation_id) unused: vec3<u32>,
+}
+
+fn reduce(lid: u32, sub: Sub) {
     for (var s = WG / 2u; s > 0u; s = s / 2u) {
         if (lid < s) {
             partial[lid] += partial[lid + s];
@@ -60,11 +98,12 @@ fn reduce(lid: u32) {
         workgroupBarrier();
     }
 }
+// #endif
 
 // One workgroup per channel.
 @compute @workgroup_size(256)
 fn batchnorm_stats(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                   @builtin(local_invocation_index) lid: u32) {
+                   @builtin(local_invocation_index) lid: u32, sub: Sub) {
     let c = wg.y * nwg.x + wg.x;
     if (c >= p.c) {
         return;
@@ -77,7 +116,7 @@ fn batchnorm_stats(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups
     partial[lid] = acc;
     partial2[lid] = 0.0;
     workgroupBarrier();
-    reduce(lid);
+    reduce(lid, sub);
     let mean = partial[0] / f32(count);
     workgroupBarrier();
     var sq = 0.0;
@@ -87,7 +126,7 @@ fn batchnorm_stats(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups
     }
     partial[lid] = sq;
     workgroupBarrier();
-    reduce(lid);
+    reduce(lid, sub);
     if (lid == 0u) {
         let variance = partial[0] / f32(count);
         tr_mean[c] = T(mean);
@@ -125,7 +164,7 @@ fn batchnorm_forward_eval(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_wor
 // One workgroup per channel: dbeta = sum dy, dgamma = sum dy * xhat.
 @compute @workgroup_size(256)
 fn batchnorm_backward_reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                             @builtin(local_invocation_index) lid: u32) {
+                             @builtin(local_invocation_index) lid: u32, sub: Sub) {
     let c = wg.y * nwg.x + wg.x;
     if (c >= p.c) {
         return;
@@ -144,7 +183,7 @@ fn batchnorm_backward_reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_
     partial[lid] = sum_dy;
     partial2[lid] = sum_dy_xhat;
     workgroupBarrier();
-    reduce(lid);
+    reduce(lid, sub);
     if (lid == 0u) {
         bw_dbeta[c] = T(partial[0]);
         bw_dgamma[c] = T(partial2[0]);

@@ -36,6 +36,48 @@ struct Params {
 const WG: u32 = 256u;
 var<workgroup> partial: array<f32, 256>;
 
+// Sums `partial` (filled by every invocation, then a barrier) into `partial[0]`.
+// #if subgroups
+// Each subgroup adds its values in registers, its first invocation stores the sum at the
+// subgroup's index, and the first invocation adds those few sums: two barriers instead of eight.
+struct Sub {
+    @builtin(subgroup_id) id: u32,
+    @builtin(num_subgroups) count: u32,
+    @builtin(subgroup_invocation_id) lane: u32,
+}
+
+fn reduce(lid: u32, sub: Sub) {
+    let a = subgroupAdd(partial[lid]);
+    workgroupBarrier();
+    if (sub.lane == 0u) {
+        partial[sub.id] = a;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        var sa = 0.0;
+        for (var i = 0u; i < sub.count; i += 1u) {
+            sa += partial[i];
+        }
+        partial[0] = sa;
+    }
+    workgroupBarrier();
+}
+// #else
+// A tree in workgroup memory. `Sub` only keeps the entry point's signature the same.
+struct Sub {
+    @builtin(local_invocation_id) unused: vec3<u32>,
+}
+
+fn reduce(lid: u32, sub: Sub) {
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+        if (lid < s) {
+            partial[lid] += partial[lid + s];
+        }
+        workgroupBarrier();
+    }
+}
+// #endif
+
 fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wg.y * nwg.x + wg.x) * WG + lid;
 }
@@ -173,7 +215,7 @@ fn conv2d_backward_filter(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_wor
 // One workgroup per output channel: the sum of dy over batch and pixels.
 @compute @workgroup_size(256)
 fn conv2d_backward_bias(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                        @builtin(local_invocation_index) lid: u32) {
+                        @builtin(local_invocation_index) lid: u32, sub: Sub) {
     let oc = wg.y * nwg.x + wg.x;
     if (oc >= p.cout) {
         return;
@@ -186,12 +228,7 @@ fn conv2d_backward_bias(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workg
     }
     partial[lid] = acc;
     workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) {
-            partial[lid] += partial[lid + s];
-        }
-        workgroupBarrier();
-    }
+    reduce(lid, sub);
     if (lid == 0u) {
         bf_dbias[oc] = T(partial[0]);
     }

@@ -3,7 +3,7 @@
 
 use super::{Backend, BackendKind, Loaded, Program};
 use crate::Result;
-use crate::gpu::{Gpu, GpuProgram};
+use crate::gpu::{Gpu, GpuOptions, GpuProgram};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
 
@@ -18,6 +18,13 @@ impl WgpuBackend {
     pub fn open(selector: Option<&str>) -> Result<Self> {
         Ok(Self {
             gpu: Gpu::open(selector)?,
+        })
+    }
+
+    /// [`Self::open`] with device options (e.g. subgroup operations off).
+    pub fn open_with(selector: Option<&str>, options: GpuOptions) -> Result<Self> {
+        Ok(Self {
+            gpu: Gpu::open_with(selector, options)?,
         })
     }
 

@@ -7,8 +7,26 @@ use crate::{Error, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-/// A shader module's identity: file, precision and specialised constants (tile sizes).
+/// A shader module's identity: file, precision and specialised constants (tile sizes). Whether
+/// subgroup blocks are compiled is fixed per device.
 type ModuleKey = (&'static str, Precision, Vec<(&'static str, u32)>);
+
+/// How a device is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuOptions {
+    /// Use subgroup operations (`SUBGROUP`) where the adapter offers them; off, every shader
+    /// runs its portable blocks (see [`crate::kernels::registry::SUBGROUPS_BEGIN`]).
+    pub subgroups: bool,
+}
+
+impl Default for GpuOptions {
+    /// Subgroups on, unless the environment says `CONVBENCH_SUBGROUPS=0`.
+    fn default() -> Self {
+        Self {
+            subgroups: std::env::var("CONVBENCH_SUBGROUPS").map_or(true, |v| v != "0"),
+        }
+    }
+}
 
 /// A device on one adapter, with the adapter's own limits and the features convbench uses
 /// (`TIMESTAMP_QUERY`, `SHADER_F16`) requested when offered.
@@ -17,6 +35,7 @@ pub struct Gpu {
     pub(super) queue: wgpu::Queue,
     pub(super) summary: AdapterSummary,
     pub(super) limits: wgpu::Limits,
+    subgroups: bool,
     modules: Mutex<HashMap<ModuleKey, wgpu::ShaderModule>>,
     pipelines: Mutex<HashMap<(ModuleKey, &'static str), wgpu::ComputePipeline>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
@@ -33,9 +52,17 @@ impl std::fmt::Debug for Gpu {
 impl Gpu {
     /// Opens the adapter named by `selector` (see `--adapter`), or the best one.
     pub fn open(selector: Option<&str>) -> Result<Self> {
+        Self::open_with(selector, GpuOptions::default())
+    }
+
+    /// [`Self::open`] with `options`.
+    pub fn open_with(selector: Option<&str>, options: GpuOptions) -> Result<Self> {
         let adapter = select(selector)?;
         let summary = summarize(0, &adapter);
-        let wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
+        let mut wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
+        if options.subgroups {
+            wanted |= wgpu::Features::SUBGROUP;
+        }
         let required_features = adapter.features() & wanted;
         let limits = adapter.limits();
         let descriptor = wgpu::DeviceDescriptor {
@@ -62,6 +89,7 @@ impl Gpu {
             queue,
             summary,
             limits,
+            subgroups: required_features.contains(wgpu::Features::SUBGROUP),
             modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
             uncaptured,
@@ -83,6 +111,12 @@ impl Gpu {
         self.limits
             .max_storage_buffer_binding_size
             .min(self.limits.max_buffer_size)
+    }
+
+    /// Whether shaders run their subgroup blocks (the adapter has `SUBGROUP` and it was not
+    /// turned off).
+    pub fn uses_subgroups(&self) -> bool {
+        self.subgroups
     }
 
     /// Whether ops are timed with GPU timestamps.
@@ -159,9 +193,11 @@ impl Gpu {
             match modules.get(&module_key) {
                 Some(m) => m.clone(),
                 None => {
-                    let source = shader.specialized(precision, constants).ok_or_else(|| {
-                        Error::InvalidInput(format!("{what}: a constant is not declared in the shader"))
-                    })?;
+                    let source = shader
+                        .specialized_with(precision, self.subgroups, constants)
+                        .ok_or_else(|| {
+                            Error::InvalidInput(format!("{what}: a constant is not declared in the shader"))
+                        })?;
                     let m = self.scoped(&format!("compiling {what}"), || {
                         self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                             label: Some(shader.file),

@@ -13,5 +13,5 @@ mod program;
 
 pub use adapter::{AdapterSummary, WGPU_VERSION, list_adapters};
 pub use calibrate::{CALIBRATION_METHOD, calibrate};
-pub use device::Gpu;
+pub use device::{Gpu, GpuOptions};
 pub use program::GpuProgram;

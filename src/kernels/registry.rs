@@ -125,20 +125,78 @@ pub static SHADERS: [&Shader; 12] = [
 /// The line every shader uses to name its storage type.
 pub const ALIAS_LINE: &str = "alias T = f32;";
 
+/// Opens the block a shader uses where the device has subgroup operations (WGSL's subgroup
+/// built-ins and `subgroupAdd`); `// #else` starts the portable block and `// #endif` ends both.
+/// Both blocks define the same names, so the rest of the shader is the same either way.
+pub const SUBGROUPS_BEGIN: &str = "// #if subgroups";
+const SUBGROUPS_ELSE: &str = "// #else";
+const SUBGROUPS_END: &str = "// #endif";
+
 impl Shader {
-    /// The source of the variant at `precision`.
+    /// The source of the variant at `precision`, portable (without subgroup operations).
     pub fn source(&self, precision: Precision) -> String {
-        match precision {
+        self.source_with(precision, false)
+    }
+
+    /// The source at `precision`, with the subgroup blocks when `subgroups` (see
+    /// [`SUBGROUPS_BEGIN`]) and the portable ones otherwise.
+    pub fn source_with(&self, precision: Precision, subgroups: bool) -> String {
+        let source = match precision {
             Precision::F32 => self.source.to_string(),
             Precision::F16 => self.source.replacen(ALIAS_LINE, "enable f16;\nalias T = f16;", 1),
+        };
+        if !self.has_subgroup_blocks() {
+            return source;
         }
+        // Lines of the dropped block become empty, so line numbers in errors still match.
+        let mut keep = true;
+        let lines: Vec<&str> = source
+            .lines()
+            .map(|line| match line.trim() {
+                SUBGROUPS_BEGIN => {
+                    keep = subgroups;
+                    ""
+                }
+                SUBGROUPS_ELSE => {
+                    keep = !subgroups;
+                    ""
+                }
+                SUBGROUPS_END => {
+                    keep = true;
+                    ""
+                }
+                _ if keep => line,
+                _ => "",
+            })
+            .collect();
+        lines.join("\n")
+    }
+
+    /// Whether the shader has a subgroup block (and so a second form on devices with subgroup
+    /// operations).
+    pub fn has_subgroup_blocks(&self) -> bool {
+        self.source.lines().any(|line| line.trim() == SUBGROUPS_BEGIN)
     }
 
     /// The source at `precision` with each `(name, value)` of `constants` replacing the value
     /// of the module-scope declaration `const name: u32 = ...;`. `None` when a name has no such
     /// declaration (a variant that does not match its shader).
     pub fn specialized(&self, precision: Precision, constants: &[(&str, u32)]) -> Option<String> {
-        let mut lines: Vec<String> = self.source(precision).lines().map(str::to_string).collect();
+        self.specialized_with(precision, false, constants)
+    }
+
+    /// [`Self::specialized`] with the subgroup blocks when `subgroups`.
+    pub fn specialized_with(
+        &self,
+        precision: Precision,
+        subgroups: bool,
+        constants: &[(&str, u32)],
+    ) -> Option<String> {
+        let mut lines: Vec<String> = self
+            .source_with(precision, subgroups)
+            .lines()
+            .map(str::to_string)
+            .collect();
         for (name, value) in constants {
             let prefix = format!("const {name}: u32 = ");
             let line = lines.iter_mut().find(|line| line.starts_with(&prefix))?;

@@ -5,7 +5,8 @@
 //! The error metric and tolerances are the library's (`convbench::harness::verify`, whose
 //! docs justify them), so these tests and `cargo convbench run --verify` judge alike.
 
-use super::support::{gpu, rng, seed, uniform};
+use super::support::{gpu, portable_gpu, rng, seed, uniform};
+use convbench::backend::wgpu::WgpuBackend;
 use convbench::backend::{Backend, Program};
 use convbench::harness::verify;
 use convbench::kernels::{ConvGeom, DType, LinearGeom, Op, PoolGeom};
@@ -39,6 +40,11 @@ static WORST: Mutex<WorstTable> = Mutex::new(BTreeMap::new());
 /// worst relative error over its outputs.
 fn check(op: &Op, precision: Precision, rng: &mut StdRng) -> f64 {
     let Some(backend) = gpu() else { return 0.0 };
+    check_on(backend, op, precision, rng)
+}
+
+/// [`check`] on `backend`.
+fn check_on(backend: &WgpuBackend, op: &Op, precision: Precision, rng: &mut StdRng) -> f64 {
     let dtypes = op.dtypes();
     let lens = op.binding_lens();
     let mut program = Program::new(precision);
@@ -393,4 +399,50 @@ fn concat_split_and_global_avgpool() {
         ops.push(Op::GlobalAvgPoolBackward { shape });
     }
     check_all(&ops, &mut rng);
+}
+
+/// The reductions (batch norm statistics and gradients, convolution bias gradients) have a
+/// subgroup form, used where the adapter has subgroup operations, and a portable one: both are
+/// checked here whatever the adapter (the portable one on a device opened with subgroups off).
+#[test]
+fn reductions_with_and_without_subgroups() {
+    let (Some(backend), Some(portable)) = (gpu(), portable_gpu()) else {
+        return;
+    };
+    assert!(!portable.gpu().uses_subgroups());
+    if backend.gpu().summary().subgroups {
+        assert!(
+            backend.gpu().uses_subgroups(),
+            "the adapter has subgroups, so they are used"
+        );
+    } else {
+        eprintln!("notice: this adapter has no subgroup operations; only the portable form runs");
+    }
+    let mut rng = rng(12);
+    let mut ops = Vec::new();
+    for (n, c, h, w) in [(1, 3, 40, 40), (3, 5, 7, 9), (2, 1, 1, 1)] {
+        let shape = Shape::new(n, c, h, w);
+        let bn = BatchNorm {
+            channels: c,
+            eps: 1e-5,
+            momentum: 0.1,
+        };
+        ops.push(Op::BatchNormForwardTrain { bn, shape });
+        ops.push(Op::BatchNormBackward { bn, shape });
+    }
+    let mut conv = Conv2d::square(4, 6, 3, 1, 1);
+    conv.bias = true;
+    ops.push(Op::Conv2dBackwardFilter(ConvGeom {
+        conv,
+        input: Shape::new(2, 4, 23, 19),
+        output: Shape::new(2, 6, 23, 19),
+    }));
+    for op in &ops {
+        for device in [backend, portable] {
+            check_on(device, op, Precision::F32, &mut rng);
+            if device.supports(Precision::F16) {
+                check_on(device, op, Precision::F16, &mut rng);
+            }
+        }
+    }
 }

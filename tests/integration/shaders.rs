@@ -29,17 +29,37 @@ fn every_shader_variant_validates_with_naga() {
             "{} lacks `{ALIAS_LINE}`",
             shader.file
         );
-        for precision in [Precision::F32, Precision::F16] {
-            let source = shader.source(precision);
-            let module = naga::front::wgsl::parse_str(&source)
-                .unwrap_or_else(|e| panic!("{} ({precision}): {}", shader.file, e.emit_to_string(&source)));
-            let mut validator = naga::valid::Validator::new(
-                naga::valid::ValidationFlags::all(),
-                naga::valid::Capabilities::SHADER_FLOAT16,
+        let forms: &[bool] = if shader.has_subgroup_blocks() {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for (precision, &subgroups) in [Precision::F32, Precision::F16]
+            .into_iter()
+            .flat_map(|p| forms.iter().map(move |s| (p, s)))
+        {
+            let source = shader.source_with(precision, subgroups);
+            let form = format!("{precision}{}", if subgroups { ", subgroups" } else { "" });
+            assert!(
+                !source.contains("// #"),
+                "{} ({form}): a subgroup marker is left",
+                shader.file
             );
+            let module = naga::front::wgsl::parse_str(&source)
+                .unwrap_or_else(|e| panic!("{} ({form}): {}", shader.file, e.emit_to_string(&source)));
+            // The portable form must validate without the subgroup capability.
+            let mut capabilities = naga::valid::Capabilities::SHADER_FLOAT16;
+            if subgroups {
+                capabilities |= naga::valid::Capabilities::SUBGROUP;
+            }
+            let mut validator =
+                naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities);
+            validator
+                .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
+                .subgroup_operations(naga::valid::SubgroupOperationSet::all());
             validator
                 .validate(&module)
-                .unwrap_or_else(|e| panic!("{} ({precision}): {}", shader.file, e.emit_to_string(&source)));
+                .unwrap_or_else(|e| panic!("{} ({form}): {}", shader.file, e.emit_to_string(&source)));
             let entries: BTreeSet<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
             let registered: BTreeSet<&str> = shader.entries.iter().copied().collect();
             assert_eq!(
@@ -48,5 +68,22 @@ fn every_shader_variant_validates_with_naga() {
                 shader.file
             );
         }
+    }
+}
+
+#[test]
+fn the_reductions_have_a_subgroup_form() {
+    for file in ["batchnorm.wgsl", "conv2d.wgsl"] {
+        let shader = SHADERS.iter().find(|s| s.file == file).expect("registered");
+        assert!(shader.has_subgroup_blocks(), "{file}");
+        let with = shader.source_with(Precision::F32, true);
+        let without = shader.source_with(Precision::F32, false);
+        assert!(
+            with.contains("subgroupAdd") && !without.contains("subgroupAdd"),
+            "{file}"
+        );
+        // Dropped lines stay as empty lines, so compiler messages keep the file's line numbers.
+        assert_eq!(with.lines().count(), shader.source.lines().count(), "{file}");
+        assert_eq!(without.lines().count(), shader.source.lines().count(), "{file}");
     }
 }

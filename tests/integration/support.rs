@@ -46,3 +46,16 @@ pub fn gpu() -> Option<&'static WgpuBackend> {
     })
     .as_ref()
 }
+
+/// The same adapter as [`gpu`], opened with subgroup operations off, so that the portable
+/// form of the reductions runs even where the adapter has subgroups.
+pub fn portable_gpu() -> Option<&'static WgpuBackend> {
+    static GPU: OnceLock<Option<WgpuBackend>> = OnceLock::new();
+    GPU.get_or_init(|| {
+        gpu()?;
+        let selector = std::env::var("CONVBENCH_ADAPTER").ok();
+        let options = convbench::gpu::GpuOptions { subgroups: false };
+        Some(WgpuBackend::open_with(selector.as_deref(), options).expect("the adapter opened once already"))
+    })
+    .as_ref()
+}
