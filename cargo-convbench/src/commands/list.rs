@@ -1,10 +1,12 @@
-//! `cargo convbench list`: models (parameters, forward FLOPs), suites and kernels.
+//! `cargo convbench list`: models (parameters, forward FLOPs), suites, kernels and kernel
+//! variants.
 
 use super::adapters::ListFormat;
 use crate::cli::Args;
 use crate::output::print;
 use comfy_table::Table;
 use convbench::Result;
+use convbench::kernels::Variant;
 use convbench::kernels::registry::SHADERS;
 use convbench::model::{suites, zoo};
 use serde_json::json;
@@ -50,7 +52,8 @@ pub fn run(_args: &Args, a: &ListArgs) -> Result<u8> {
             .iter()
             .map(|s| json!({"file": s.file, "entries": s.entries}))
             .collect();
-        let doc = json!({"models": models, "suites": suites, "kernels": kernels});
+        let variants: Vec<String> = Variant::all().iter().map(Variant::id).collect();
+        let doc = json!({"models": models, "suites": suites, "kernels": kernels, "variants": variants});
         print(&serde_json::to_string_pretty(&doc).unwrap_or_default());
         return Ok(0);
     }
@@ -108,6 +111,11 @@ pub fn run(_args: &Args, a: &ListArgs) -> Result<u8> {
     for s in SHADERS.iter() {
         text.push_str(&format!("  shaders/{}: {}\n", s.file, s.entries.join(", ")));
     }
+    let variants: Vec<String> = Variant::all().iter().map(Variant::id).collect();
+    text.push_str(&format!(
+        "\nkernel variants (`run --kernel`, `tune`): {}\n",
+        variants.join(", ")
+    ));
     print(&text);
     Ok(0)
 }

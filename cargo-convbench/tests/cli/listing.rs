@@ -30,6 +30,15 @@ fn list_json_has_the_ten_models_with_alexnets_parameter_count() {
         "{suites:?}"
     );
     assert!(!doc["kernels"].as_array().expect("a kernels array").is_empty());
+    let variants: Vec<&str> = doc["variants"]
+        .as_array()
+        .expect("a variants array")
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    for id in ["direct", "gemm_64x64x16_4x4", "winograd_2x2_3x3"] {
+        assert!(variants.contains(&id), "{id} missing from {variants:?}");
+    }
 }
 
 #[test]
@@ -44,6 +53,7 @@ fn list_table_names_every_model() {
         "lenet",
         "suite layers",
         "kernels:",
+        "kernel variants",
     ] {
         assert!(text.contains(name), "{name} missing from\n{text}");
     }
