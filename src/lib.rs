@@ -15,6 +15,7 @@
 
 pub mod backend;
 pub mod baseline;
+mod cache;
 pub mod compare;
 pub mod config;
 pub mod error;

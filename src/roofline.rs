@@ -21,6 +21,12 @@ use std::path::{Path, PathBuf};
 /// The calibration file format this build writes and reads.
 pub const CALIBRATION_FORMAT_VERSION: u32 = 1;
 
+const CALIBRATION: crate::cache::Kind = crate::cache::Kind {
+    name: "calibration",
+    rebuild: "cargo convbench adapters --calibrate",
+    version: CALIBRATION_FORMAT_VERSION,
+};
+
 /// An adapter's measured peaks.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
@@ -101,33 +107,16 @@ impl Calibration {
 
     /// Reads the calibration at `path`; `None` when there is none.
     pub fn load(path: &Path) -> Result<Option<Self>> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => {
-                return Err(Error::Environment(format!("cannot read {}: {e}", path.display())));
-            }
+        let Some(calibration) = crate::cache::load(path, &CALIBRATION, |c: &Self| c.format_version)? else {
+            return Ok(None);
         };
-        let calibration: Calibration = serde_json::from_str(&text).map_err(|e| {
-            Error::InvalidInput(format!(
-                "{} is not a calibration ({e}); delete it or run `cargo convbench adapters --calibrate` again",
-                path.display()
-            ))
-        })?;
-        if calibration.format_version != CALIBRATION_FORMAT_VERSION {
-            return Err(Error::InvalidInput(format!(
-                "{} has calibration format {}, this build reads {CALIBRATION_FORMAT_VERSION}; run \
-                 `cargo convbench adapters --calibrate` again",
-                path.display(),
-                calibration.format_version
-            )));
-        }
-        let peak = calibration.peak;
         let positive = |v: f64| v.is_finite() && v > 0.0;
+        let peak = calibration.peak;
         if !positive(peak.flops_per_second) || !positive(peak.bytes_per_second) {
             return Err(Error::InvalidInput(format!(
-                "{} holds a peak that is not a positive number; run `cargo convbench adapters --calibrate` again",
-                path.display()
+                "{} holds a peak that is not a positive number; run `{}` again",
+                path.display(),
+                CALIBRATION.rebuild
             )));
         }
         Ok(Some(calibration))
@@ -135,9 +124,7 @@ impl Calibration {
 
     /// Writes the calibration to `path` atomically, creating the directory.
     pub fn save(&self, path: &Path) -> Result<()> {
-        let text = serde_json::to_string_pretty(self)
-            .map_err(|e| Error::InvalidInput(format!("cannot serialise the calibration: {e}")))?;
-        crate::baseline::write_atomically(path, text.as_bytes())
+        crate::cache::save(path, self, &CALIBRATION)
     }
 }
 

@@ -25,6 +25,12 @@ use std::path::{Path, PathBuf};
 /// The cache format this build writes and reads.
 pub const TUNE_FORMAT_VERSION: u32 = 1;
 
+const TUNE_CACHE: crate::cache::Kind = crate::cache::Kind {
+    name: "tune cache",
+    rebuild: "cargo convbench tune",
+    version: TUNE_FORMAT_VERSION,
+};
+
 /// The winners of `tune` on one adapter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TuneCache {
@@ -68,45 +74,13 @@ impl TuneCache {
 
     /// Reads the cache at `path`; `None` when there is none.
     pub fn load(path: &Path) -> Result<Option<Self>> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(Error::io(path, e)),
-        };
-        let cache: TuneCache = serde_json::from_str(&text).map_err(|e| {
-            Error::InvalidInput(format!(
-                "{} is not a tune cache ({e}); delete it or run `cargo convbench tune` again",
-                path.display()
-            ))
-        })?;
-        if cache.format_version != TUNE_FORMAT_VERSION {
-            return Err(Error::InvalidInput(format!(
-                "{} has tune cache format {}, this build reads {TUNE_FORMAT_VERSION}; run \
-                 `cargo convbench tune` again to rebuild it",
-                path.display(),
-                cache.format_version
-            )));
-        }
-        Ok(Some(cache))
+        crate::cache::load(path, &TUNE_CACHE, |c: &Self| c.format_version)
     }
 
     /// Writes the cache to `path` atomically (a temporary file renamed over it), creating the
     /// folder.
     pub fn save(&self, path: &Path) -> Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        let json = serde_json::to_string_pretty(self)
-            .map_err(|e| Error::InvalidInput(format!("cannot serialise the tune cache: {e}")))?;
-        let file_name = path
-            .file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
-        let temporary = path.with_file_name(format!(".{file_name}.{}.tmp", std::process::id()));
-        std::fs::write(&temporary, json).map_err(|e| Error::io(&temporary, e))?;
-        std::fs::rename(&temporary, path).map_err(|e| {
-            let _ = std::fs::remove_file(&temporary);
-            Error::io(path, e)
-        })
+        crate::cache::save(path, self, &TUNE_CACHE)
     }
 
     /// The key of `op` at `precision`: `<op name> <shape> <precision>`.
