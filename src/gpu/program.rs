@@ -38,10 +38,7 @@ pub struct GpuProgram<'g> {
 }
 
 fn element_bytes(dtype: DType, precision: Precision) -> u64 {
-    match dtype {
-        DType::U32 => 4,
-        DType::Float => precision.bytes() as u64,
-    }
+    dtype.bytes(precision) as u64
 }
 
 fn mib(bytes: u64) -> f64 {

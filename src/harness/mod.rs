@@ -18,8 +18,8 @@ pub mod select;
 pub mod tune;
 pub mod verify;
 
-use crate::backend::{Backend, Loaded};
-use crate::kernels::{Access, DType, Op};
+use crate::backend::{Backend, Loaded, OpCall};
+use crate::kernels::{Access, Op};
 use crate::model::{Network, Precision, SuiteEntry};
 use crate::results::{BenchmarkResult, LayerResult, Phase, PhaseResult, Stage, Summary, TimingMethod};
 use crate::{Error, Result};
@@ -378,30 +378,33 @@ pub fn measure(
 /// The variant of every layer and phase whose ops have a choice of variants, keyed
 /// `"<layer> <phase>"` (see [`BenchmarkResult::kernels`]).
 fn kernel_choices(plan: &Plan) -> BTreeMap<String, String> {
+    op_groups(plan, |call| {
+        crate::kernels::Variant::candidates(&call.op).len() > 1
+    })
+    .into_iter()
+    .map(|((layer, phase), ops)| {
+        (
+            format!("{} {}", plan.layers[layer].name, phase.as_str()),
+            variants_of(plan, &ops),
+        )
+    })
+    .collect()
+}
+
+/// The indices of the plan's ops that `keep` accepts, by (layer, phase).
+fn op_groups(plan: &Plan, keep: impl Fn(&OpCall) -> bool) -> BTreeMap<(usize, Phase), Vec<usize>> {
     let mut groups: BTreeMap<(usize, Phase), Vec<usize>> = BTreeMap::new();
-    for (index, label) in plan.labels.iter().enumerate() {
-        if crate::kernels::Variant::candidates(&plan.program.ops[index].op).len() > 1 {
+    for (index, (label, call)) in plan.labels.iter().zip(&plan.program.ops).enumerate() {
+        if keep(call) {
             groups.entry((label.layer, label.phase)).or_default().push(index);
         }
     }
     groups
-        .into_iter()
-        .map(|((layer, phase), ops)| {
-            (
-                format!("{} {}", plan.layers[layer].name, phase.as_str()),
-                variants_of(plan, &ops),
-            )
-        })
-        .collect()
 }
 
 /// Per-layer, per-phase sums of op durations, in plan order.
 fn layer_results(plan: &Plan, samples: &[Sample]) -> Vec<LayerResult> {
-    let mut groups: BTreeMap<(usize, Phase), Vec<usize>> = BTreeMap::new();
-    for (index, label) in plan.labels.iter().enumerate() {
-        groups.entry((label.layer, label.phase)).or_default().push(index);
-    }
-    let mut ordered: Vec<((usize, Phase), Vec<usize>)> = groups.into_iter().collect();
+    let mut ordered: Vec<((usize, Phase), Vec<usize>)> = op_groups(plan, |_| true).into_iter().collect();
     ordered.sort_by_key(|((layer, phase), ops)| (*phase, ops.first().copied().unwrap_or(*layer)));
     ordered
         .into_iter()
@@ -446,12 +449,8 @@ fn compulsory_bytes(op: &Op, precision: Precision) -> u64 {
         .zip(op.binding_lens())
         .zip(op.dtypes())
         .map(|((access, len), dtype)| {
-            let element = match dtype {
-                DType::U32 => 4,
-                DType::Float => precision.bytes() as u64,
-            };
             let passes = if *access == Access::ReadWrite { 2 } else { 1 };
-            passes * element * len as u64
+            passes * (dtype.bytes(precision) * len) as u64
         })
         .sum()
 }

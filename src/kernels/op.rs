@@ -5,7 +5,7 @@
 //! backends use to lay out buffers. Float tensors are stored at the program's precision; label
 //! tensors are `u32`.
 
-use crate::model::{BatchNorm, Conv2d, Lrn, Pool2d, Shape};
+use crate::model::{BatchNorm, Conv2d, Lrn, Pool2d, Precision, Shape};
 use serde::{Deserialize, Serialize};
 
 /// A convolution at a concrete input and output shape.
@@ -93,6 +93,16 @@ pub enum DType {
     Float,
     /// 32-bit class labels.
     U32,
+}
+
+impl DType {
+    /// Bytes per element in a program of `precision`.
+    pub const fn bytes(self, precision: Precision) -> usize {
+        match self {
+            DType::Float => precision.bytes(),
+            DType::U32 => 4,
+        }
+    }
 }
 
 /// One kernel launch (or a short fixed sequence of them) with its geometry.

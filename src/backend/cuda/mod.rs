@@ -329,10 +329,7 @@ impl<'b> CudaProgram<'b> {
         };
         let mut buffers = Vec::with_capacity(program.tensors.len());
         for t in &program.tensors {
-            let element = match t.dtype {
-                DType::Float => dtype.bytes(),
-                DType::U32 => 4,
-            };
+            let element = t.dtype.bytes(program.precision);
             buffers.push(Buffer::zeros(gpu.stream(), t.len * element).map_err(|e| {
                 Error::Environment(format!(
                     "out of device memory allocating tensor {} ({} elements): {}; use a smaller --batch",
