@@ -33,12 +33,20 @@ pub const CALIBRATION_METHOD: &str = "shaders/calibrate.wgsl: f32 vec4 FMA chain
 
 struct Kernel<'g> {
     gpu: &'g Gpu,
+    params: wgpu::Buffer,
     pipeline: wgpu::ComputePipeline,
     bind_group: wgpu::BindGroup,
     workgroups: u32,
 }
 
 impl Kernel<'_> {
+    /// Replaces the params uniform (takes effect at the next submission).
+    fn set_params(&self, params: [u32; 4]) {
+        self.gpu
+            .queue
+            .write_buffer(&self.params, 0, bytemuck::cast_slice(&params));
+    }
+
     /// Wall-clock time of `repeats` dispatches in one compute pass.
     fn time(&self, repeats: u32) -> Result<Duration> {
         let gpu = self.gpu;
@@ -82,7 +90,7 @@ fn kernel<'g>(
         let uniform = gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("calibration params"),
             contents: bytemuck::cast_slice(&params),
-            usage: wgpu::BufferUsages::UNIFORM,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
         });
         let buffer = |label, size| {
             gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -114,6 +122,7 @@ fn kernel<'g>(
         });
         Kernel {
             gpu,
+            params: uniform,
             pipeline: pipeline.clone(),
             bind_group,
             workgroups,
@@ -140,17 +149,19 @@ pub fn calibrate(gpu: &Gpu) -> Result<Peak> {
     // Arithmetic: the scale is the number of loop steps per invocation, the operands keep the
     // chains finite (|x| converges towards b / (1 - a)).
     let invocations = u64::from(FLOP_WORKGROUPS) * 256;
-    let flops_kernel = |iterations: u32| {
-        kernel(
-            gpu,
-            "peak_flops",
-            [iterations, 0, 0.999_f32.to_bits(), 0.001_f32.to_bits()],
-            16,
-            invocations * 16,
-            FLOP_WORKGROUPS,
-        )
-    };
-    let (iterations, seconds) = fastest(1 << 24, |iterations| flops_kernel(iterations)?.time(1))?;
+    let flops_params = |iterations: u32| [iterations, 0, 0.999_f32.to_bits(), 0.001_f32.to_bits()];
+    let flops = kernel(
+        gpu,
+        "peak_flops",
+        flops_params(1),
+        16,
+        invocations * 16,
+        FLOP_WORKGROUPS,
+    )?;
+    let (iterations, seconds) = fastest(1 << 24, |iterations| {
+        flops.set_params(flops_params(iterations));
+        flops.time(1)
+    })?;
     let flops_per_second = (invocations * u64::from(iterations) * FLOPS_PER_STEP) as f64 / seconds;
 
     // Bandwidth: the scale is the number of copies in one pass.
