@@ -35,21 +35,9 @@ pub enum StageArg {
 /// Arguments of `run` (also used by `compare`, `baseline update` and `ci` to run fresh).
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
-    /// Models, comma-separated (see `cargo convbench list`).
-    #[arg(long, value_delimiter = ',')]
-    pub model: Vec<String>,
-    /// Layer suites, comma-separated: `layers`, `deepbench`.
-    #[arg(long, value_delimiter = ',')]
-    pub suite: Vec<String>,
-    /// Batch sizes, comma-separated, e.g. `1,8,64`.
-    #[arg(long, value_delimiter = ',')]
-    pub batch: Vec<usize>,
-    /// Precisions, comma-separated: `f32`, `f16`.
-    #[arg(long, value_delimiter = ',')]
-    pub precision: Vec<Precision>,
-    /// Train step or forward-only evaluation.
-    #[arg(long, value_enum, default_value_t = StageArg::Train)]
-    pub stage: StageArg,
+    /// What to benchmark.
+    #[command(flatten)]
+    pub selection: Selection,
     /// Backends, comma-separated: `wgpu` (default), `cpu`.
     #[arg(long, value_delimiter = ',')]
     pub backend: Vec<BackendKind>,
@@ -105,24 +93,31 @@ pub struct Job {
 }
 
 /// What to benchmark: the selection flags `run` and `tune` share.
-pub struct Selection<'a> {
-    /// `--model`.
-    pub model: &'a [String],
-    /// `--suite`.
-    pub suite: &'a [String],
-    /// `--batch`.
-    pub batch: &'a [usize],
-    /// `--precision`.
-    pub precision: &'a [Precision],
+#[derive(Debug, Clone, clap::Args)]
+pub struct Selection {
+    /// Models, comma-separated (see `cargo convbench list`).
+    #[arg(long, value_delimiter = ',')]
+    pub model: Vec<String>,
+    /// Layer suites, comma-separated: `layers`, `deepbench`.
+    #[arg(long, value_delimiter = ',')]
+    pub suite: Vec<String>,
+    /// Batch sizes, comma-separated, e.g. `1,8,64`.
+    #[arg(long, value_delimiter = ',')]
+    pub batch: Vec<usize>,
+    /// Precisions, comma-separated: `f32`, `f16`.
+    #[arg(long, value_delimiter = ',')]
+    pub precision: Vec<Precision>,
+    /// Train step or forward-only evaluation.
+    #[arg(long, value_enum, default_value_t = StageArg::Train)]
+    pub stage: StageArg,
 }
 
-impl RunArgs {
-    fn selection(&self) -> Selection<'_> {
-        Selection {
-            model: &self.model,
-            suite: &self.suite,
-            batch: &self.batch,
-            precision: &self.precision,
+impl Selection {
+    /// The selected stage.
+    pub fn stage(&self) -> Stage {
+        match self.stage {
+            StageArg::Train => Stage::Train,
+            StageArg::Eval => Stage::Eval,
         }
     }
 }
@@ -301,10 +296,7 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
     let mut record = RunRecord::new(commit);
     record.git_dirty = dirty;
     let mut options = RunOptions {
-        stage: match a.stage {
-            StageArg::Train => Stage::Train,
-            StageArg::Eval => Stage::Eval,
-        },
+        stage: a.selection.stage(),
         samples: a.samples,
         warmup_iterations: a.warmup,
         warmup_min: Duration::from_millis(a.warmup_ms),
@@ -337,7 +329,7 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         Ok(k) => k,
         Err(e) => return (record, Some(e)),
     };
-    let jobs = match jobs(&a.selection(), &workspace.config, real_gpu, &mut notices) {
+    let jobs = match jobs(&a.selection, &workspace.config, real_gpu, &mut notices) {
         Ok(j) => j,
         Err(e) => return (record, Some(e)),
     };

@@ -2,7 +2,7 @@
 //! benchmarks, verify and time each kernel variant, cache the fastest for this adapter (which
 //! `run` then uses), and print a table of the timings.
 
-use super::run::{Selection, StageArg, is_real_gpu, jobs};
+use super::run::{Selection, is_real_gpu, jobs};
 use crate::cli::Args;
 use crate::output::print;
 use comfy_table::Table;
@@ -14,29 +14,15 @@ use convbench::harness::tune::{
     Outcome, TuneCache, TuneEvent, TuneOptions, TuneResult, shape_key, tune_jobs, tune_op,
 };
 use convbench::kernels::Variant;
-use convbench::model::Precision;
-use convbench::results::Stage;
 use convbench::{Error, Result};
 use std::collections::HashSet;
 
 /// Arguments of `tune`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TuneArgs {
-    /// Models, comma-separated (see `cargo convbench list`).
-    #[arg(long, value_delimiter = ',')]
-    pub model: Vec<String>,
-    /// Layer suites, comma-separated: `layers`, `deepbench`.
-    #[arg(long, value_delimiter = ',')]
-    pub suite: Vec<String>,
-    /// Batch sizes, comma-separated, e.g. `1,8,64`.
-    #[arg(long, value_delimiter = ',')]
-    pub batch: Vec<usize>,
-    /// Precisions, comma-separated: `f32`, `f16`.
-    #[arg(long, value_delimiter = ',')]
-    pub precision: Vec<Precision>,
-    /// Train step (forward and both backward ops) or forward-only evaluation.
-    #[arg(long, value_enum, default_value_t = StageArg::Train)]
-    pub stage: StageArg,
+    /// What to tune: the ops of the benchmarks `run` would run with the same flags.
+    #[command(flatten)]
+    pub selection: Selection,
     /// Also tune the first layer's input gradient (as `run --data-grad` computes it).
     #[arg(long)]
     pub data_grad: bool,
@@ -139,21 +125,17 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
         return Err(Error::InvalidInput("--samples must be at least 1".into()));
     }
     let plan_options = PlanOptions {
-        stage: match a.stage {
-            StageArg::Train => Stage::Train,
-            StageArg::Eval => Stage::Eval,
-        },
+        stage: a.selection.stage(),
         data_grad: a.data_grad,
         max_tensor_bytes: backend.max_tensor_bytes(),
     };
-    let selection = Selection {
-        model: &a.model,
-        suite: &a.suite,
-        batch: &a.batch,
-        precision: &a.precision,
-    };
     let mut notices = Vec::new();
-    let benchmarks = jobs(&selection, &workspace.config, is_real_gpu(&backend), &mut notices)?;
+    let benchmarks = jobs(
+        &a.selection,
+        &workspace.config,
+        is_real_gpu(&backend),
+        &mut notices,
+    )?;
     let say = |line: &str| {
         if !args.quiet {
             eprintln!("{line}");
