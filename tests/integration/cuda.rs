@@ -7,7 +7,7 @@
 //! where CUDA is missing is an environment error naming the library, and NVRTC (when
 //! `libnvrtc` is on the library path, as in CI) compiles the backend's kernels.
 
-use super::support::{rng, seed, uniform};
+use super::support::{random_conv, rng, seed, uniform};
 use convbench::ErrorKind;
 use convbench::backend::cuda::{CudaBackend, compile_kernels_without_device};
 use convbench::backend::{Backend, Program};
@@ -147,35 +147,6 @@ fn check_all(ops: &[Op], rng: &mut StdRng) {
         check(&backend, op, Precision::F32, rng);
         if backend.supports(Precision::F16) {
             check(&backend, op, Precision::F16, rng);
-        }
-    }
-}
-
-fn random_conv(rng: &mut StdRng) -> ConvGeom {
-    loop {
-        let groups = rng.random_range(1..=3);
-        let conv = Conv2d {
-            in_channels: groups * rng.random_range(1..=4),
-            out_channels: groups * rng.random_range(1..=4),
-            kernel: (rng.random_range(1..=4), rng.random_range(1..=4)),
-            stride: (rng.random_range(1..=3), rng.random_range(1..=3)),
-            padding: (rng.random_range(0..=2), rng.random_range(0..=2)),
-            dilation: (rng.random_range(1..=2), rng.random_range(1..=2)),
-            groups,
-            bias: rng.random_bool(0.7),
-        };
-        let input = Shape::new(
-            rng.random_range(1..=3),
-            conv.in_channels,
-            rng.random_range(3..=12),
-            rng.random_range(3..=12),
-        );
-        if let Some((h, w)) = conv.output_hw(input.h, input.w) {
-            return ConvGeom {
-                conv,
-                input,
-                output: Shape::new(input.n, conv.out_channels, h, w),
-            };
         }
     }
 }

@@ -5,7 +5,7 @@
 //! The error metric and tolerances are the library's (`convbench::harness::verify`, whose
 //! docs justify them), so these tests and `cargo convbench run --verify` judge alike.
 
-use super::support::{gpu, portable_gpu, rng, seed, uniform};
+use super::support::{gpu, portable_gpu, random_conv, rng, seed, uniform};
 use convbench::backend::wgpu::WgpuBackend;
 use convbench::backend::{Backend, Program};
 use convbench::harness::verify;
@@ -120,35 +120,6 @@ fn check_all(ops: &[Op], rng: &mut StdRng) {
             if let Some((err, size)) = table.get(&(op.to_string(), p)) {
                 eprintln!("max-rel-error {op:<32} {p}  {err:.2e}  (largest case: {size} elements)");
             }
-        }
-    }
-}
-
-fn random_conv(rng: &mut StdRng) -> ConvGeom {
-    loop {
-        let groups = rng.random_range(1..=3);
-        let conv = Conv2d {
-            in_channels: groups * rng.random_range(1..=4),
-            out_channels: groups * rng.random_range(1..=4),
-            kernel: (rng.random_range(1..=4), rng.random_range(1..=4)),
-            stride: (rng.random_range(1..=3), rng.random_range(1..=3)),
-            padding: (rng.random_range(0..=2), rng.random_range(0..=2)),
-            dilation: (rng.random_range(1..=2), rng.random_range(1..=2)),
-            groups,
-            bias: rng.random_bool(0.7),
-        };
-        let input = Shape::new(
-            rng.random_range(1..=3),
-            conv.in_channels,
-            rng.random_range(3..=12),
-            rng.random_range(3..=12),
-        );
-        if let Some((h, w)) = conv.output_hw(input.h, input.w) {
-            return ConvGeom {
-                conv,
-                input,
-                output: Shape::new(input.n, conv.out_channels, h, w),
-            };
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Shared test support: seeds, the GPU under test, random tensors.
 
 use convbench::backend::wgpu::WgpuBackend;
+use convbench::kernels::ConvGeom;
+use convbench::model::{Conv2d, Shape};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::sync::OnceLock;
@@ -58,4 +60,35 @@ pub fn portable_gpu() -> Option<&'static WgpuBackend> {
         Some(WgpuBackend::open_with(selector.as_deref(), options).expect("the adapter opened once already"))
     })
     .as_ref()
+}
+
+/// A random convolution that fits its input: odd sizes, stride above one, padding, dilation,
+/// groups, with or without bias, batch 1 to 3 (the op tests of every backend draw from it).
+pub fn random_conv(rng: &mut StdRng) -> ConvGeom {
+    loop {
+        let groups = rng.random_range(1..=3);
+        let conv = Conv2d {
+            in_channels: groups * rng.random_range(1..=4),
+            out_channels: groups * rng.random_range(1..=4),
+            kernel: (rng.random_range(1..=4), rng.random_range(1..=4)),
+            stride: (rng.random_range(1..=3), rng.random_range(1..=3)),
+            padding: (rng.random_range(0..=2), rng.random_range(0..=2)),
+            dilation: (rng.random_range(1..=2), rng.random_range(1..=2)),
+            groups,
+            bias: rng.random_bool(0.7),
+        };
+        let input = Shape::new(
+            rng.random_range(1..=3),
+            conv.in_channels,
+            rng.random_range(3..=12),
+            rng.random_range(3..=12),
+        );
+        if let Some((h, w)) = conv.output_hw(input.h, input.w) {
+            return ConvGeom {
+                conv,
+                input,
+                output: Shape::new(input.n, conv.out_channels, h, w),
+            };
+        }
+    }
 }
