@@ -7,7 +7,7 @@
 //! where CUDA is missing is an environment error naming the library, and NVRTC (when
 //! `libnvrtc` is on the library path, as in CI) compiles the backend's kernels.
 
-use super::support::{random_conv, rng, seed, uniform};
+use super::support::{input_values, random_conv, rng, seed};
 use convbench::ErrorKind;
 use convbench::backend::cuda::{CudaBackend, compile_kernels_without_device};
 use convbench::backend::{Backend, Program};
@@ -68,23 +68,6 @@ fn nvrtc_compiles_the_kernels() {
             eprintln!("skipping the NVRTC compilation of the CUDA kernels: {e}");
         }
         Err(e) => panic!("{e}"),
-    }
-}
-
-/// Values in the op's domain for binding `index` (positive where the op divides or takes powers).
-fn input_values(op: &Op, index: usize, len: usize, rng: &mut StdRng) -> Vec<f32> {
-    let positive = matches!(
-        (op, index),
-        (Op::LrnBackward { .. }, 2)
-            | (Op::BatchNormForwardEval { .. }, 4)
-            | (Op::BatchNormBackward { .. }, 4)
-            | (Op::BatchNormForwardTrain { .. }, 7)
-    );
-    let values = uniform(rng, len);
-    if positive {
-        values.into_iter().map(|v| 1.0 + v.abs()).collect()
-    } else {
-        values
     }
 }
 

@@ -5,7 +5,7 @@
 //! The error metric and tolerances are the library's (`convbench::harness::verify`, whose
 //! docs justify them), so these tests and `cargo convbench run --verify` judge alike.
 
-use super::support::{gpu, portable_gpu, random_conv, rng, seed, uniform};
+use super::support::{gpu, input_values, portable_gpu, random_conv, rng, seed};
 use convbench::backend::wgpu::WgpuBackend;
 use convbench::backend::{Backend, Program};
 use convbench::harness::verify;
@@ -15,22 +15,6 @@ use rand::Rng;
 use rand::rngs::StdRng;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
-
-/// Values in the op's domain for binding `index` (positive where the op divides or takes powers).
-fn input_values(op: &Op, index: usize, len: usize, rng: &mut StdRng) -> Vec<f32> {
-    let positive = matches!(
-        (op, index),
-        (Op::LrnBackward { .. }, 2)
-            | (Op::BatchNormForwardEval { .. }, 4)
-            | (Op::BatchNormBackward { .. }, 4)
-    ) || matches!((op, index), (Op::BatchNormForwardTrain { .. }, 7));
-    let values = uniform(rng, len);
-    if positive {
-        values.into_iter().map(|v| 1.0 + v.abs()).collect()
-    } else {
-        values
-    }
-}
 
 /// Per (op, precision): worst error on the largest case and that case's element count.
 type WorstTable = BTreeMap<(String, &'static str), (f64, usize)>;

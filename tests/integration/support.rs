@@ -1,7 +1,7 @@
 //! Shared test support: seeds, the GPU under test, random tensors.
 
 use convbench::backend::wgpu::WgpuBackend;
-use convbench::kernels::ConvGeom;
+use convbench::kernels::{ConvGeom, Op};
 use convbench::model::{Conv2d, Shape};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -90,5 +90,23 @@ pub fn random_conv(rng: &mut StdRng) -> ConvGeom {
                 output: Shape::new(input.n, conv.out_channels, h, w),
             };
         }
+    }
+}
+
+/// Values in the op's domain for binding `index` of `op`, uniform in `[-1, 1)` or, where the op
+/// divides by them or takes their powers (LRN's scale, batch norm's variances), in `[1, 2)`.
+pub fn input_values(op: &Op, index: usize, len: usize, rng: &mut StdRng) -> Vec<f32> {
+    let positive = matches!(
+        (op, index),
+        (Op::LrnBackward { .. }, 2)
+            | (Op::BatchNormForwardEval { .. }, 4)
+            | (Op::BatchNormBackward { .. }, 4)
+            | (Op::BatchNormForwardTrain { .. }, 7)
+    );
+    let values = uniform(rng, len);
+    if positive {
+        values.into_iter().map(|v| 1.0 + v.abs()).collect()
+    } else {
+        values
     }
 }
