@@ -9,6 +9,9 @@ pub enum ErrorKind {
     Environment,
     /// A kernel disagrees with the CPU reference: exit code 4.
     Verification,
+    /// Stopped by the user or the system (SIGINT, SIGTERM) before the work was done: exit code
+    /// 130 (the binary uses 143 when the signal was SIGTERM).
+    Interrupted,
 }
 
 impl ErrorKind {
@@ -18,6 +21,7 @@ impl ErrorKind {
             ErrorKind::InvalidInput => 2,
             ErrorKind::Environment => 3,
             ErrorKind::Verification => 4,
+            ErrorKind::Interrupted => 130,
         }
     }
 }
@@ -34,6 +38,9 @@ pub enum Error {
     /// A backend's output disagrees with the reference.
     #[error("{0}")]
     Verification(String),
+    /// The work was stopped by a signal before it was done.
+    #[error("interrupted before {0} was done")]
+    Interrupted(String),
     /// A record file could not be read.
     #[error(transparent)]
     Record(#[from] crate::results::RecordError),
@@ -55,6 +62,7 @@ impl Error {
             Error::InvalidInput(_) | Error::Record(_) => ErrorKind::InvalidInput,
             Error::Environment(_) | Error::Io { .. } => ErrorKind::Environment,
             Error::Verification(_) => ErrorKind::Verification,
+            Error::Interrupted(_) => ErrorKind::Interrupted,
         }
     }
 

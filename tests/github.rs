@@ -140,6 +140,7 @@ fn record(commit: &str, benchmarks: Vec<BenchmarkResult>) -> RunRecord {
         host: Host::default(),
         settings: RunSettings::default(),
         benchmarks,
+        complete: true,
     }
 }
 
@@ -254,6 +255,7 @@ fn section_of(rows: Vec<PhaseComparison>, adapter: &AdapterFingerprint) -> Adapt
             rows,
             config: CompareConfig::default(),
             kernel_changes: Vec::new(),
+            current_incomplete: false,
         },
     }
 }

@@ -43,6 +43,9 @@ pub enum Command {
     /// Time every kernel variant of the selected benchmarks' ops and cache the fastest for
     /// this adapter (used by `run`).
     Tune(commands::tune::TuneArgs),
+    /// Check every op of the selected networks against the f64 reference, without timing;
+    /// print the worst ratio of error to rounding bound per op. Exit 4 on a mismatch.
+    Verify(commands::verify::VerifyArgs),
     /// Render a saved record in any format.
     Report(commands::report::ReportArgs),
     /// Draw a chart of a saved record as SVG.
@@ -80,6 +83,7 @@ pub fn main_impl() -> ExitCode {
         Command::List(a) => commands::list::run(&args, a),
         Command::Run(a) => commands::run::run(&args, a),
         Command::Tune(a) => commands::tune::run(&args, a),
+        Command::Verify(a) => commands::verify::run(&args, a),
         Command::Report(a) => commands::report::run(&args, a),
         Command::Plot(a) => commands::plot::run(&args, a),
         Command::Compare(a) => commands::compare::run(&args, a),
@@ -101,6 +105,9 @@ pub fn main_impl() -> ExitCode {
                     eprintln!("  caused by: {cause_text}");
                 }
                 source = cause.source();
+            }
+            if error.kind() == convbench::ErrorKind::Interrupted {
+                return ExitCode::from(crate::interrupt::exit_code());
             }
             ExitCode::from(error.kind().exit_code())
         }

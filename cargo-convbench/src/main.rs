@@ -5,6 +5,7 @@
 
 mod cli;
 mod commands;
+mod interrupt;
 mod output;
 mod progress;
 

@@ -33,10 +33,9 @@ fn parent(path: &Path) -> &Path {
     }
 }
 
-/// Writes `text` to `path` atomically: a reader sees the old file or the new one, never half.
+/// Writes `text` to `path` atomically, as the baseline store writes baselines: a reader sees
+/// the old file or the new one, never half; the data is on disk (fsync) before the rename, and
+/// the file gets the usual mode (0666 less the umask), not a temporary file's 0600.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let mut file = tempfile::NamedTempFile::new_in(parent(path)).map_err(|e| Error::io(path, e))?;
-    file.write_all(text.as_bytes()).map_err(|e| Error::io(path, e))?;
-    file.persist(path).map_err(|e| Error::io(path, e.error))?;
-    Ok(())
+    convbench::baseline::write_atomically(path, text.as_bytes())
 }

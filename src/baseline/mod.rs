@@ -151,7 +151,7 @@ fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str) -> Result<
 
 /// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
 /// reader (or a crash) never sees half a file. Creates missing folders.
-pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
 

@@ -1,6 +1,8 @@
 //! Verdicts between a baseline [`RunRecord`] and a current one, one per benchmark and phase.
 //!
-//! Benchmarks are matched by id (of a duplicated id, the first occurrence counts). A benchmark
+//! Benchmarks are matched by id. A record with a duplicated id or phase, no benchmarks or a
+//! zero-time sample cannot be judged: [`RunRecord::validate`] rejects it, and the commands
+//! call it on both records before comparing (here, of a duplicated id the first counts). A benchmark
 //! (or phase) only in the current record is [`Verdict::New`], only in the baseline
 //! [`Verdict::Missing`]. Benchmarks measured on adapters with different fingerprints are
 //! [`Verdict::Incomparable`] unless [`CompareConfig::allow_other_adapter`] is set: numbers
@@ -25,10 +27,10 @@
 //! 4. [`Verdict::Regression`]: `change > threshold`, the test is a BH discovery, and the CI's
 //!    lower bound is above 0 (it really is slower). [`Verdict::Improvement`] symmetrically:
 //!    `change < -threshold`, a discovery, CI upper bound below 0.
-//! 5. [`Verdict::NoChange`]: the CI lies wholly within `±threshold`, or `|change| <= threshold`
-//!    (a shift smaller than what the user said matters, significant or not).
-//! 6. Otherwise [`Verdict::Inconclusive`]: a change beyond the threshold that is not
-//!    significant. Collect more samples.
+//! 5. [`Verdict::NoChange`]: the CI lies wholly within `±threshold` (whatever the point
+//!    estimate: an interval of `[-36%, +37%]` around a change of 1% proves nothing).
+//! 6. Otherwise [`Verdict::Inconclusive`]: a change that is neither shown beyond the threshold
+//!    nor shown within it. Collect more samples.
 //!
 //! The threshold of a benchmark is that of the first [`CompareConfig::per_benchmark`] glob
 //! matching its id, else [`CompareConfig::threshold`].
@@ -244,6 +246,10 @@ pub struct Comparison {
     /// heuristic), not by the code of the kernel.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub kernel_changes: Vec<KernelChange>,
+    /// The current record comes from an interrupted run ([`RunRecord::complete`] is false):
+    /// what it lacks was not measured, so the gate fails whatever the rows say.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub current_incomplete: bool,
 }
 
 /// A layer and phase of one benchmark whose kernel variant changed.
@@ -289,10 +295,12 @@ impl Comparison {
         self.count(Verdict::Regression) > 0
     }
 
-    /// Whether the gate fails: a regression, or an inconclusive row when
-    /// [`CompareConfig::fail_on_inconclusive`] is set.
+    /// Whether the gate fails: a regression, an interrupted current run, or an inconclusive
+    /// row when [`CompareConfig::fail_on_inconclusive`] is set.
     pub fn gate_fails(&self) -> bool {
-        self.has_regression() || (self.config.fail_on_inconclusive && self.count(Verdict::Inconclusive) > 0)
+        self.has_regression()
+            || self.current_incomplete
+            || (self.config.fail_on_inconclusive && self.count(Verdict::Inconclusive) > 0)
     }
 }
 
@@ -331,6 +339,7 @@ pub fn compare(baseline: &RunRecord, current: &RunRecord, config: &CompareConfig
         rows,
         config: config.clone(),
         kernel_changes: changes,
+        current_incomplete: !current.complete,
     }
 }
 
@@ -567,9 +576,9 @@ fn decide(test: &Tested, threshold: f64, discovery: bool) -> Verdict {
         Verdict::Regression
     } else if test.change < -threshold && discovery && high < 0.0 {
         Verdict::Improvement
-    } else if (low >= -threshold && high <= threshold) || test.change.abs() <= threshold {
-        // A shift smaller than the threshold is no change even when it is significant: the
-        // threshold says how much change users care about.
+    } else if low >= -threshold && high <= threshold {
+        // The whole interval lies within what the user said matters: no change, significant
+        // or not. A point estimate within the threshold with a wider interval proves nothing.
         Verdict::NoChange
     } else {
         Verdict::Inconclusive

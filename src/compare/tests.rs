@@ -415,15 +415,24 @@ fn decision_rule_branches() {
         verdict(tested(0.03, (0.01, 0.049), 0.001), false),
         Verdict::NoChange
     );
-    // Within the threshold and no evidence of a shift.
+    // The whole CI within the threshold, no evidence of a shift either way: no change.
     assert_eq!(
-        verdict(tested(0.03, (-0.04, 0.09), 0.2), false),
+        verdict(tested(0.01, (-0.04, 0.045), 0.2), false),
         Verdict::NoChange
     );
-    // A significant shift below the threshold is no change, even if its CI reaches past it.
+    // A point estimate within the threshold proves nothing when the CI reaches past it.
+    assert_eq!(
+        verdict(tested(0.03, (-0.04, 0.09), 0.2), false),
+        Verdict::Inconclusive
+    );
     assert_eq!(
         verdict(tested(0.04, (0.01, 0.09), 0.01), false),
-        Verdict::NoChange
+        Verdict::Inconclusive
+    );
+    // The case that was measured: +1% with a CI of [-36%, +37%] is not "no change".
+    assert_eq!(
+        verdict(tested(0.01, (-0.36, 0.37), 0.5), false),
+        Verdict::Inconclusive
     );
     // Beyond the threshold but not a discovery: undecided.
     assert_eq!(

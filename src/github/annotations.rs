@@ -112,6 +112,7 @@ mod tests {
             ],
             config: CompareConfig::default(),
             kernel_changes: Vec::new(),
+            current_incomplete: false,
         };
         let lines = annotations(&comparison);
         assert_eq!(lines.len(), 2);
@@ -137,6 +138,7 @@ mod tests {
             rows: vec![row("evil\n::error::injected", Verdict::Regression, Some(0.5))],
             config: CompareConfig::default(),
             kernel_changes: Vec::new(),
+            current_incomplete: false,
         };
         let lines = annotations(&comparison);
         assert_eq!(lines.len(), 1);

@@ -141,6 +141,7 @@ fn empty_section(
             rows: Vec::new(),
             config: comparison.config.clone(),
             kernel_changes: Vec::new(),
+            current_incomplete: comparison.current_incomplete,
         },
     }
 }

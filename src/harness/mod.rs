@@ -70,6 +70,41 @@ impl Target {
     }
 }
 
+/// A request to stop, set from outside (the binary's SIGINT and SIGTERM handlers) and checked
+/// by the harness before every sample and every verified op, so an interrupted sweep stops
+/// within one iteration and keeps what it finished. The default is never set.
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt(Option<std::sync::Arc<std::sync::atomic::AtomicBool>>);
+
+impl Interrupt {
+    /// Stops when `flag` becomes true.
+    pub fn new(flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        Self(Some(flag))
+    }
+
+    /// Whether a stop was requested.
+    pub fn requested(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// [`Error::Interrupted`] naming `what` when a stop was requested.
+    pub fn check(&self, what: &str) -> Result<()> {
+        if self.requested() {
+            return Err(Error::Interrupted(what.to_string()));
+        }
+        Ok(())
+    }
+}
+
+/// Every interrupt is alike for comparing options: what differs is only whether it fired.
+impl PartialEq for Interrupt {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 /// How to measure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOptions {
@@ -89,6 +124,8 @@ pub struct RunOptions {
     pub layers: bool,
     /// How each op's kernel variant is chosen (backends with variants only).
     pub kernels: KernelChoice,
+    /// Stops the work early when set (see [`Interrupt`]).
+    pub interrupt: Interrupt,
 }
 
 impl Default for RunOptions {
@@ -102,6 +139,7 @@ impl Default for RunOptions {
             data_grad: false,
             layers: false,
             kernels: KernelChoice::Heuristic,
+            interrupt: Interrupt::default(),
         }
     }
 }
@@ -161,7 +199,7 @@ fn check_batch(batch: usize) -> Result<()> {
 }
 
 /// Verifies every op of `target` on `backend` at [`VERIFY_BATCH`] (or `batch` if smaller).
-/// Returns the worst relative error.
+/// Returns the worst ratio of error to bound of each op (see [`verify`]).
 pub fn verify_target(
     backend: &dyn Backend,
     target: &Target,
@@ -169,7 +207,7 @@ pub fn verify_target(
     precision: Precision,
     options: &RunOptions,
     on_event: &mut dyn FnMut(Event),
-) -> Result<f64> {
+) -> Result<verify::Summary> {
     check_batch(batch)?;
     let plan_options = PlanOptions {
         stage: options.stage,
@@ -199,28 +237,23 @@ pub fn verify_target(
             label.phase.as_str()
         )
     };
-    let mut worst = 0.0f64;
-    let tolerance = verify::tolerance(precision);
+    let mut summary = verify::Summary::default();
     for index in 0..plan.program.ops.len() {
+        options.interrupt.check(&format!("{name} was verified"))?;
         let check = verify::check_op(loaded.as_mut(), &plan.program, index)?;
-        if check.error > tolerance {
-            let call = &plan.program.ops[index];
-            return Err(Error::Verification(format!(
-                "{} disagrees with the CPU reference: {} ({} kernel) output `{}` has relative error \
-                 {:.2e}, above the {precision} tolerance of {tolerance:.0e} (data seed {seed}); this \
-                 is a kernel bug: please report it with `cargo convbench adapters` output, and run \
-                 with `--kernel direct` meanwhile",
-                describe(index),
-                call.op.name(),
-                call.variant,
-                plan.program.tensors[call.tensors[check.binding]].name,
-                check.error
-            )));
+        if !check.passed() {
+            return Err(verify::mismatch(
+                &plan.program,
+                index,
+                &describe(index),
+                &check,
+                Some(seed),
+            ));
         }
-        worst = worst.max(check.error);
+        summary.record(plan.program.ops[index].op.name(), &check, || describe(index));
         on_event(Event::VerifiedOp);
     }
-    Ok(worst)
+    Ok(summary)
 }
 
 /// One timed iteration: nanoseconds per phase (in plan order), per op (may be empty), total.
@@ -293,13 +326,16 @@ pub fn measure(
     on_event(Event::WarmingUp);
     let warm_start = Instant::now();
     let mut warm = 0;
+    let what = format!("{} at batch {batch} was measured", target.name());
     while warm < options.warmup_iterations || warm_start.elapsed() < options.warmup_min {
+        options.interrupt.check(&what)?;
         iterate(loaded.as_mut(), &plan, method, options.layers)?;
         warm += 1;
     }
 
     let mut samples = Vec::with_capacity(options.samples);
     for index in 0..options.samples {
+        options.interrupt.check(&what)?;
         samples.push(iterate(loaded.as_mut(), &plan, method, options.layers)?);
         on_event(Event::Sample {
             index: index + 1,

@@ -246,10 +246,10 @@ pub enum Outcome {
         /// Duration of the first sample (ns).
         first_ns: u64,
     },
-    /// It disagrees with the reference (relative error above the tolerance): skipped.
+    /// It disagrees with the reference (an error beyond its rounding bound): skipped.
     Failed {
-        /// The worst relative error.
-        error: f64,
+        /// The worst ratio of error to bound (see [`verify`]).
+        ratio: f64,
     },
 }
 
@@ -353,16 +353,15 @@ pub fn tune_op(
         let (program, mut loaded) =
             load_variants(backend, &job.verify_op, job.precision, &candidates, &mut rng)?;
         let expected = verify::reference_outputs(loaded.as_mut(), &program, 0)?;
-        let tolerance = verify::tolerance(job.precision);
         passed.clear();
         for (index, &variant) in candidates.iter().enumerate() {
             let check = verify::check_against(loaded.as_mut(), &program, index, &expected)?;
-            if check.error <= tolerance {
+            if check.passed() {
                 passed.push(variant);
             } else {
                 variants.push(VariantResult {
                     variant,
-                    outcome: Outcome::Failed { error: check.error },
+                    outcome: Outcome::Failed { ratio: check.ratio },
                 });
             }
         }

@@ -1,83 +1,157 @@
-//! Verification of ops against the f64 reference, with the same metric and tolerances
-//! everywhere (the op tests and `cargo convbench run --verify`).
+//! Verification of ops against the f64 reference, with the same rule everywhere (the op tests,
+//! `tune`, `cargo convbench verify` and `cargo convbench run`).
 //!
 //! Each op is checked alone: its inputs are read back from the backend as they are, outputs
 //! are poisoned with NaN, the op runs, and its outputs are compared with the reference computed
 //! from those same inputs in f64. Errors therefore never accumulate across layers, and a
 //! mismatch names the op that produced it.
 //!
-//! Error metric: `max_i |got_i - ref_i| / max(|ref_i|, 0.1 * max_j |ref_j|)`: relative error
-//! with a floor at a tenth of the tensor's largest magnitude. Elements much smaller than the
-//! largest are judged against that scale rather than against zero, which is how rounding in a
-//! long f32 reduction behaves: its error is proportional to the magnitudes of the terms summed,
-//! not to a result that happens to cancel to near zero (the normwise error used for GEMM
-//! testing). An indexing or boundary mistake, a wrong scale, or an unwritten (NaN) element
-//! still gives an error of O(1) or infinity.
+//! # The rule: a rounding-error bound per element
+//! A result computed in floating point is only as accurate as the terms it was computed from
+//! allow, not as accurate as the result is large: a sum that cancels to almost nothing (a batch
+//! norm's `dgamma = sum(dy * x_hat)` over 12,544 terms in DenseNet) keeps the absolute error of
+//! its terms. So each output element `i` is held to the classic bound
 //!
-//! Tolerances:
-//! - f32: [`F32_TOLERANCE`] = 1e-4. Kernels accumulate in f32 in another order than the
-//!   reference; a sum of K products has a rounding error of about sqrt(K) * 2^-24 of the sum of
-//!   the terms' magnitudes. Measured worst cases: ~3e-6 on the op tests (K up to ~2,000) and
-//!   ~1e-5 through whole networks (AlexNet's fc6 sums K = 9,216 products), so 1e-4 leaves a
-//!   margin of ten.
-//! - f16: [`F16_TOLERANCE`] = 2e-2. Both sides see the same f16-rounded inputs, so the
-//!   difference is the f16 rounding of outputs (2^-11 ~ 4.9e-4 relative) plus intermediates
-//!   stored in f16 (LRN scale, batch-norm mean and inverse deviation, 4.9e-4 relative each),
-//!   amplified where the result cancels; measured worst cases are ~1.3e-3 (batch-norm forward).
+//! ```text
+//! |got_i - ref_i| <= STORAGE_FACTOR * u(precision) * stored_i
+//!                  + ACCUMULATION_FACTOR * 2^-24 * sqrt(K) * magnitude_i
+//!                  + (smallest_normal(precision) where |ref_i| < 2 * smallest_normal(precision))
+//! ```
+//!
+//! - `magnitude_i` is the sum of the absolute values of the terms that make the element, and
+//!   `K` the number of terms a reduction adds (`cin * kh * kw` for a convolution's output,
+//!   `N * H * W` for a batch-norm statistic); both come from
+//!   [`crate::kernels::conditioning`], beside the reference. Kernels accumulate in f32 (unit
+//!   roundoff `2^-24`) at both precisions; `sqrt(K)` is the growth of rounding errors in random
+//!   order (the worst case is `K`), measured to hold with a wide margin (see the README's table
+//!   of worst ratios over the whole zoo).
+//! - `stored_i` is what rounding to the storage format scales with: `|ref_i|` for an output
+//!   rounded once, twice the magnitude for one computed from intermediates a kernel may store
+//!   at the program's precision and read back (batch norm, LRN, softmax, SGD). `u` is the unit roundoff of the
+//!   storage format: `2^-24` for f32, `2^-11` for f16.
+//! - `smallest_normal` (`2^-126` for f32, `2^-14` for f16) admits an element whose value is
+//!   subnormal (or nearly), which WGSL allows an implementation to flush to zero; f16 gradients
+//!   deep in a network are often that small. Elements of normal size get no such slack.
+//!
+//! [`STORAGE_FACTOR`] = 2 is one unit in the last place (a conversion may round either way);
+//! [`ACCUMULATION_FACTOR`] = 8 covers the products' own roundings and the larger intermediate
+//! terms of fast algorithms (Winograd's transforms add up to four inputs or filter taps before
+//! the products). The check reports the worst ratio of error to bound; a ratio above 1 fails.
+//!
+//! A wrong kernel is wrong by the size of a term, not by rounding: an index off by one, a
+//! missing bias, a dropped term, an unwritten element or f16 accumulation in place of f32 give
+//! ratios from about 10 to infinity, as the wrong-kernel tests show. A ratio above
+//! [`BUG_RATIO`] is called a kernel bug in the message; one just above 1 is reported as what it
+//! more likely is: rounding beyond the bound (an accumulation order or precision the bound does
+//! not foresee).
 
 use crate::backend::{Loaded, Program};
-use crate::kernels::{Access, DType, reference};
+use crate::kernels::{Access, DType, Op, conditioning, reference};
 use crate::model::Precision;
 use crate::{Error, Result};
 
-/// Largest accepted error of an f32 op (see the module docs).
-pub const F32_TOLERANCE: f64 = 1e-4;
-/// Largest accepted error of an f16 op (see the module docs).
-pub const F16_TOLERANCE: f64 = 2e-2;
+/// Units in the last place of the storage format that an output may be off by (see the module
+/// docs).
+pub const STORAGE_FACTOR: f64 = 2.0;
+/// Constant of the accumulation term `2^-24 * sqrt(K) * magnitude` (see the module docs).
+pub const ACCUMULATION_FACTOR: f64 = 8.0;
+/// A ratio of error to bound above which a mismatch cannot be rounding: a kernel bug.
+pub const BUG_RATIO: f64 = 100.0;
 
-/// The tolerance at `precision`.
-pub const fn tolerance(precision: Precision) -> f64 {
+/// Unit roundoff of f32 arithmetic, in which every kernel accumulates.
+const F32_UNIT_ROUNDOFF: f64 = 1.0 / 16_777_216.0;
+
+/// The unit roundoff of the storage format at `precision`: `2^-24` (f32) or `2^-11` (f16).
+pub const fn unit_roundoff(precision: Precision) -> f64 {
     match precision {
-        Precision::F32 => F32_TOLERANCE,
-        Precision::F16 => F16_TOLERANCE,
+        Precision::F32 => F32_UNIT_ROUNDOFF,
+        Precision::F16 => 1.0 / 2048.0,
     }
 }
 
-/// The error metric of the module docs; infinite when `got` has a non-finite element that the
-/// reference does not.
-pub fn relative_error(got: &[f32], reference: &[f64]) -> f64 {
-    if got.len() != reference.len() {
-        return f64::INFINITY;
+/// The smallest normal number of the storage format at `precision`; anything below it may be
+/// flushed to zero.
+pub fn smallest_normal(precision: Precision) -> f64 {
+    match precision {
+        Precision::F32 => f64::from(f32::MIN_POSITIVE),
+        Precision::F16 => 1.0 / 16_384.0,
     }
-    let scale = reference
-        .iter()
-        .filter(|v| v.is_finite())
-        .fold(0.0f64, |m, v| m.max(v.abs()));
-    let floor = (0.1 * scale).max(1e-30);
-    got.iter()
-        .zip(reference)
-        .map(|(&g, &r)| {
-            let g = f64::from(g);
-            if !g.is_finite() || !r.is_finite() {
-                if g.to_bits() == r.to_bits() {
-                    0.0
-                } else {
-                    f64::INFINITY
-                }
-            } else {
-                (g - r).abs() / r.abs().max(floor)
-            }
-        })
-        .fold(0.0, f64::max)
 }
 
-/// The worst output of one verified op.
+/// The reference's result for one output binding of an op, with each element's error bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExpectedOutput {
+    /// Binding index of the output.
+    pub binding: usize,
+    /// The reference's values.
+    pub values: Vec<f64>,
+    /// The largest accepted absolute error of each element (see the module docs).
+    pub bounds: Vec<f64>,
+}
+
+/// The worst element of one verified op: the one with the largest ratio of error to bound.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OpCheck {
-    /// Worst relative error over the op's outputs.
-    pub error: f64,
-    /// Binding index of the worst output.
+    /// `|got - expected| / bound` of the worst element (0 when every output is exact; infinite
+    /// when an element is NaN or infinite and the reference's is not). Above 1 fails.
+    pub ratio: f64,
+    /// Binding index of the worst element's output.
     pub binding: usize,
+    /// Index of the worst element within its output.
+    pub element: usize,
+    /// The kernel's value of that element.
+    pub got: f64,
+    /// The reference's value of that element.
+    pub expected: f64,
+    /// That element's error bound.
+    pub bound: f64,
+}
+
+impl OpCheck {
+    /// Whether every element is within its bound.
+    pub fn passed(&self) -> bool {
+        self.ratio <= 1.0
+    }
+}
+
+/// Compares `got` with `expected`, element by element, and returns the worst (largest ratio of
+/// error to bound), with `binding` recorded.
+pub fn compare(got: &[f32], expected: &ExpectedOutput) -> OpCheck {
+    let mut worst = OpCheck {
+        ratio: 0.0,
+        binding: expected.binding,
+        element: 0,
+        got: got.first().copied().map_or(f64::NAN, f64::from),
+        expected: expected.values.first().copied().unwrap_or(f64::NAN),
+        bound: expected.bounds.first().copied().unwrap_or(0.0),
+    };
+    if got.len() != expected.values.len() {
+        worst.ratio = f64::INFINITY;
+        return worst;
+    }
+    for (element, ((&g, &r), &bound)) in got.iter().zip(&expected.values).zip(&expected.bounds).enumerate() {
+        let g = f64::from(g);
+        let ratio = if !g.is_finite() || !r.is_finite() {
+            if g.to_bits() == r.to_bits() || (g.is_nan() && r.is_nan()) {
+                0.0
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            (g - r).abs() / bound
+        };
+        if ratio > worst.ratio {
+            worst = OpCheck {
+                ratio,
+                binding: expected.binding,
+                element,
+                got: g,
+                expected: r,
+                bound,
+            };
+        }
+    }
+    worst
 }
 
 /// Runs op `index` of `program` alone on `loaded` and compares it with the reference. The
@@ -87,14 +161,14 @@ pub fn check_op(loaded: &mut dyn Loaded, program: &Program, index: usize) -> Res
     check_against(loaded, program, index, &expected)
 }
 
-/// The reference's outputs of op `index`, from the inputs (and read-write outputs) as the
-/// tensors hold them now: `(binding index, values)` for each float output. Several ops that
+/// The reference's outputs of op `index` with their error bounds, from the inputs (and
+/// read-write outputs) as the tensors hold them now, one per float output. Several ops that
 /// bind the same tensors (variants of one op, as `tune` verifies them) share one reference.
 pub fn reference_outputs(
     loaded: &mut dyn Loaded,
     program: &Program,
     index: usize,
-) -> Result<Vec<(usize, Vec<f64>)>> {
+) -> Result<Vec<ExpectedOutput>> {
     let call = &program.ops[index];
     let accesses = call.op.bindings();
     let dtypes = call.op.dtypes();
@@ -113,9 +187,60 @@ pub fn reference_outputs(
         }
     }
     let input_refs: Vec<&[f64]> = inputs.iter().map(Vec::as_slice).collect();
+    Ok(expected_outputs(
+        &call.op,
+        program.precision,
+        &input_refs,
+        labels.as_deref(),
+        outputs,
+    ))
+}
+
+/// The reference's outputs of `op` at `precision` with their error bounds: `inputs` are its
+/// read-only float bindings in binding order, `labels` its `u32` binding if any, and `outputs`
+/// each float output's binding index with its values before the op ran (a read-write
+/// binding's contents; anything for a write-only one).
+pub fn expected_outputs(
+    op: &Op,
+    precision: Precision,
+    inputs: &[&[f64]],
+    labels: Option<&[u32]>,
+    mut outputs: Vec<(usize, Vec<f64>)>,
+) -> Vec<ExpectedOutput> {
+    let before: Vec<Vec<f64>> = outputs.iter().map(|(_, v)| v.clone()).collect();
     let mut output_refs: Vec<&mut [f64]> = outputs.iter_mut().map(|(_, v)| v.as_mut_slice()).collect();
-    reference::execute(&call.op, &input_refs, labels.as_deref(), &mut output_refs);
-    Ok(outputs)
+    reference::execute(op, inputs, labels, &mut output_refs);
+    let before_refs: Vec<&[f64]> = before.iter().map(Vec::as_slice).collect();
+    let expected_refs: Vec<&[f64]> = outputs.iter().map(|(_, v)| v.as_slice()).collect();
+    let conditions = conditioning::conditioning(op, inputs, labels, &before_refs, &expected_refs);
+    drop(before);
+    let (storage, floor) = (
+        STORAGE_FACTOR * unit_roundoff(precision),
+        smallest_normal(precision),
+    );
+    outputs
+        .into_iter()
+        .zip(conditions)
+        .map(|((binding, values), condition)| {
+            let accumulation = ACCUMULATION_FACTOR * F32_UNIT_ROUNDOFF * (condition.depth as f64).sqrt();
+            let composite = condition.composite;
+            let bounds = condition
+                .magnitude
+                .into_iter()
+                .zip(&values)
+                .map(|(magnitude, value)| {
+                    let stored = if composite { 2.0 * magnitude } else { value.abs() };
+                    let subnormal = if value.abs() < 2.0 * floor { floor } else { 0.0 };
+                    storage * stored + accumulation * magnitude + subnormal
+                })
+                .collect();
+            ExpectedOutput {
+                binding,
+                values,
+                bounds,
+            }
+        })
+        .collect()
 }
 
 /// Poisons the written outputs of op `index` with NaN, runs it alone and compares its outputs
@@ -124,7 +249,7 @@ pub fn check_against(
     loaded: &mut dyn Loaded,
     program: &Program,
     index: usize,
-    expected: &[(usize, Vec<f64>)],
+    expected: &[ExpectedOutput],
 ) -> Result<OpCheck> {
     let call = &program.ops[index];
     let accesses = call.op.bindings();
@@ -135,45 +260,133 @@ pub fn check_against(
         }
     }
     loaded.run(index..index + 1, false)?;
-    let mut worst = OpCheck {
-        error: 0.0,
-        binding: 0,
-    };
-    for (k, expected) in expected {
-        let got = loaded.read(call.tensors[*k])?;
-        let error = relative_error(&got, expected);
-        if error >= worst.error {
-            worst = OpCheck { error, binding: *k };
+    let mut worst: Option<OpCheck> = None;
+    for output in expected {
+        let got = loaded.read(call.tensors[output.binding])?;
+        let check = compare(&got, output);
+        if worst.as_ref().is_none_or(|w| check.ratio > w.ratio) {
+            worst = Some(check);
         }
     }
-    Ok(worst)
+    Ok(worst.unwrap_or(OpCheck {
+        ratio: 0.0,
+        binding: 0,
+        element: 0,
+        got: 0.0,
+        expected: 0.0,
+        bound: 0.0,
+    }))
+}
+
+/// The error of op `index` failing its check: names the op (`describe`, e.g. its layer), the
+/// kernel variant, the output tensor and element, its error and bound, the seed of the data
+/// when known, and what to do next.
+pub fn mismatch(
+    program: &Program,
+    index: usize,
+    describe: &str,
+    check: &OpCheck,
+    seed: Option<u64>,
+) -> Error {
+    let call = &program.ops[index];
+    let tensor = &program.tensors[call.tensors[check.binding]].name;
+    let seed = seed.map(|s| format!(" (data seed {s})")).unwrap_or_default();
+    let verdict = if check.ratio > BUG_RATIO || !check.ratio.is_finite() {
+        "this is a kernel bug: please report it with the output of `cargo convbench adapters`; \
+         meanwhile `--kernel direct` runs the plainest kernels"
+    } else {
+        "that is beyond what rounding explains, though not by far (an accumulation in lower \
+         precision or in an unusual order?): please report it with the output of \
+         `cargo convbench adapters`"
+    };
+    Error::Verification(format!(
+        "{describe} disagrees with the CPU reference: {} ({} kernel) output `{tensor}` element {} \
+         is {:e} where the reference gives {:e}, an error of {:.2e}, {:.1} times its {} rounding \
+         bound of {:.2e}{seed}; {verdict}. `--no-verify` skips the check, at the cost of timing \
+         kernels that may compute something else",
+        call.op.name(),
+        call.variant,
+        check.element,
+        check.got,
+        check.expected,
+        (check.got - check.expected).abs(),
+        check.ratio,
+        program.precision,
+        check.bound,
+    ))
+}
+
+/// The worst ratio of error to bound of each op (by [`crate::kernels::Op::name`]) over the
+/// ops verified, and where it was found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    /// Per op name: ops checked, the worst ratio and a description of the op that had it.
+    pub ops: std::collections::BTreeMap<&'static str, OpSummary>,
+}
+
+/// One op's line of a [`Summary`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpSummary {
+    /// Ops of this kind checked.
+    pub checked: usize,
+    /// The worst ratio of error to bound among them.
+    pub worst_ratio: f64,
+    /// Which one had it (for example its layer).
+    pub worst_at: String,
+}
+
+impl Summary {
+    /// Adds one passed check of an op named `op`, described by `describe`.
+    pub fn record(&mut self, op: &'static str, check: &OpCheck, describe: impl FnOnce() -> String) {
+        let line = self.ops.entry(op).or_insert_with(|| OpSummary {
+            checked: 0,
+            worst_ratio: -1.0,
+            worst_at: String::new(),
+        });
+        line.checked += 1;
+        if check.ratio > line.worst_ratio {
+            line.worst_ratio = check.ratio;
+            line.worst_at = describe();
+        }
+    }
+
+    /// Adds every line of `other`.
+    pub fn merge(&mut self, other: Summary) {
+        for (op, theirs) in other.ops {
+            let line = self.ops.entry(op).or_insert_with(|| OpSummary {
+                checked: 0,
+                worst_ratio: -1.0,
+                worst_at: String::new(),
+            });
+            line.checked += theirs.checked;
+            if theirs.worst_ratio > line.worst_ratio {
+                line.worst_ratio = theirs.worst_ratio;
+                line.worst_at = theirs.worst_at;
+            }
+        }
+    }
+
+    /// The worst ratio over every op (0 when nothing was checked).
+    pub fn worst_ratio(&self) -> f64 {
+        self.ops.values().fold(0.0, |w, line| w.max(line.worst_ratio))
+    }
 }
 
 /// Verifies every op of a loaded program in order, failing with [`Error::Verification`] on the
-/// first op whose error exceeds the tolerance. `describe(index)` names the op's layer.
+/// first op beyond its bound. `describe(index)` names the op's layer. Returns the worst ratio
+/// of error to bound.
 pub fn check_program(
     loaded: &mut dyn Loaded,
     program: &Program,
     describe: impl Fn(usize) -> String,
 ) -> Result<f64> {
-    let tolerance = tolerance(program.precision);
     let mut worst = 0.0f64;
     for index in 0..program.ops.len() {
         let check = check_op(loaded, program, index)?;
-        if check.error > tolerance {
-            let call = &program.ops[index];
-            return Err(Error::Verification(format!(
-                "{} ({}) disagrees with the CPU reference: output `{}` has relative error {:.2e}, \
-                 above the {} tolerance of {tolerance:.0e}; this is a kernel bug, please report it \
-                 with the adapter (`cargo convbench adapters`)",
-                describe(index),
-                call.op.name(),
-                program.tensors[call.tensors[check.binding]].name,
-                check.error,
-                program.precision
-            )));
+        if !check.passed() {
+            return Err(mismatch(program, index, &describe(index), &check, None));
         }
-        worst = worst.max(check.error);
+        worst = worst.max(check.ratio);
     }
     Ok(worst)
 }

@@ -5,6 +5,7 @@
 
 mod activation;
 mod batchnorm;
+pub mod conditioning;
 mod conv2d;
 pub mod dispatch;
 mod gemm;

@@ -203,18 +203,27 @@ fn sum<T: Real>(values: impl Iterator<Item = T>) -> T {
     values.fold(T::default(), |a, b| a + b)
 }
 
-/// Offsets of the receptive field along one axis: `(output index, kernel index) -> input index`.
-fn input_index(
-    out: usize,
+/// The outputs `0..outputs` along one axis whose input index for kernel tap `k`
+/// (`out * stride + k * dilation - pad`) falls inside `0..size`, as one range, so that the inner loops run without a test per
+/// element (and vectorise at stride 1).
+fn valid_outputs(
+    outputs: usize,
     k: usize,
     stride: usize,
     pad: usize,
     dilation: usize,
     size: usize,
-) -> Option<usize> {
-    (out * stride + k * dilation)
-        .checked_sub(pad)
-        .filter(|&i| i < size)
+) -> std::ops::Range<usize> {
+    let offset = k * dilation;
+    // out * stride + offset >= pad
+    let lo = pad.saturating_sub(offset).div_ceil(stride);
+    // out * stride + offset - pad <= size - 1
+    let hi = if offset > size - 1 + pad {
+        0
+    } else {
+        (size - 1 + pad - offset) / stride + 1
+    };
+    lo.min(outputs)..hi.min(outputs).max(lo.min(outputs))
 }
 
 fn conv2d_forward<T: Real>(g: &ConvGeom, x: &[T], w: &[T], bias: Option<&[T]>, y: &mut [T]) {
@@ -232,15 +241,12 @@ fn conv2d_forward<T: Real>(g: &ConvGeom, x: &[T], w: &[T], bias: Option<&[T]>, y
             for ki in 0..kh {
                 for kj in 0..kw {
                     let wv = w[((oc * cin_g + icl) * kh + ki) * kw + kj];
-                    for oh in 0..o.h {
-                        let Some(ih) = input_index(oh, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) else {
-                            continue;
-                        };
-                        for ow in 0..o.w {
-                            if let Some(iw) = input_index(ow, kj, c.stride.1, c.padding.1, c.dilation.1, i.w)
-                            {
-                                out[oh * o.w + ow] += wv * xin[ih * i.w + iw];
-                            }
+                    let columns = valid_outputs(o.w, kj, c.stride.1, c.padding.1, c.dilation.1, i.w);
+                    for oh in valid_outputs(o.h, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) {
+                        let ih = oh * c.stride.0 + ki * c.dilation.0 - c.padding.0;
+                        for ow in columns.clone() {
+                            let iw = ow * c.stride.1 + kj * c.dilation.1 - c.padding.1;
+                            out[oh * o.w + ow] += wv * xin[ih * i.w + iw];
                         }
                     }
                 }
@@ -262,15 +268,12 @@ fn conv2d_backward_data<T: Real>(g: &ConvGeom, dy: &[T], w: &[T], dx: &mut [T]) 
             for ki in 0..kh {
                 for kj in 0..kw {
                     let wv = w[((oc * cin_g + icl) * kh + ki) * kw + kj];
-                    for oh in 0..o.h {
-                        let Some(ih) = input_index(oh, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) else {
-                            continue;
-                        };
-                        for ow in 0..o.w {
-                            if let Some(iw) = input_index(ow, kj, c.stride.1, c.padding.1, c.dilation.1, i.w)
-                            {
-                                din[ih * i.w + iw] += wv * dout[oh * o.w + ow];
-                            }
+                    let columns = valid_outputs(o.w, kj, c.stride.1, c.padding.1, c.dilation.1, i.w);
+                    for oh in valid_outputs(o.h, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) {
+                        let ih = oh * c.stride.0 + ki * c.dilation.0 - c.padding.0;
+                        for ow in columns.clone() {
+                            let iw = ow * c.stride.1 + kj * c.dilation.1 - c.padding.1;
+                            din[ih * i.w + iw] += wv * dout[oh * o.w + ow];
                         }
                     }
                 }
@@ -294,19 +297,13 @@ fn conv2d_backward_filter<T: Real>(g: &ConvGeom, x: &[T], dy: &[T], dw: &mut [T]
                     let xin = &x[(n * i.c + group * cin_g + icl) * i.h * i.w..][..i.h * i.w];
                     for ki in 0..kh {
                         for kj in 0..kw {
+                            let columns = valid_outputs(o.w, kj, c.stride.1, c.padding.1, c.dilation.1, i.w);
                             let mut acc = T::default();
-                            for oh in 0..o.h {
-                                let Some(ih) =
-                                    input_index(oh, ki, c.stride.0, c.padding.0, c.dilation.0, i.h)
-                                else {
-                                    continue;
-                                };
-                                for ow in 0..o.w {
-                                    if let Some(iw) =
-                                        input_index(ow, kj, c.stride.1, c.padding.1, c.dilation.1, i.w)
-                                    {
-                                        acc += dout[oh * o.w + ow] * xin[ih * i.w + iw];
-                                    }
+                            for oh in valid_outputs(o.h, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) {
+                                let ih = oh * c.stride.0 + ki * c.dilation.0 - c.padding.0;
+                                for ow in columns.clone() {
+                                    let iw = ow * c.stride.1 + kj * c.dilation.1 - c.padding.1;
+                                    acc += dout[oh * o.w + ow] * xin[ih * i.w + iw];
                                 }
                             }
                             dwo[(icl * kh + ki) * kw + kj] += acc;
@@ -653,5 +650,45 @@ fn channel_copy<T: Real>(
             .for_each(|(d, s)| {
                 d.copy_from_slice(&s[offset * hw..][..block]);
             });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_outputs;
+    use proptest::prelude::*;
+
+    /// The input index of output `out` for tap `k` along one axis, when in bounds: the
+    /// definition `valid_outputs` must agree with.
+    fn input_index(
+        out: usize,
+        k: usize,
+        stride: usize,
+        pad: usize,
+        dilation: usize,
+        size: usize,
+    ) -> Option<usize> {
+        (out * stride + k * dilation)
+            .checked_sub(pad)
+            .filter(|&i| i < size)
+    }
+
+    proptest! {
+        /// The range is exactly the outputs whose input index is in bounds.
+        #[test]
+        fn valid_outputs_are_those_with_an_input(
+            outputs in 0usize..40,
+            k in 0usize..12,
+            stride in 1usize..5,
+            pad in 0usize..8,
+            dilation in 1usize..4,
+            size in 1usize..40,
+        ) {
+            let expected: Vec<usize> = (0..outputs)
+                .filter(|&o| input_index(o, k, stride, pad, dilation, size).is_some())
+                .collect();
+            let got: Vec<usize> = valid_outputs(outputs, k, stride, pad, dilation, size).collect();
+            prop_assert_eq!(got, expected);
+        }
     }
 }

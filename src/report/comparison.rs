@@ -8,7 +8,12 @@ use crate::compare::{CI_CONFIDENCE, Comparison, PhaseComparison, Verdict};
 /// One line counting the rows of each verdict, worst first, verdicts without rows left
 /// out: `2 regressions, 1 inconclusive, 41 unchanged`; `nothing to compare` without rows.
 pub fn verdict_summary(comparison: &Comparison) -> String {
-    summarize(&comparison.rows.iter().collect::<Vec<_>>())
+    let summary = summarize(&comparison.rows.iter().collect::<Vec<_>>());
+    if comparison.current_incomplete {
+        format!("{summary}; the run was interrupted, so what it did not measure fails the gate")
+    } else {
+        summary
+    }
 }
 
 /// [`verdict_summary`] of some rows.

@@ -35,7 +35,7 @@ pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
 pub use markdown::{escape_markdown, markdown};
 pub use ratio::vendor_ratio_table;
-pub use terminal::{layers_table, table};
+pub use terminal::{layers_table, table, verification_table};
 
 use crate::results::RunRecord;
 

@@ -2,6 +2,8 @@
 //! their results.
 
 use super::cells::{self, Column};
+use crate::harness::verify::Summary;
+use crate::model::Precision;
 use crate::results::{BenchmarkResult, RunRecord};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
@@ -64,4 +66,54 @@ pub fn layers_table(benchmark: &BenchmarkResult) -> String {
     let mut table = new_table(&cells::LAYER_COLUMNS);
     table.add_rows(rows);
     with_footer(&table, &footer)
+}
+
+/// Columns of [`verification_table`].
+const VERIFICATION_COLUMNS: [Column; 5] = [
+    Column {
+        header: "op",
+        numeric: false,
+    },
+    Column {
+        header: "precision",
+        numeric: false,
+    },
+    Column {
+        header: "checked",
+        numeric: true,
+    },
+    Column {
+        header: "worst error/bound",
+        numeric: true,
+    },
+    Column {
+        header: "at",
+        numeric: false,
+    },
+];
+
+/// The result of verifying ops against the reference, one row per op name and precision: how
+/// many were checked, the worst ratio of error to rounding bound (at most 1 passes; see
+/// [`crate::harness::verify`]) and which op had it; then a line with the worst overall.
+pub fn verification_table(summaries: &[(Precision, &Summary)]) -> String {
+    let mut table = new_table(&VERIFICATION_COLUMNS);
+    let mut worst = 0.0f64;
+    for (precision, summary) in summaries {
+        for (op, line) in &summary.ops {
+            worst = worst.max(line.worst_ratio);
+            table.add_row(vec![
+                (*op).to_string(),
+                precision.to_string(),
+                line.checked.to_string(),
+                format!("{:.4}", line.worst_ratio),
+                line.worst_at.clone(),
+            ]);
+        }
+    }
+    with_footer(
+        &table,
+        &[format!(
+            "worst error/bound overall: {worst:.4} (at most 1 passes)"
+        )],
+    )
 }

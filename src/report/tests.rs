@@ -192,6 +192,7 @@ fn record() -> RunRecord {
             ..RunSettings::default()
         },
         benchmarks: vec![alexnet_64, alexnet_128, vgg11],
+        complete: true,
     }
 }
 
@@ -298,6 +299,7 @@ fn comparison() -> Comparison {
         ],
         config: CompareConfig::default(),
         kernel_changes: Vec::new(),
+        current_incomplete: false,
     }
 }
 
@@ -370,6 +372,7 @@ fn verdict_summary_counts_worst_first() {
         rows: Vec::new(),
         config: CompareConfig::default(),
         kernel_changes: Vec::new(),
+        current_incomplete: false,
     };
     assert_eq!(verdict_summary(&empty), "nothing to compare");
     assert_eq!(comparison_markdown(&empty), "**nothing to compare**\n");

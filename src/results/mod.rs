@@ -375,6 +375,20 @@ pub struct RunRecord {
     pub settings: RunSettings,
     /// The benchmarks.
     pub benchmarks: Vec<BenchmarkResult>,
+    /// `false` when the run was interrupted (SIGINT, SIGTERM) before every selected benchmark
+    /// was measured: the record holds the ones that finished, and a gate judging it fails.
+    /// Written only when `false`; records without it are complete.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub complete: bool,
+}
+
+const fn yes() -> bool {
+    true
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+const fn is_true(value: &bool) -> bool {
+    *value
 }
 
 /// Why a record could not be read.
@@ -419,6 +433,7 @@ impl RunRecord {
             host: Host::current(),
             settings: RunSettings::default(),
             benchmarks: Vec::new(),
+            complete: true,
         }
     }
 
@@ -441,6 +456,51 @@ impl RunRecord {
             });
         }
         serde_json::from_str(text).map_err(parse)
+    }
+
+    /// Checks that the record can be judged: it holds at least one benchmark, no benchmark id
+    /// appears twice, no phase twice within a benchmark, and no phase has a sample of zero
+    /// nanoseconds (no op runs in no time: such a record was not measured). `origin` names the
+    /// record in the error, which lists every offender.
+    pub fn validate(&self, origin: &str) -> crate::Result<()> {
+        if self.benchmarks.is_empty() {
+            return Err(crate::Error::InvalidInput(format!(
+                "{origin} holds no benchmarks, so there is nothing to judge; run some with                  `cargo convbench run --out FILE`"
+            )));
+        }
+        let mut problems = Vec::new();
+        let mut ids = std::collections::BTreeMap::<&str, usize>::new();
+        for benchmark in &self.benchmarks {
+            *ids.entry(benchmark.id.as_str()).or_default() += 1;
+            let mut phases = std::collections::BTreeMap::<Phase, usize>::new();
+            for phase in &benchmark.phases {
+                *phases.entry(phase.phase).or_default() += 1;
+                if phase.samples_ns.contains(&0) {
+                    problems.push(format!(
+                        "{} {} has a sample of 0 ns",
+                        benchmark.id,
+                        phase.phase.as_str()
+                    ));
+                }
+            }
+            for (phase, count) in phases.into_iter().filter(|(_, count)| *count > 1) {
+                problems.push(format!(
+                    "{} has phase {} {count} times",
+                    benchmark.id,
+                    phase.as_str()
+                ));
+            }
+        }
+        for (id, count) in ids.into_iter().filter(|(_, count)| *count > 1) {
+            problems.push(format!("benchmark {id} appears {count} times"));
+        }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(crate::Error::InvalidInput(format!(
+            "{origin} cannot be judged: {}; re-run the benchmarks rather than editing a record",
+            problems.join("; ")
+        )))
     }
 
     /// Pretty JSON with a trailing newline (stable diffs in baselines).

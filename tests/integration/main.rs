@@ -9,3 +9,4 @@ mod shaders;
 mod support;
 mod tune;
 mod variants;
+mod wrong_kernels;

@@ -1,6 +1,7 @@
 //! Shared test support: seeds, the GPU under test, random tensors.
 
 use convbench::backend::wgpu::WgpuBackend;
+use convbench::harness::verify::OpCheck;
 use convbench::kernels::{ConvGeom, Op};
 use convbench::model::{Conv2d, Shape};
 use rand::rngs::StdRng;
@@ -109,4 +110,19 @@ pub fn input_values(op: &Op, index: usize, len: usize, rng: &mut StdRng) -> Vec<
     } else {
         values
     }
+}
+
+/// Fails with the worst element, its error and bound, and `context` (which names the seed),
+/// unless `check` passed.
+pub fn assert_within_bound(check: &OpCheck, context: impl std::fmt::Display) {
+    assert!(
+        check.passed(),
+        "binding {} element {}: got {:e}, expected {:e}, error {:.1} times its bound {:.2e}: {context}",
+        check.binding,
+        check.element,
+        check.got,
+        check.expected,
+        check.ratio,
+        check.bound,
+    );
 }

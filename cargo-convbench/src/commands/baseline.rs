@@ -89,6 +89,12 @@ pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
             record
         }
     };
+    if !record.complete {
+        return Err(Error::InvalidInput(
+            "the record comes from an interrupted run; bless a complete one (run the benchmarks again)"
+                .into(),
+        ));
+    }
     if record.benchmarks.is_empty() {
         return Err(Error::InvalidInput(
             "the record holds no benchmarks; nothing to bless".into(),

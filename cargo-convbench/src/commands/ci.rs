@@ -6,12 +6,12 @@
 //! `cargo convbench comment` posts the same comment from saved records; it is what the
 //! `workflow_run` job runs, with a write token and without the pull request's code.
 
-use super::compare::{BaselineArgs, compare_config, load_baseline, refuse_incomparable};
+use super::compare::{BaselineArgs, compare_config, judge_records, load_baseline, refuse_incomparable};
 use super::report::read_record;
 use super::run::{RunArgs, run_benchmarks};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, write_atomic};
-use convbench::compare::{Comparison, compare};
+use convbench::compare::Comparison;
 use convbench::config::{self, Workspace};
 use convbench::github::{
     ActionsEnv, CommentAction, CommentContext, GithubApi, annotations, comment_body, post_or_update_comment,
@@ -80,9 +80,9 @@ fn judge(
     let mut base_sha = None;
     for record in records {
         let baseline = load_baseline(workspace, args, &record)?;
+        let comparison = judge_records(&baseline, &record, "the record under test", &config)?;
         base_sha = base_sha.or(baseline.base.map(|b| b.oid));
         notes.extend(baseline.notes);
-        let comparison = compare(&baseline.record, &record, &config);
         refuse_incomparable(&comparison)?;
         pairs.push((record, comparison));
     }

@@ -134,6 +134,23 @@ pub fn compare_config(workspace: &Workspace, args: &BaselineArgs) -> Result<Comp
     Ok(config)
 }
 
+/// Checks both records ([`RunRecord::validate`]: no duplicated benchmark or phase, no
+/// zero-time sample, something to judge) and compares them. `what` names the current record.
+pub fn judge_records(
+    baseline: &LoadedBaseline,
+    current: &RunRecord,
+    what: &str,
+    config: &CompareConfig,
+) -> Result<Comparison> {
+    current.validate(what)?;
+    if !baseline.record.benchmarks.is_empty() {
+        baseline
+            .record
+            .validate(&format!("the baseline ({})", baseline.origin))?;
+    }
+    Ok(compare(&baseline.record, current, config))
+}
+
 /// Fails when rows were incomparable (other adapter) and that was not allowed.
 pub fn refuse_incomparable(comparison: &Comparison) -> Result<()> {
     if comparison.config.allow_other_adapter {
@@ -207,7 +224,11 @@ pub fn run(args: &Args, a: &CompareArgs) -> Result<u8> {
         }
     };
     let baseline = load_baseline(&workspace, &a.baseline, &current)?;
-    let comparison = compare(&baseline.record, &current, &config);
+    let what = a
+        .results
+        .as_ref()
+        .map_or_else(|| "this run".to_string(), |p| p.display().to_string());
+    let comparison = judge_records(&baseline, &current, &what, &config)?;
     print(&render(&comparison, &baseline.notes, &baseline.origin, format)?);
     refuse_incomparable(&comparison)?;
     Ok(if comparison.gate_fails() {

@@ -10,3 +10,4 @@ pub mod plot;
 pub mod report;
 pub mod run;
 pub mod tune;
+pub mod verify;

@@ -38,12 +38,9 @@ pub struct RunArgs {
     /// What to benchmark.
     #[command(flatten)]
     pub selection: Selection,
-    /// Backends, comma-separated: `wgpu` (default), `cpu`.
-    #[arg(long, value_delimiter = ',')]
-    pub backend: Vec<BackendKind>,
-    /// Adapter: index, backend name (vulkan, metal, dx12, gl) or part of its name.
-    #[arg(long, env = "CONVBENCH_ADAPTER")]
-    pub adapter: Option<String>,
+    /// Where to run it.
+    #[command(flatten)]
+    pub device: DeviceArgs,
     /// Timed iterations per benchmark.
     #[arg(long, default_value_t = 10)]
     pub samples: usize,
@@ -62,6 +59,35 @@ pub struct RunArgs {
     /// Record and show the per-layer breakdown.
     #[arg(long)]
     pub layers: bool,
+    /// Which kernels run.
+    #[command(flatten)]
+    pub kernels: KernelArgs,
+    /// Output format on stdout: table, json, csv or md.
+    #[arg(long, default_value = "table")]
+    pub format: String,
+    /// Also write the JSON record to this file (atomically).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// The backends and adapter to run on: the flags `run` and `verify` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DeviceArgs {
+    /// Backends, comma-separated: `wgpu` (default), `cpu`, `cuda` (feature `cuda`).
+    #[arg(long, value_delimiter = ',')]
+    pub backend: Vec<BackendKind>,
+    /// Adapter: index, backend name (vulkan, metal, dx12, gl) or part of its name.
+    #[arg(long, env = "CONVBENCH_ADAPTER")]
+    pub adapter: Option<String>,
+    /// Let the cuda backend use TF32 tensor cores for f32 (off: strict f32, comparable with
+    /// WGSL's f32; recorded in the adapter fingerprint).
+    #[arg(long)]
+    pub tf32: bool,
+}
+
+/// How each op's kernel variant is chosen: the flags `run` and `verify` share.
+#[derive(Debug, Clone, clap::Args)]
+pub struct KernelArgs {
     /// Kernel variant: `auto` (the winners of `cargo convbench tune` for this adapter where
     /// tuned, else a shape heuristic), `direct` (the baseline kernels) or a variant id such as
     /// `gemm_64x64x16_4x4`, used wherever it implements the op.
@@ -70,16 +96,6 @@ pub struct RunArgs {
     /// Choose kernels by the shape heuristic, ignoring the tune cache.
     #[arg(long, conflicts_with = "kernel")]
     pub no_tune: bool,
-    /// Output format on stdout: table, json, csv or md.
-    #[arg(long, default_value = "table")]
-    pub format: String,
-    /// Let the cuda backend use TF32 tensor cores for f32 (off: strict f32, comparable with
-    /// WGSL's f32; recorded in the adapter fingerprint).
-    #[arg(long)]
-    pub tf32: bool,
-    /// Also write the JSON record to this file (atomically).
-    #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
 }
 
 /// One benchmark to run.
@@ -252,7 +268,7 @@ pub fn jobs(a: &Selection, config: &Config, real_gpu: bool, notice: &mut Vec<Str
 
 /// Opens the requested backends; with none requested, wgpu, falling back to cpu (with a
 /// notice) when no adapter exists.
-pub fn open_backends(a: &RunArgs, quiet: bool) -> Result<Vec<Box<dyn Backend>>> {
+pub fn open_backends(a: &DeviceArgs, quiet: bool) -> Result<Vec<Box<dyn Backend>>> {
     if a.backend.is_empty() {
         return match WgpuBackend::open(a.adapter.as_deref()) {
             Ok(b) => Ok(vec![Box::new(b)]),
@@ -304,6 +320,7 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         data_grad: a.data_grad,
         layers: a.layers,
         kernels: KernelChoice::Heuristic,
+        interrupt: crate::interrupt::install(),
     };
     record.settings = RunSettings {
         samples: options.samples,
@@ -319,13 +336,13 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
             Some(Error::InvalidInput("--samples must be at least 1".into())),
         );
     }
-    let backends = match open_backends(a, quiet) {
+    let backends = match open_backends(&a.device, quiet) {
         Ok(b) => b,
         Err(e) => return (record, Some(e)),
     };
     let real_gpu = backends.iter().any(|b| is_real_gpu(b.as_ref()));
     let mut notices = Vec::new();
-    options.kernels = match kernel_choice(a, workspace, &backends, &mut notices) {
+    options.kernels = match kernel_choice(&a.kernels, workspace, &backends, &mut notices) {
         Ok(k) => k,
         Err(e) => return (record, Some(e)),
     };
@@ -347,6 +364,11 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
             None
         };
         for job in &jobs {
+            if let Err(e) = options.interrupt.check("every benchmark was measured") {
+                record.complete = false;
+                progress.finish();
+                return (record, Some(e));
+            }
             let name = job.target.name();
             let id = format!(
                 "{name}/b{}/{}/{}",
@@ -371,6 +393,7 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
                     &mut on_event,
                 ) {
                     progress.finish();
+                    record.complete = false;
                     return (record, Some(e));
                 }
                 verified.insert(key);
@@ -386,9 +409,11 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
                 Ok(mut result) => {
                     result.peak = peak;
                     record.benchmarks.push(result);
+                    checkpoint(a, &record, &progress, quiet);
                 }
                 Err(e) => {
                     progress.finish();
+                    record.complete = false;
                     return (record, Some(e));
                 }
             }
@@ -397,6 +422,25 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
     }
     progress.finish();
     (record, None)
+}
+
+/// Writes what is finished so far to `--out`, marked incomplete, so that even a run that is
+/// killed outright leaves a valid record of the benchmarks it finished; the command writes the
+/// final record over it. A failed write is reported, not fatal: the final write will say more.
+fn checkpoint(a: &RunArgs, record: &RunRecord, progress: &Progress, quiet: bool) {
+    let Some(out) = &a.out else { return };
+    let partial = RunRecord {
+        complete: false,
+        ..record.clone()
+    };
+    if let Err(e) = write_atomic(out, &partial.to_json())
+        && !quiet
+    {
+        progress.println(&format!(
+            "warning: could not save progress to {}: {e}",
+            out.display()
+        ));
+    }
 }
 
 /// The calibrated peaks of `backend`'s adapter (`adapters --calibrate`), for the roofline
@@ -446,8 +490,8 @@ fn calibrated_peak(
 /// The kernel choice `--kernel` and `--no-tune` ask for. `auto` uses the tune cache of the
 /// first backend with variants when there is one; a cache that cannot be read is reported and
 /// ignored (it is a cache: `tune` rebuilds it).
-fn kernel_choice(
-    a: &RunArgs,
+pub fn kernel_choice(
+    a: &KernelArgs,
     workspace: &Workspace,
     backends: &[Box<dyn Backend>],
     notices: &mut Vec<String>,
@@ -488,7 +532,7 @@ fn kernel_choice(
     }
 }
 
-fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {
+pub fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {
     Error::Environment(format!(
         "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32 or another --adapter",
         backend.adapter().label()
@@ -519,7 +563,12 @@ pub fn run(args: &Args, a: &RunArgs) -> Result<u8> {
         if let Some(out) = &a.out {
             write_atomic(out, &record.to_json())?;
             if !args.quiet {
-                eprintln!("wrote {}", out.display());
+                let state = if record.complete {
+                    ""
+                } else {
+                    " (incomplete: the run stopped early)"
+                };
+                eprintln!("wrote {}{state}", out.display());
             }
         }
     }

@@ -59,7 +59,9 @@ fn timings_cell(result: &TuneResult) -> String {
                 Outcome::Pruned { first_ns } => {
                     format!(">{} ms (first sample, not timed further)", ms(*first_ns as f64))
                 }
-                Outcome::Failed { error } => format!("FAILED verification (relative error {error:.1e})"),
+                Outcome::Failed { ratio } => {
+                    format!("FAILED verification (error {ratio:.1} times its rounding bound)")
+                }
             };
             format!("{}  {what}", v.variant)
         })
@@ -202,9 +204,10 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
             TuneEvent::Timing(v) => say(&format!("{name}: timing {v}")),
         })?;
         for v in &result.variants {
-            if let Outcome::Failed { error } = v.outcome {
+            if let Outcome::Failed { ratio } = v.outcome {
                 say(&format!(
-                    "warning: {name}: {} disagrees with the CPU reference (relative error {error:.1e}); skipped",
+                    "warning: {name}: {} disagrees with the CPU reference (error {ratio:.1} times its \
+                     rounding bound); skipped",
                     v.variant
                 ));
             }

@@ -4,6 +4,7 @@
 use crate::support::{
     Package, assert_code, convbench, raw_samples, read_record, stderr_of, stdout_of, write_record,
 };
+use convbench::results::RunRecord;
 
 #[test]
 fn baseline_update_commit_writes_and_commits_the_baseline() {
@@ -218,4 +219,99 @@ fn history_outside_a_git_repository_exits_3() {
         .output()
         .expect("history");
     assert_code(&output, 3);
+}
+
+/// Compares `name` (written from `edit` of the blessed record) against the blessed baseline.
+fn compare_edited(edit: impl FnOnce(&mut RunRecord)) -> std::process::Output {
+    let (package, mut record) = Package::blessed();
+    edit(&mut record);
+    write_record(&package.path("edited.json"), &record);
+    package
+        .convbench()
+        .args(["compare", "--results", "edited.json", "--baseline-rev", "HEAD"])
+        .output()
+        .expect("compare")
+}
+
+#[test]
+fn a_record_with_a_duplicated_benchmark_is_an_input_error_naming_it() {
+    let output = compare_edited(|record| {
+        let twin = record.benchmarks[0].clone();
+        record.benchmarks.push(twin);
+    });
+    assert_code(&output, 2);
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("lenet/train/b1/f32/cpu appears 2 times"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_record_with_a_duplicated_phase_is_an_input_error_naming_it() {
+    let output = compare_edited(|record| {
+        let twin = record.benchmarks[0].phases[0].clone();
+        record.benchmarks[0].phases.push(twin);
+    });
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output).contains("has phase forward 2 times"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn an_all_zero_record_is_an_input_error_not_improvements() {
+    let output = compare_edited(|record| {
+        for phase in &mut record.benchmarks[0].phases {
+            phase.samples_ns.iter_mut().for_each(|s| *s = 0);
+        }
+    });
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output).contains("sample of 0 ns"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn a_record_without_benchmarks_is_an_input_error_not_a_pass() {
+    let output = compare_edited(|record| record.benchmarks.clear());
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output).contains("holds no benchmarks"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[test]
+fn an_interrupted_record_fails_the_gate_even_when_what_it_holds_is_unchanged() {
+    let output = compare_edited(|record| record.complete = false);
+    assert_code(&output, 1);
+    assert!(
+        stdout_of(&output).contains("interrupted"),
+        "{}",
+        stdout_of(&output)
+    );
+}
+
+#[test]
+fn an_interrupted_record_cannot_be_blessed() {
+    let (package, mut record) = Package::blessed();
+    record.complete = false;
+    write_record(&package.path("partial.json"), &record);
+    let output = package
+        .convbench()
+        .args(["baseline", "update", "--from", "partial.json"])
+        .output()
+        .expect("baseline update");
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output).contains("interrupted"),
+        "{}",
+        stderr_of(&output)
+    );
 }

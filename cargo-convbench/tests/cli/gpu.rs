@@ -164,3 +164,56 @@ fn calibrate_caches_peaks_that_run_layers_places_on_the_roofline() {
         "{text}"
     );
 }
+
+#[test]
+fn verify_prints_the_worst_error_to_bound_ratio_of_every_op_and_times_nothing() {
+    let test = "verify_prints_the_worst_error_to_bound_ratio_of_every_op_and_times_nothing";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let output = convbench()
+        .args([
+            "verify",
+            "--model",
+            "lenet",
+            "--batch",
+            "1",
+            "--precision",
+            "f32",
+            "--quiet",
+        ])
+        .output()
+        .expect("verify");
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    for op in [
+        "conv2d_forward",
+        "conv2d_backward_filter",
+        "linear_backward_params",
+        "sgd_update",
+    ] {
+        let row = stdout
+            .lines()
+            .find(|line| line.contains(op))
+            .unwrap_or_else(|| panic!("no row for {op}:\n{stdout}"));
+        assert!(row.contains("f32"), "{row}");
+    }
+    let worst: f64 = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("worst error/bound overall: "))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|ratio| ratio.parse().ok())
+        .unwrap_or_else(|| panic!("no overall line:\n{stdout}"));
+    assert!((0.0..=1.0).contains(&worst), "{worst}");
+    assert!(!stdout.contains("images/s"), "verify times nothing:\n{stdout}");
+}
+
+#[test]
+fn verify_with_repeat_zero_is_a_usage_error() {
+    let output = convbench()
+        .args(["verify", "--model", "lenet", "--repeat", "0"])
+        .output()
+        .expect("verify");
+    assert_code(&output, 2);
+    assert!(stderr_of(&output).contains("--repeat"), "{}", stderr_of(&output));
+}

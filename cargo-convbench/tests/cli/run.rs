@@ -239,3 +239,98 @@ fn cpu_backend_emulates_f16() {
         "f16 is checked against the reference"
     );
 }
+
+/// Starts a cpu sweep whose second benchmark takes long, waits until `--out` holds the first
+/// one (it is saved after every benchmark), sends `signal` and returns the exit code and the
+/// record left behind.
+#[cfg(unix)]
+fn interrupt_a_sweep(signal: &str) -> (Option<i32>, RunRecord) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("partial.json");
+    let binary = assert_cmd::cargo::cargo_bin("cargo-convbench");
+    let mut child = std::process::Command::new(binary)
+        .args([
+            "run",
+            "--backend",
+            "cpu",
+            "--quiet",
+            "--model",
+            "lenet,alexnet",
+            "--batch",
+            "1",
+        ])
+        .args([
+            "--samples",
+            "500",
+            "--warmup",
+            "0",
+            "--warmup-ms",
+            "0",
+            "--format",
+            "json",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn run");
+    let started = std::time::Instant::now();
+    while !out.exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(300),
+            "lenet never finished"
+        );
+        if let Some(status) = child.try_wait().expect("poll") {
+            panic!("the sweep ended before it was interrupted: {status}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let sent = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let status = child.wait().expect("wait");
+    (status.code(), read_record(&out))
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_during_a_sweep_keeps_the_finished_benchmarks_and_exits_130() {
+    let (code, record) = interrupt_a_sweep("-INT");
+    assert_eq!(code, Some(130));
+    assert!(!record.complete, "the record says it is incomplete");
+    assert_eq!(record.benchmarks[0].id, "lenet/train/b1/f32/cpu");
+    assert!(record.benchmarks.iter().all(|b| !b.id.starts_with("alexnet")));
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_during_a_sweep_keeps_the_finished_benchmarks_and_exits_143() {
+    let (code, record) = interrupt_a_sweep("-TERM");
+    assert_eq!(code, Some(143));
+    assert!(!record.complete);
+    assert_eq!(record.benchmarks.len(), 1);
+}
+
+/// `--out` is written like a baseline: mode 0666 less the umask (0644 under umask 022), not
+/// the 0600 of a temporary file.
+#[cfg(unix)]
+#[test]
+fn out_file_gets_the_mode_the_umask_gives() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    let binary = assert_cmd::cargo::cargo_bin("cargo-convbench");
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("umask 022 && exec \"$0\" run --backend cpu --quiet --model lenet --batch 1 --samples 1 --warmup 0 --warmup-ms 0 --out \"$1\" > /dev/null")
+        .arg(&binary)
+        .arg(&out)
+        .status()
+        .expect("sh");
+    assert!(status.success());
+    let mode = std::fs::metadata(&out).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "mode {mode:o}");
+}

@@ -1,0 +1,129 @@
+//! `cargo convbench verify`: every op of the selected networks and suites against the f64
+//! reference, without timing anything, and a table of the worst ratio of error to rounding
+//! bound per op. It is what `run` does before it times a benchmark, for the whole zoo at once:
+//! the conformance check of an adapter, a driver or a change to the kernels.
+
+use super::run::{DeviceArgs, KernelArgs, Selection, jobs, kernel_choice, open_backends, unsupported};
+use crate::cli::Args;
+use crate::progress::Progress;
+use convbench::config;
+use convbench::harness::verify::Summary;
+use convbench::harness::{RunOptions, verify_target};
+use convbench::model::{Precision, model_names};
+use convbench::report::verification_table;
+use convbench::{Error, Result};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Arguments of `verify`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VerifyArgs {
+    /// What to verify; with no model or suite named (here or in the configuration), every
+    /// model of the zoo at batch 1, in every precision the adapter has.
+    #[command(flatten)]
+    pub selection: Selection,
+    /// Where to run it.
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    /// Which kernels run.
+    #[command(flatten)]
+    pub kernels: KernelArgs,
+    /// Verify this many times, each with fresh random data.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: usize,
+}
+
+/// `cargo convbench verify`: exit 0 when every op is within its bound, 4 on the first that is
+/// not (the message names it, its element, error, bound and the data seed).
+pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
+    if a.repeat == 0 {
+        return Err(Error::InvalidInput("--repeat must be at least 1".into()));
+    }
+    let workspace = config::load(args.manifest_path.as_deref())?;
+    let backends = open_backends(&a.device, args.quiet)?;
+    let mut notices = Vec::new();
+    let kernels = kernel_choice(&a.kernels, &workspace, &backends, &mut notices)?;
+    let mut selection = a.selection.clone();
+    let configured = !workspace.config.models.is_empty() || !workspace.config.suites.is_empty();
+    let whole_zoo = selection.model.is_empty() && selection.suite.is_empty() && !configured;
+    if whole_zoo {
+        selection.model = model_names().into_iter().map(String::from).collect();
+        if selection.batch.is_empty() {
+            selection.batch = vec![1];
+        }
+    }
+    let explicit_precisions = !selection.precision.is_empty() || !workspace.config.precisions.is_empty();
+    if !explicit_precisions {
+        selection.precision = vec![Precision::F32, Precision::F16];
+    }
+    let jobs = jobs(&selection, &workspace.config, false, &mut Vec::new())?;
+    let options = RunOptions {
+        stage: selection.stage(),
+        kernels,
+        ..RunOptions::default()
+    };
+    let progress = Progress::new(jobs.len() * backends.len() * a.repeat, args.quiet);
+    if !args.quiet {
+        for n in &notices {
+            progress.println(&format!("notice: {n}"));
+        }
+    }
+    let mut summaries: BTreeMap<(String, Precision), Summary> = BTreeMap::new();
+    let mut missing = BTreeSet::new();
+    for backend in &backends {
+        let label = format!("{} ({})", backend.kind().as_str(), backend.adapter().label());
+        for job in &jobs {
+            if !backend.supports(job.precision) {
+                if explicit_precisions {
+                    progress.finish();
+                    return Err(unsupported(backend.as_ref(), job.precision));
+                }
+                if !args.quiet && missing.insert((label.clone(), job.precision)) {
+                    progress.println(&format!(
+                        "notice: {label} has no {}; not verified in it",
+                        job.precision
+                    ));
+                }
+                continue;
+            }
+            let id = format!("{}/b{}/{}", job.target.name(), job.batch, job.precision);
+            for _ in 0..a.repeat {
+                let mut count = 0;
+                let mut on_event = |e: convbench::harness::Event| progress.event(&id, &e, &mut count);
+                let summary = verify_target(
+                    backend.as_ref(),
+                    &job.target,
+                    job.batch,
+                    job.precision,
+                    &options,
+                    &mut on_event,
+                );
+                let summary = match summary {
+                    Ok(s) => s,
+                    Err(e) => {
+                        progress.finish();
+                        return Err(e);
+                    }
+                };
+                summaries
+                    .entry((label.clone(), job.precision))
+                    .or_default()
+                    .merge(summary);
+                progress.finish_one();
+            }
+        }
+    }
+    progress.finish();
+    for backend in &backends {
+        let label = format!("{} ({})", backend.kind().as_str(), backend.adapter().label());
+        let rows: Vec<(Precision, &Summary)> = summaries
+            .iter()
+            .filter(|((l, _), _)| *l == label)
+            .map(|((_, p), s)| (*p, s))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        crate::output::print(&format!("{label}\n{}", verification_table(&rows)));
+    }
+    Ok(0)
+}

@@ -1,0 +1,354 @@
+//! How well conditioned each output element of an op is: the input to the error bound that
+//! verification judges a kernel by (see [`crate::harness::verify`]).
+//!
+//! A floating-point result cannot be more accurate than the terms it was computed from allow:
+//! a sum of K products `a_i * b_i`, accumulated in f32 in any order, is off by at most about
+//! `K * 2^-24 * sum |a_i * b_i|` (typically `sqrt(K)` times that unit), however small the sum
+//! itself is after cancellation. So beside each reference output this module computes
+//!
+//! - its **magnitude**: the sum of the absolute values of the terms that make it (for a
+//!   reduction `sum |a_i * b_i|`; for the SGD update `|w| + lr * |v|`; for batch norm the
+//!   magnitudes of the statistics it reads, propagated through the formula),
+//! - whether it is **composite**: computed from intermediates that a kernel may store at the
+//!   program's precision and read back (batch norm's statistics, LRN's scale, softmax's
+//!   log-sum-exp, SGD's new velocity), so that rounding to the storage format (f16) scales with
+//!   twice its magnitude (their roundings and its own), not with its value,
+//! - the **depth** K: how many terms a reduction adds per element.
+//!
+//! A wrong kernel (a wrong index, a missing or extra term, an unwritten element) is wrong by
+//! the size of a term, which is O(magnitude / K) at the very least and usually O(magnitude), so
+//! the bound still rejects it; a well computed result is never rejected because it cancels.
+//!
+//! Ops that are linear in each input (convolutions, fully connected layers, average pooling,
+//! copies, sums) get their magnitude by running the reference on the absolute values of their
+//! inputs, which gives exactly `sum |terms|` per element; the others are written out below.
+
+use super::op::{ConvGeom, Op};
+use super::reference;
+
+/// The conditioning of one output binding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conditioning {
+    /// Sum of the absolute values of the terms that make each element (all `>= 0`).
+    pub magnitude: Vec<f64>,
+    /// Terms a reduction adds per element (1 for element-wise ops).
+    pub depth: usize,
+    /// Whether the output is computed from intermediates that a kernel may store at the
+    /// program's precision and read back, so that storage rounding scales with twice its
+    /// magnitude (its own rounding and theirs) rather than with its value.
+    pub composite: bool,
+}
+
+/// The conditioning of each float output of `op` (written and read-write bindings, in binding
+/// order, as [`reference::execute`] orders them). `inputs` and `labels` are what the reference
+/// read; `before` holds each output's values before the op ran (those of a read-write binding;
+/// anything, NaN included, for a write-only one); `expected` the reference's results.
+pub fn conditioning(
+    op: &Op,
+    inputs: &[&[f64]],
+    labels: Option<&[u32]>,
+    before: &[&[f64]],
+    expected: &[&[f64]],
+) -> Vec<Conditioning> {
+    magnitudes(op, inputs, labels, before, expected)
+        .into_iter()
+        .zip(depths(op))
+        .zip(composite(op))
+        .map(|((magnitude, depth), composite)| Conditioning {
+            magnitude,
+            depth,
+            composite,
+        })
+        .collect()
+}
+
+/// Per output: whether it is computed from intermediates that a kernel may store at the
+/// program's precision and read back (batch norm's statistics, LRN's scale, the updated
+/// velocity of SGD, the log-sum-exp of softmax), so that their rounding reaches it. Outputs
+/// rounded once, from values kept in f32, are `false`.
+fn composite(op: &Op) -> Vec<bool> {
+    match op {
+        Op::BatchNormForwardTrain { .. } => vec![true, false, false, true, true],
+        Op::BatchNormForwardEval { .. } | Op::LrnBackward { .. } => vec![true],
+        Op::BatchNormBackward { .. } => vec![true, false, false],
+        Op::LrnForward { .. } => vec![true, false],
+        Op::SoftmaxCrossEntropyForward { .. } => vec![true, true],
+        Op::SgdUpdate { .. } => vec![true, false],
+        op => vec![false; op.bindings().len()],
+    }
+}
+
+/// Terms added per element of each output.
+fn depths(op: &Op) -> Vec<usize> {
+    let conv_depth = |g: &ConvGeom| (g.conv.in_channels / g.conv.groups) * g.conv.kernel.0 * g.conv.kernel.1;
+    match op {
+        Op::Conv2dForward(g) => vec![conv_depth(g) + usize::from(g.conv.bias)],
+        Op::Conv2dBackwardData(g) => {
+            vec![(g.conv.out_channels / g.conv.groups) * g.conv.kernel.0 * g.conv.kernel.1]
+        }
+        Op::Conv2dBackwardFilter(g) => {
+            let k = g.output.n * g.output.h * g.output.w;
+            vec![k; 1 + usize::from(g.conv.bias)]
+        }
+        Op::PoolForward(g) => vec![g.pool.kernel.0 * g.pool.kernel.1],
+        Op::PoolBackward(g) => {
+            let (p, s) = (g.pool.kernel, g.pool.stride);
+            vec![p.0.div_ceil(s.0.max(1)) * p.1.div_ceil(s.1.max(1))]
+        }
+        Op::ReluForward { .. } | Op::ReluBackward { .. } | Op::ChannelCopy { .. } => vec![1],
+        Op::LrnForward { lrn, .. } => vec![lrn.size; 2],
+        Op::LrnBackward { lrn, .. } => vec![lrn.size + 1],
+        Op::BatchNormForwardTrain { shape, .. } => vec![shape.n * shape.h * shape.w; 5],
+        Op::BatchNormForwardEval { .. } => vec![1],
+        Op::BatchNormBackward { shape, .. } => vec![shape.n * shape.h * shape.w; 3],
+        Op::LinearForward(g) => vec![g.in_features + usize::from(g.bias)],
+        Op::LinearBackwardData(g) => vec![g.out_features],
+        Op::LinearBackwardParams(g) => vec![g.batch; 1 + usize::from(g.bias)],
+        Op::SoftmaxCrossEntropyForward { classes, .. } => vec![*classes; 2],
+        Op::SoftmaxCrossEntropyBackward { .. } => vec![1],
+        Op::Add { .. } => vec![2],
+        Op::GlobalAvgPoolForward { shape } => vec![shape.h * shape.w],
+        Op::GlobalAvgPoolBackward { .. } => vec![1],
+        Op::SgdUpdate { .. } => vec![3; 2],
+    }
+}
+
+fn abs_all(values: &[f64]) -> Vec<f64> {
+    values
+        .iter()
+        .map(|v| if v.is_finite() { v.abs() } else { 0.0 })
+        .collect()
+}
+
+/// The reference run on the absolute values of `inputs` (and of the read-write outputs'
+/// previous values): `sum |terms|` for an op linear in each input.
+fn on_absolute_values(
+    op: &Op,
+    inputs: &[Vec<f64>],
+    labels: Option<&[u32]>,
+    before: &[&[f64]],
+) -> Vec<Vec<f64>> {
+    let input_refs: Vec<&[f64]> = inputs.iter().map(Vec::as_slice).collect();
+    let mut outputs: Vec<Vec<f64>> = before.iter().map(|b| abs_all(b)).collect();
+    let mut output_refs: Vec<&mut [f64]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+    reference::execute(op, &input_refs, labels, &mut output_refs);
+    outputs
+}
+
+/// Sum over the `n * h * w` elements of channel `c` of a `[n, channels, hw]` tensor.
+fn channel_sum(n: usize, channels: usize, hw: usize, c: usize, f: impl Fn(usize) -> f64) -> f64 {
+    (0..n)
+        .flat_map(|b| (0..hw).map(move |q| (b * channels + c) * hw + q))
+        .map(f)
+        .sum()
+}
+
+fn magnitudes(
+    op: &Op,
+    inputs: &[&[f64]],
+    labels: Option<&[u32]>,
+    before: &[&[f64]],
+    expected: &[&[f64]],
+) -> Vec<Vec<f64>> {
+    let absolute = || -> Vec<Vec<f64>> { inputs.iter().map(|v| abs_all(v)).collect() };
+    match op {
+        Op::Conv2dForward(_)
+        | Op::Conv2dBackwardData(_)
+        | Op::Conv2dBackwardFilter(_)
+        | Op::PoolForward(_)
+        | Op::LinearForward(_)
+        | Op::LinearBackwardData(_)
+        | Op::LinearBackwardParams(_)
+        | Op::ChannelCopy { .. }
+        | Op::Add { .. }
+        | Op::GlobalAvgPoolForward { .. }
+        | Op::GlobalAvgPoolBackward { .. } => on_absolute_values(op, &absolute(), labels, before),
+        // Which element a window selects depends on the signed input: keep `x`, take |dy|.
+        Op::PoolBackward(_) | Op::ReluBackward { .. } => {
+            let routed = vec![inputs[0].to_vec(), abs_all(inputs[1])];
+            on_absolute_values(op, &routed, labels, before)
+        }
+        Op::ReluForward { .. } => vec![abs_all(expected[0])],
+        Op::SoftmaxCrossEntropyBackward { batch, classes } => {
+            // (p - onehot) / batch: the terms are p / batch and 1 / batch.
+            let scale = 1.0 / *batch as f64;
+            let labels = labels.unwrap_or_default();
+            let magnitude = (0..batch * classes)
+                .map(|i| {
+                    let onehot = labels
+                        .get(i / classes)
+                        .is_some_and(|&l| l as usize == i % classes);
+                    (inputs[0][i].abs() + f64::from(u8::from(onehot))) * scale
+                })
+                .collect();
+            vec![magnitude]
+        }
+        Op::LrnForward { lrn, .. } => {
+            // scale = k + alpha / n * sum x^2 has positive terms only; y = x * scale^-beta
+            // inherits scale's relative error times beta, plus that of pow (exp2 of a product
+            // with log2, whose absolute error grows with |beta * log2(scale)|).
+            let (y, scale) = (expected[0], expected[1]);
+            let pow_factor = |s: f64| 1.0 + lrn.beta.abs() * (1.0 + s.ln().abs());
+            let y_magnitude = y
+                .iter()
+                .zip(scale)
+                .map(|(y, &s)| y.abs() * pow_factor(s))
+                .collect();
+            vec![y_magnitude, abs_all(scale)]
+        }
+        Op::LrnBackward { lrn, .. } => {
+            // dx = dy * scale^-beta - factor * x * sum(dy * y / scale): the reference on |x|, |y|,
+            // |dy| gives first - second with both terms non-negative, and the first is known.
+            let (scale, dy) = (inputs[2], inputs[3]);
+            let pow_factor = |s: f64| 1.0 + lrn.beta.abs() * (1.0 + s.ln().abs());
+            let signed = vec![
+                abs_all(inputs[0]),
+                abs_all(inputs[1]),
+                scale.to_vec(),
+                abs_all(dy),
+            ];
+            let difference = on_absolute_values(op, &signed, labels, before).remove(0);
+            let magnitude = difference
+                .iter()
+                .zip(dy.iter().zip(scale))
+                .map(|(d, (&dy, &s))| {
+                    let first = dy.abs() * s.powf(-lrn.beta);
+                    first * pow_factor(s) + (first - d).max(0.0)
+                })
+                .collect();
+            vec![magnitude]
+        }
+        Op::BatchNormForwardTrain { bn, shape } => {
+            let [x, gamma, beta] = inputs else {
+                unreachable!("batch norm forward reads three tensors")
+            };
+            let [_, mean, invstd, _, _] = expected else {
+                unreachable!("batch norm forward writes five tensors")
+            };
+            let (n, channels, hw) = (shape.n, shape.c, shape.h * shape.w);
+            let count = (n * hw) as f64;
+            let mean_magnitude: Vec<f64> = (0..channels)
+                .map(|c| channel_sum(n, channels, hw, c, |i| x[i].abs()) / count)
+                .collect();
+            // The variance sums squares of x - mean; (|x| + |mean|)^2 bounds each term's
+            // magnitude whether a kernel subtracts the mean first or uses E[x^2] - mean^2.
+            // invstd = (var + eps)^-1/2 carries half of var's relative error.
+            let invstd_magnitude: Vec<f64> = (0..channels)
+                .map(|c| {
+                    let var_magnitude =
+                        channel_sum(n, channels, hw, c, |i| (x[i].abs() + mean[c].abs()).powi(2)) / count;
+                    invstd[c] * (1.0 + 0.5 * var_magnitude * invstd[c] * invstd[c])
+                })
+                .collect();
+            let y_magnitude = (0..x.len())
+                .map(|i| {
+                    let c = (i / hw) % channels;
+                    let centred = x[i].abs() + mean_magnitude[c];
+                    gamma[c].abs() * (centred * invstd[c] + (x[i] - mean[c]).abs() * invstd_magnitude[c])
+                        + beta[c].abs()
+                })
+                .collect();
+            // running = keep * running + momentum * statistic; var = 1 / invstd^2 - eps.
+            let (momentum, keep) = (bn.momentum.abs(), (1.0 - bn.momentum).abs());
+            let unbias = count / (count - 1.0).max(1.0);
+            let running_mean = (0..channels)
+                .map(|c| keep * before[3][c].abs() + momentum * mean_magnitude[c])
+                .collect();
+            let running_var = (0..channels)
+                .map(|c| {
+                    let inverse_square = 1.0 / (invstd[c] * invstd[c]);
+                    let var = inverse_square * (1.0 + 2.0 * invstd_magnitude[c] / invstd[c]) + bn.eps;
+                    keep * before[4][c].abs() + momentum * unbias * var
+                })
+                .collect();
+            vec![
+                y_magnitude,
+                mean_magnitude,
+                invstd_magnitude,
+                running_mean,
+                running_var,
+            ]
+        }
+        Op::BatchNormForwardEval { bn, shape } => {
+            let [x, gamma, beta, running_mean, running_var] = inputs else {
+                unreachable!("batch norm eval reads five tensors")
+            };
+            let (channels, hw) = (shape.c, shape.h * shape.w);
+            let magnitude = (0..x.len())
+                .map(|i| {
+                    let c = (i / hw) % channels;
+                    let invstd = 1.0 / (running_var[c].abs() + bn.eps).sqrt();
+                    2.0 * gamma[c].abs() * (x[i].abs() + running_mean[c].abs()) * invstd + beta[c].abs()
+                })
+                .collect();
+            vec![magnitude]
+        }
+        Op::BatchNormBackward { shape, .. } => {
+            let [x, dy, gamma, mean, invstd] = inputs else {
+                unreachable!("batch norm backward reads five tensors")
+            };
+            let (n, channels, hw) = (shape.n, shape.c, shape.h * shape.w);
+            let count = (n * hw) as f64;
+            let centred = |i: usize, c: usize| (x[i].abs() + mean[c].abs()) * invstd[c].abs();
+            let dbeta: Vec<f64> = (0..channels)
+                .map(|c| channel_sum(n, channels, hw, c, |i| dy[i].abs()))
+                .collect();
+            let dgamma: Vec<f64> = (0..channels)
+                .map(|c| channel_sum(n, channels, hw, c, |i| dy[i].abs() * centred(i, c)))
+                .collect();
+            // dx = gamma * invstd / count * (count * dy - dbeta - xhat * dgamma).
+            let dx = (0..x.len())
+                .map(|i| {
+                    let c = (i / hw) % channels;
+                    gamma[c].abs() * invstd[c].abs() / count
+                        * (count * dy[i].abs() + dbeta[c] + centred(i, c) * dgamma[c])
+                })
+                .collect();
+            vec![dx, dgamma, dbeta]
+        }
+        Op::SoftmaxCrossEntropyForward { classes, .. } => {
+            // loss = lse - logit[label] with lse = max + ln(sum exp(v - max)): the sum of
+            // positive terms has a small relative error, which ln turns into an absolute one of
+            // the same size (the `1 +`). p = exp(v - lse) has the relative error of v - lse.
+            let logits = inputs[0];
+            let labels = labels.unwrap_or_default();
+            let (loss, probs) = (expected[0], expected[1]);
+            let rows = loss.len();
+            let mut loss_magnitude = Vec::with_capacity(rows);
+            let mut prob_magnitude = Vec::with_capacity(probs.len());
+            for (n, &loss) in loss.iter().enumerate() {
+                let row = &logits[n * classes..][..*classes];
+                let label = labels.get(n).map_or(0, |&l| (l as usize).min(classes - 1));
+                let lse = loss + row[label];
+                let max = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v));
+                loss_magnitude.push(1.0 + lse.abs() + max.abs() + row[label].abs());
+                for (k, &v) in row.iter().enumerate() {
+                    prob_magnitude
+                        .push(probs[n * classes + k].abs() * (1.0 + v.abs() + lse.abs() + max.abs()));
+                }
+            }
+            vec![loss_magnitude, prob_magnitude]
+        }
+        Op::SgdUpdate {
+            lr,
+            momentum,
+            weight_decay,
+            ..
+        } => {
+            // v = momentum * v + g + weight_decay * w; w = w - lr * v.
+            let (lr, momentum, weight_decay) = (
+                f64::from(lr.abs()),
+                f64::from(momentum.abs()),
+                f64::from(weight_decay.abs()),
+            );
+            let (grad, weight, velocity) = (inputs[0], before[0], before[1]);
+            let v_magnitude: Vec<f64> = (0..grad.len())
+                .map(|i| momentum * velocity[i].abs() + grad[i].abs() + weight_decay * weight[i].abs())
+                .collect();
+            let w_magnitude = (0..grad.len())
+                .map(|i| weight[i].abs() + lr * v_magnitude[i])
+                .collect();
+            vec![w_magnitude, v_magnitude]
+        }
+    }
+}
