@@ -22,10 +22,11 @@
 //! batches = [32, 128]
 //! precisions = ["f32", "f16"]
 //! baseline-dir = "baselines"
+//! baseline-runs = 10            # blessed runs kept per benchmark
 //!
 //! [workspace.metadata.convbench.compare]
 //! threshold = 0.05              # 5 %
-//! alpha = 0.05
+//! alpha = 0.01
 //! min-samples = 5
 //! fail-on-inconclusive = false
 //! thresholds = { "vgg-a/*" = 0.10, "*/f16/*" = 0.08 }
@@ -64,6 +65,10 @@ pub struct Config {
     /// (default [`DEFAULT_BASELINE_DIR`]).
     #[serde(alias = "baseline_dir")]
     pub baseline_dir: PathBuf,
+    /// Blessed runs a baseline keeps per benchmark (`baseline update` adds one and drops the
+    /// oldest beyond this): the history from which `compare` learns how much runs differ.
+    #[serde(alias = "baseline_runs")]
+    pub baseline_runs: usize,
     /// How `compare` decides (the `compare` sub-table).
     pub compare: CompareSettings,
 }
@@ -76,6 +81,7 @@ impl Default for Config {
             batches: Vec::new(),
             precisions: Vec::new(),
             baseline_dir: PathBuf::from(DEFAULT_BASELINE_DIR),
+            baseline_runs: crate::baseline::DEFAULT_KEEP_RUNS,
             compare: CompareSettings::default(),
         }
     }
@@ -143,6 +149,11 @@ impl Config {
         if self.batches.contains(&0) {
             return Err(Error::InvalidInput(
                 "batch size 0 in `batches`; use positive sizes such as [1, 32, 128]".to_string(),
+            ));
+        }
+        if self.baseline_runs == 0 {
+            return Err(Error::InvalidInput(
+                "`baseline-runs` is 0; a baseline keeps at least one run (the default is 10)".into(),
             ));
         }
         if self.baseline_dir.as_os_str().is_empty() {

@@ -127,6 +127,8 @@ fn benchmark(id: &str, adapter: &AdapterFingerprint, phases: Vec<(Phase, Vec<u64
         layers: Vec::new(),
         peak: None,
         kernels: Default::default(),
+        rounds: Vec::new(),
+        runs: Vec::new(),
     }
 }
 
@@ -242,6 +244,7 @@ fn row(benchmark_id: &str, verdict: Verdict, adapter_label: &str) -> PhaseCompar
         threshold: 0.05,
         verdict,
         adapter_label: adapter_label.to_string(),
+        evidence: None,
     }
 }
 

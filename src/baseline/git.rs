@@ -58,6 +58,8 @@ pub struct GitBaselineStore {
     /// Baseline folder relative to `workdir`, as in the repository's trees.
     baseline_dir: PathBuf,
     base: Option<BaseRevision>,
+    /// Blessed runs kept per benchmark by [`GitBaselineStore::write`].
+    keep_runs: usize,
 }
 
 impl std::fmt::Debug for GitBaselineStore {
@@ -142,7 +144,14 @@ impl GitBaselineStore {
             repo,
             workdir,
             base: None,
+            keep_runs: super::DEFAULT_KEEP_RUNS,
         })
+    }
+
+    /// This store, keeping the last `keep_runs` blessed runs of each benchmark when it writes.
+    pub fn with_keep_runs(mut self, keep_runs: usize) -> Self {
+        self.keep_runs = keep_runs.max(1);
+        self
     }
 
     /// This store, reading [`BaselineStore::load`] at `base` instead of resolving one.
@@ -401,7 +410,7 @@ impl GitBaselineStore {
         let path = self.file_path(slug, set)?;
         let existing = self.load_worktree(slug, set)?;
         let existed = existing.is_some();
-        let merged = merge(existing, record, slug)?;
+        let merged = merge(existing, record, slug, self.keep_runs)?;
         let needs_write = !existed || !merged.added.is_empty() || !merged.updated.is_empty();
         let written = needs_write && !dry_run;
         if written {
@@ -543,7 +552,8 @@ impl GitBaselineStore {
                 if benchmark.is_some_and(|wanted| wanted != result.id) {
                     continue;
                 }
-                let Some(total) = result.phase(Phase::Total) else {
+                // The run this commit blessed: the newest of the baseline's history.
+                let Some(total) = result.last_run_median(Phase::Total) else {
                     continue;
                 };
                 points.push(HistoryPoint {
@@ -551,7 +561,7 @@ impl GitBaselineStore {
                     time_unix_s: commit.time().seconds(),
                     summary: summary.clone(),
                     benchmark_id: result.id.clone(),
-                    phase_total_median_ns: total.summary.median_ns,
+                    phase_total_median_ns: total,
                 });
             }
         }

@@ -93,10 +93,15 @@ struct Merged {
     unchanged_count: usize,
 }
 
-/// Merges `record` into `existing`: benchmarks with the same id are replaced in place, the
-/// others kept, new ones appended; run metadata (version, time, commit, host, settings) is
-/// the new record's. Every benchmark must carry adapter `slug`.
-fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str) -> Result<Merged> {
+/// Blessed runs a baseline keeps per benchmark unless configured (`baseline-runs`).
+pub const DEFAULT_KEEP_RUNS: usize = 10;
+
+/// Merges `record` into `existing`: a benchmark already blessed on the same adapter
+/// fingerprint gets the new run appended to its history (the last `keep_runs` runs are kept);
+/// one blessed under another driver or runtime is replaced; the others are kept, new ones
+/// appended. Run metadata (version, time, commit, host, settings) is the new record's. Every
+/// benchmark must carry adapter `slug`.
+fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str, keep_runs: usize) -> Result<Merged> {
     if record.benchmarks.is_empty() {
         return Err(Error::InvalidInput(
             "the record has no benchmarks; there is nothing to bless".to_string(),
@@ -118,7 +123,13 @@ fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str) -> Result<
     let mut updated = Vec::new();
     for benchmark in &record.benchmarks {
         match merged.benchmarks.iter_mut().find(|old| old.id == benchmark.id) {
-            Some(old) if old == benchmark => {}
+            Some(old) if old == benchmark || old.ends_with_run(benchmark) => {}
+            // Another run on the same adapter, driver and runtime joins the history.
+            Some(old) if old.adapter == benchmark.adapter => {
+                old.append_run(benchmark.clone(), keep_runs);
+                updated.push(benchmark.id.clone());
+            }
+            // Numbers from another driver or runtime start a new history.
             Some(old) => {
                 *old = benchmark.clone();
                 updated.push(benchmark.id.clone());

@@ -53,6 +53,8 @@ fn benchmark(id: &str, median_ns: u64) -> BenchmarkResult {
         layers: Vec::new(),
         peak: None,
         kernels: Default::default(),
+        rounds: Vec::new(),
+        runs: Vec::new(),
     }
 }
 
@@ -473,7 +475,14 @@ fn write_merges_into_the_existing_baseline() {
         ]
     );
     assert_eq!(total_median(&merged, "alexnet/train/b128/f32/wgpu"), 100.0);
-    assert_eq!(total_median(&merged, "vgg-a/train/b64/f32/wgpu"), 310.0);
+    // A benchmark blessed again joins its history as a second run.
+    let vgg = merged
+        .benchmarks
+        .iter()
+        .find(|b| b.id == "vgg-a/train/b64/f32/wgpu")
+        .expect("vgg-a");
+    assert_eq!(vgg.run_sizes(), [1, 1]);
+    assert_eq!(vgg.round_medians(Phase::Total).last(), Some(&310.0));
 
     // Blessing identical results changes nothing and leaves the file alone.
     let before = std::fs::read(&change.path).expect("read");

@@ -12,7 +12,32 @@
 //!
 //! Conservative, in the spirit of criterion: a gate that cries wolf gets switched off, so
 //! anything short of clear evidence is "no change" or "inconclusive", never "regression".
-//! For each phase measured on both sides, on the raw samples (ns):
+//!
+//! ## The unit of evidence is a run, measured in rounds
+//! Samples within one run are not independent draws: a shared machine drifts between runs far
+//! more than samples vary within one (measured on a 2-core runner with a parallel build: run
+//! medians 22 % apart, 15 % spread within a run), so a test on pooled samples calls that drift
+//! a regression. When both sides have [`MIN_ROUNDS`] rounds or more (`run --rounds`, default
+//! 3), the rows are decided on rounds instead:
+//!
+//! - a run's **level** is the mean of the logarithms of its rounds' medians;
+//! - with a baseline of [`MIN_RUNS`] or more blessed runs (`baseline update` keeps the last 10,
+//!   `baseline-runs`), the current run's level is a new draw from the blessed runs' levels:
+//!   `change = exp(level - mean) - 1`, with the prediction interval and one-sided p-value of
+//!   Student's t on `K - 1` degrees of freedom, scale `sd * sqrt(1 + 1/K)`. Drift between runs
+//!   is measured, not assumed away;
+//! - with a baseline of one run, its rounds and the current ones are the units (a pooled
+//!   two-sample t); the drift between runs is then not measured, and the row says so;
+//! - steps 3 to 6 below decide, with "what would settle it" in the row's evidence when it is
+//!   inconclusive.
+//!
+//! Assumptions: run levels are roughly normal in the logarithm and the blessed runs come from
+//! the same machine as the current one (the adapter fingerprint guarantees the hardware and
+//! driver, not the load). Records without rounds (older ones, `--rounds 1`) are judged on
+//! samples as below.
+//!
+//! ## Steps
+//! For each phase measured on both sides, on the raw samples (ns) unless rounds decide:
 //!
 //! 1. With fewer than [`CompareConfig::min_samples`] samples on either side the row is
 //!    [`Verdict::Inconclusive`].
@@ -75,7 +100,7 @@ impl Default for CompareConfig {
         Self {
             threshold: 0.05,
             per_benchmark: Vec::new(),
-            alpha: 0.05,
+            alpha: 0.01,
             min_samples: 5,
             allow_other_adapter: false,
             fail_on_inconclusive: false,
@@ -231,6 +256,10 @@ pub struct PhaseComparison {
     pub verdict: Verdict,
     /// The adapter, e.g. `NVIDIA H100 (vulkan)`; both when they differ.
     pub adapter_label: String,
+    /// What the verdict rests on, when rounds decided it: how many rounds and blessed runs,
+    /// how much runs vary, and for an inconclusive row what would settle it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<String>,
 }
 
 /// The result of comparing two records.
@@ -349,6 +378,10 @@ struct Tested {
     change: f64,
     ci: (f64, f64),
     p_value: f64,
+    /// What the test rests on (round-based tests only).
+    evidence: Option<String>,
+    /// What would settle an inconclusive verdict (round-based tests only).
+    settle: Option<String>,
 }
 
 fn selected_phases(config: &CompareConfig) -> impl Iterator<Item = Phase> + '_ {
@@ -411,6 +444,7 @@ fn one_sided_row(
         threshold,
         verdict,
         adapter_label,
+        evidence: None,
     }
 }
 
@@ -461,6 +495,7 @@ fn compare_benchmark(
             threshold,
             verdict: Verdict::Inconclusive,
             adapter_label: adapter_label.clone(),
+            evidence: None,
         };
         if !same_adapter && !config.allow_other_adapter {
             row.verdict = Verdict::Incomparable;
@@ -470,9 +505,17 @@ fn compare_benchmark(
         if baseline_median > 0.0 {
             row.change = Some(current_median / baseline_median - 1.0);
         }
+        let rounds = baseline.round_sizes().len() >= MIN_ROUNDS && current.round_sizes().len() >= MIN_ROUNDS;
         let enough = old.samples_ns.len() >= config.min_samples && new.samples_ns.len() >= config.min_samples;
-        let tested = enough.then(|| test_phase(old, new, &current.id, rows.len(), config));
-        if let Some(test) = tested.flatten() {
+        let tested = if rounds {
+            level_test(baseline, current, phase, rows.len(), row.threshold)
+        } else {
+            enough
+                .then(|| test_phase(old, new, &current.id, rows.len(), config))
+                .flatten()
+        };
+        if let Some(test) = tested {
+            row.evidence.clone_from(&test.evidence);
             row.ci = Some(test.ci);
             row.p_value = Some(test.p_value);
             tests.push(test);
@@ -534,7 +577,148 @@ fn test_phase(
         change,
         ci: (low - 1.0, high - 1.0),
         p_value,
+        evidence: None,
+        settle: None,
     })
+}
+
+/// Rounds each side needs before rounds, not samples, are the unit of evidence.
+pub const MIN_ROUNDS: usize = 2;
+
+/// Blessed runs a baseline needs before the spread between runs is measured rather than
+/// stood in for by the spread between rounds.
+pub const MIN_RUNS: usize = 2;
+
+/// The round-based test of one phase (see the module docs): the level of a run is the mean of
+/// the logarithms of its round medians; the current run's level is compared with the blessed
+/// runs' levels as a new draw from them (a prediction interval, Student's t with `K - 1`
+/// degrees of freedom) when the baseline holds [`MIN_RUNS`] runs or more, else with the
+/// baseline's rounds as units (pooled two-sample t). `None` when a side lacks two positive
+/// round medians.
+fn level_test(
+    baseline: &BenchmarkResult,
+    current: &BenchmarkResult,
+    phase: Phase,
+    row: usize,
+    threshold: f64,
+) -> Option<Tested> {
+    let runs = |benchmark: &BenchmarkResult| -> Vec<Vec<f64>> {
+        let medians = benchmark.round_medians(phase);
+        let mut start = 0;
+        let mut runs = Vec::new();
+        for size in benchmark.run_sizes() {
+            let end = (start + size).min(medians.len());
+            let levels: Vec<f64> = medians[start..end]
+                .iter()
+                .filter(|m| **m > 0.0)
+                .map(|m| m.ln())
+                .collect();
+            if !levels.is_empty() {
+                runs.push(levels);
+            }
+            start = end;
+        }
+        runs
+    };
+    let blessed = runs(baseline);
+    let now: Vec<f64> = runs(current).concat();
+    let blessed_rounds: Vec<f64> = blessed.concat();
+    if now.len() < MIN_ROUNDS || blessed_rounds.len() < MIN_ROUNDS {
+        return None;
+    }
+    let level = mean(&now);
+    let (reference, spread, degrees, evidence) = if blessed.len() >= MIN_RUNS {
+        let levels: Vec<f64> = blessed.iter().map(|run| mean(run)).collect();
+        let runs = levels.len() as f64;
+        let spread = variance(&levels).sqrt();
+        (
+            mean(&levels),
+            spread * (1.0 + 1.0 / runs).sqrt(),
+            runs - 1.0,
+            format!(
+                "{} rounds against {} blessed runs, whose levels vary by {:.1}%",
+                now.len(),
+                levels.len(),
+                100.0 * spread
+            ),
+        )
+    } else {
+        let (b, c) = (blessed_rounds.len() as f64, now.len() as f64);
+        let pooled = ((b - 1.0) * variance(&blessed_rounds) + (c - 1.0) * variance(&now)) / (b + c - 2.0);
+        (
+            mean(&blessed_rounds),
+            (pooled * (1.0 / b + 1.0 / c)).sqrt(),
+            b + c - 2.0,
+            format!(
+                "{} rounds against {} rounds of one blessed run, which vary by {:.1}%; the drift \
+                 between runs is not measured until the baseline holds {MIN_RUNS} runs",
+                now.len(),
+                blessed_rounds.len(),
+                100.0 * pooled.sqrt()
+            ),
+        )
+    };
+    let difference = level - reference;
+    let change = difference.exp() - 1.0;
+    let t = statrs::distribution::StudentsT::new(0.0, 1.0, degrees.max(1.0)).ok()?;
+    use statrs::distribution::ContinuousCDF;
+    let quantile = t.inverse_cdf(0.5 + CI_CONFIDENCE / 2.0);
+    let (ci, p_value) = if spread > 0.0 {
+        let ci = (
+            (difference - quantile * spread).exp() - 1.0,
+            (difference + quantile * spread).exp() - 1.0,
+        );
+        let score = difference / spread;
+        let p = if difference >= 0.0 {
+            1.0 - t.cdf(score)
+        } else {
+            t.cdf(score)
+        };
+        (ci, p)
+    } else {
+        ((change, change), if difference == 0.0 { 1.0 } else { 0.0 })
+    };
+    // The interval's half-width shrinks as sqrt(units); the gap it must fit in is the distance
+    // of the change from the threshold.
+    let gap = (change.abs() - threshold).abs().max(0.005);
+    let half_width = (quantile * spread).exp_m1();
+    let settle = if blessed.len() >= MIN_RUNS {
+        let floor = half_width / (1.0 + 1.0 / blessed.len() as f64).sqrt();
+        if floor >= gap {
+            format!(
+                "runs vary by more than the {:.1}% between this change and the threshold, so \
+                 one run cannot settle it against the baseline",
+                100.0 * gap
+            )
+        } else {
+            "more blessed runs in the baseline would narrow the interval".to_string()
+        }
+    } else {
+        let units = (now.len() + blessed_rounds.len()) as f64 / 2.0;
+        let needed = (units * (half_width / gap).powi(2)).ceil();
+        format!("about {needed} rounds a side would settle it")
+    };
+    Some(Tested {
+        row,
+        change,
+        ci,
+        p_value,
+        evidence: Some(evidence),
+        settle: Some(settle),
+    })
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len().max(1) as f64
+}
+
+/// Sample variance (0 for fewer than two values).
+fn variance(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let m = mean(values);
+    values.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (values.len() - 1) as f64
 }
 
 /// A bootstrap seed that depends only on the benchmark id and phase (FNV-1a, stable across
@@ -566,6 +750,11 @@ fn decide_all(rows: &mut [PhaseComparison], tests: &[Tested], alpha: f64) {
     for test in tests {
         let row = &mut rows[test.row];
         row.verdict = decide(test, row.threshold, discoveries.contains(&test.row));
+        if let (Verdict::Inconclusive, Some(evidence), Some(settle)) =
+            (row.verdict, &row.evidence, &test.settle)
+        {
+            row.evidence = Some(format!("{evidence}; {settle}"));
+        }
     }
 }
 

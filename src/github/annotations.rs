@@ -98,6 +98,7 @@ mod tests {
             threshold: 0.05,
             verdict,
             adapter_label: "NVIDIA H100 (vulkan)".to_string(),
+            evidence: None,
         }
     }
 

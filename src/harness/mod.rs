@@ -408,6 +408,8 @@ pub fn measure(
         } else {
             BTreeMap::new()
         },
+        rounds: Vec::new(),
+        runs: Vec::new(),
     })
 }
 

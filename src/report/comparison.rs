@@ -73,12 +73,32 @@ fn footer(comparison: &Comparison) -> Vec<String> {
     } else {
         format!(" ({} per-benchmark overrides)", config.per_benchmark.len())
     };
+    let by_rounds = comparison.rows.iter().any(|row| row.evidence.is_some());
+    let interval = if by_rounds {
+        "t interval of the change in run level (rounds)"
+    } else {
+        "bootstrap of the change in median"
+    };
     let mut lines = vec![format!(
-        "threshold: {:.1}%{overrides}, false discovery rate: {}, CI: {:.0}% bootstrap of the change in median",
+        "threshold: {:.1}%{overrides}, false discovery rate: {}, CI: {:.0}% {interval}",
         100.0 * config.threshold,
         config.alpha,
         100.0 * CI_CONFIDENCE
     )];
+    // What the undecided rows rest on and what would settle them, once per distinct text.
+    let mut explained = std::collections::BTreeSet::new();
+    for row in comparison
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Inconclusive)
+    {
+        if let Some(evidence) = &row.evidence
+            && explained.insert(evidence.clone())
+            && explained.len() <= 3
+        {
+            lines.push(format!("inconclusive {}: {evidence}", row.benchmark_id));
+        }
+    }
     for row in &comparison.rows {
         let line = format!("adapter: {}", row.adapter_label);
         if !lines.contains(&line) {

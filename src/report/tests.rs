@@ -90,6 +90,8 @@ fn benchmark(
         layers: Vec::new(),
         peak: None,
         kernels: Default::default(),
+        rounds: Vec::new(),
+        runs: Vec::new(),
     }
 }
 
@@ -228,6 +230,7 @@ fn row(
         threshold: 0.05,
         verdict,
         adapter_label: adapter().label(),
+        evidence: None,
     }
 }
 

@@ -7,8 +7,10 @@
 use crate::model::Precision;
 use serde::{Deserialize, Serialize};
 
-/// The record format this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The record format this build writes and the newest it reads. Version 2 added rounds and
+/// runs ([`BenchmarkResult::rounds`], [`BenchmarkResult::runs`]) and [`RunRecord::complete`];
+/// version 1 records read as one round of one complete run.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Identity of the adapter that produced numbers. Numbers from different fingerprints are
 /// never compared.
@@ -274,6 +276,16 @@ pub struct BenchmarkResult {
     /// `compare` can say when a change of time came with a change of kernel.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub kernels: std::collections::BTreeMap<String, String>,
+    /// Samples in each round, in measurement order; they add up to every phase's (and
+    /// layer's) sample count. A round is one warm-up and its samples, and the rounds of a sweep
+    /// are interleaved across its benchmarks, so drift during the run touches every benchmark
+    /// alike. Empty in records from before rounds: all samples are one round.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<usize>,
+    /// Rounds of each run, oldest first, when the result gathers several runs (a baseline keeps
+    /// the last few blessed runs, see [`BenchmarkResult::append_run`]). Empty: one run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<usize>,
 }
 
 impl BenchmarkResult {
@@ -285,6 +297,145 @@ impl BenchmarkResult {
     /// The phase's result, if measured.
     pub fn phase(&self, phase: Phase) -> Option<&PhaseResult> {
         self.phases.iter().find(|p| p.phase == phase)
+    }
+
+    /// Samples per round ([`BenchmarkResult::rounds`], or one round of every sample).
+    pub fn round_sizes(&self) -> Vec<usize> {
+        if self.rounds.is_empty() {
+            vec![self.phases.first().map_or(0, |p| p.samples_ns.len())]
+        } else {
+            self.rounds.clone()
+        }
+    }
+
+    /// Rounds per run ([`BenchmarkResult::runs`], or one run of every round).
+    pub fn run_sizes(&self) -> Vec<usize> {
+        if self.runs.is_empty() {
+            vec![self.round_sizes().len()]
+        } else {
+            self.runs.clone()
+        }
+    }
+
+    /// The median of each round of `phase`, in order (empty when the phase was not measured).
+    pub fn round_medians(&self, phase: Phase) -> Vec<f64> {
+        let Some(result) = self.phase(phase) else {
+            return Vec::new();
+        };
+        let mut start = 0;
+        let mut medians = Vec::new();
+        for size in self.round_sizes() {
+            let end = (start + size).min(result.samples_ns.len());
+            if let Some(summary) = Summary::of(&result.samples_ns[start..end]) {
+                medians.push(summary.median_ns);
+            }
+            start = end;
+        }
+        medians
+    }
+
+    /// The median of the samples of `phase` in the last run (the newest blessed run of a
+    /// baseline; the whole result when it holds one run).
+    pub fn last_run_median(&self, phase: Phase) -> Option<f64> {
+        let samples = &self.phase(phase)?.samples_ns;
+        let rounds = self.round_sizes();
+        let last_rounds = self
+            .run_sizes()
+            .last()
+            .copied()
+            .unwrap_or(rounds.len())
+            .min(rounds.len());
+        let last_samples: usize = rounds[rounds.len() - last_rounds..].iter().sum();
+        Summary::of(&samples[samples.len().saturating_sub(last_samples)..]).map(|s| s.median_ns)
+    }
+
+    /// Adds the samples of `round`, another round of the same benchmark, as a new round.
+    pub fn append_round(&mut self, round: BenchmarkResult) {
+        let mut rounds = self.round_sizes();
+        rounds.extend(round.round_sizes());
+        let mut runs = self.run_sizes();
+        if let Some(last) = runs.last_mut() {
+            *last += round.round_sizes().len();
+        }
+        self.append_samples(round);
+        self.rounds = rounds;
+        self.runs = if runs.len() > 1 { runs } else { Vec::new() };
+    }
+
+    /// Adds the rounds of `run`, a later run of the same benchmark, as a new run, keeping the
+    /// last `keep_runs` runs (at least one): how a baseline becomes a short history of blessed
+    /// runs, from which `compare` learns how much runs differ. The newest run's metadata
+    /// (adapter, kernels, memory) wins.
+    pub fn append_run(&mut self, run: BenchmarkResult, keep_runs: usize) {
+        let mut rounds = self.round_sizes();
+        let mut runs = self.run_sizes();
+        rounds.extend(run.round_sizes());
+        runs.extend(run.run_sizes());
+        let meta = BenchmarkResult {
+            phases: Vec::new(),
+            layers: Vec::new(),
+            ..run.clone()
+        };
+        self.append_samples(run);
+        let drop_runs = runs.len().saturating_sub(keep_runs.max(1));
+        let drop_rounds = runs[..drop_runs].iter().sum::<usize>().min(rounds.len());
+        let drop_samples: usize = rounds[..drop_rounds].iter().sum();
+        for phase in &mut self.phases {
+            phase.samples_ns.drain(..drop_samples.min(phase.samples_ns.len()));
+            phase.summary = Summary::of(&phase.samples_ns).unwrap_or(phase.summary);
+        }
+        for layer in &mut self.layers {
+            layer.samples_ns.drain(..drop_samples.min(layer.samples_ns.len()));
+            layer.summary = Summary::of(&layer.samples_ns).unwrap_or(layer.summary);
+        }
+        let (phases, layers) = (std::mem::take(&mut self.phases), std::mem::take(&mut self.layers));
+        *self = BenchmarkResult {
+            phases,
+            layers,
+            rounds: rounds[drop_rounds..].to_vec(),
+            runs: runs[drop_runs..].to_vec(),
+            ..meta
+        };
+        if self.runs.len() == 1 {
+            self.runs.clear();
+        }
+    }
+
+    /// Whether the last run of this (history) result is `run`: the same rounds and the same
+    /// samples of every phase, so blessing `run` again would repeat it.
+    pub fn ends_with_run(&self, run: &BenchmarkResult) -> bool {
+        self.round_sizes().ends_with(&run.round_sizes())
+            && run.phases.iter().all(|theirs| {
+                self.phase(theirs.phase)
+                    .is_some_and(|mine| mine.samples_ns.ends_with(&theirs.samples_ns))
+            })
+    }
+
+    /// Appends the phase and layer samples of `other` to those of `self` and recomputes the
+    /// summaries (phases or layers only in `other` are added).
+    fn append_samples(&mut self, other: BenchmarkResult) {
+        for phase in other.phases {
+            match self.phases.iter_mut().find(|p| p.phase == phase.phase) {
+                Some(mine) => {
+                    mine.samples_ns.extend(phase.samples_ns);
+                    mine.summary = Summary::of(&mine.samples_ns).unwrap_or(mine.summary);
+                }
+                None => self.phases.push(phase),
+            }
+        }
+        for layer in other.layers {
+            match self
+                .layers
+                .iter_mut()
+                .find(|l| l.layer == layer.layer && l.phase == layer.phase)
+            {
+                Some(mine) => {
+                    mine.samples_ns.extend(layer.samples_ns);
+                    mine.summary = Summary::of(&mine.samples_ns).unwrap_or(mine.summary);
+                }
+                None => self.layers.push(layer),
+            }
+        }
     }
 
     /// Images per second at the median total time.
@@ -337,6 +488,19 @@ pub struct RunSettings {
     pub data_grad: bool,
     /// Whether per-layer timings were recorded.
     pub layers: bool,
+    /// Rounds per benchmark (each re-warmed, interleaved across the sweep); written only when
+    /// above 1, so records from before rounds read and write back unchanged.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub rounds: usize,
+}
+
+const fn one() -> usize {
+    1
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+const fn is_one(value: &usize) -> bool {
+    *value == 1
 }
 
 impl Default for RunSettings {
@@ -348,6 +512,7 @@ impl Default for RunSettings {
             verify: true,
             data_grad: false,
             layers: false,
+            rounds: 1,
         }
     }
 }
@@ -482,6 +647,17 @@ impl RunRecord {
                         phase.phase.as_str()
                     ));
                 }
+            }
+            let rounds = benchmark.round_sizes();
+            if benchmark.run_sizes().iter().sum::<usize>() != rounds.len() {
+                problems.push(format!("{}: its runs do not add up to its rounds", benchmark.id));
+            }
+            let samples: usize = rounds.iter().sum();
+            if benchmark.phases.iter().any(|p| p.samples_ns.len() != samples) {
+                problems.push(format!(
+                    "{}: its rounds do not add up to the samples of every phase",
+                    benchmark.id
+                ));
             }
             for (phase, count) in phases.into_iter().filter(|(_, count)| *count > 1) {
                 problems.push(format!(

@@ -78,7 +78,8 @@ fn describe(change: &BaselineChange, dry_run: bool) -> String {
 pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
     let BaselineAction::Update(a) = &command.action;
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
+    let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?
+        .with_keep_runs(workspace.config.baseline_runs);
     let record = match &a.from {
         Some(path) => read_record(path)?,
         None => {

@@ -41,9 +41,13 @@ pub struct RunArgs {
     /// Where to run it.
     #[command(flatten)]
     pub device: DeviceArgs,
-    /// Timed iterations per benchmark.
+    /// Timed iterations per round.
     #[arg(long, default_value_t = 10)]
     pub samples: usize,
+    /// Rounds per benchmark: each re-warmed and timed `--samples` times, the rounds of the
+    /// sweep interleaved across its benchmarks. Rounds are the gate's unit of evidence.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
     /// Minimum warm-up iterations.
     #[arg(long, default_value_t = 3)]
     pub warmup: usize,
@@ -329,6 +333,7 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         verify: options.verify,
         data_grad: options.data_grad,
         layers: options.layers,
+        rounds: a.rounds,
     };
     if options.samples == 0 {
         return (
@@ -350,7 +355,13 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         Ok(j) => j,
         Err(e) => return (record, Some(e)),
     };
-    let progress = Progress::new(jobs.len() * backends.len(), quiet);
+    if a.rounds == 0 {
+        return (
+            record,
+            Some(Error::InvalidInput("--rounds must be at least 1".into())),
+        );
+    }
+    let progress = Progress::new(jobs.len() * backends.len() * a.rounds, quiet);
     for n in notices {
         if !quiet {
             progress.println(&format!("notice: {n}"));
@@ -363,28 +374,46 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         } else {
             None
         };
-        for job in &jobs {
-            if let Err(e) = options.interrupt.check("every benchmark was measured") {
-                record.complete = false;
-                progress.finish();
-                return (record, Some(e));
-            }
-            let name = job.target.name();
-            let id = format!(
-                "{name}/b{}/{}/{}",
-                job.batch,
-                job.precision,
-                backend.kind().as_str()
-            );
-            let mut count = 0;
-            let mut on_event = |e: convbench::harness::Event| progress.event(&id, &e, &mut count);
-            let key = (name.clone(), job.precision, backend.kind());
-            if options.verify && !verified.contains(&key) {
-                if !backend.supports(job.precision) {
+        // Round by round, each round over every benchmark, so drift during the run touches
+        // them all alike; each benchmark is verified once, before its first round.
+        let first_of_backend = record.benchmarks.len();
+        for round in 0..a.rounds {
+            for (index, job) in jobs.iter().enumerate() {
+                if let Err(e) = options.interrupt.check("every benchmark was measured") {
+                    record.complete = false;
                     progress.finish();
-                    return (record, Some(unsupported(backend.as_ref(), job.precision)));
+                    return (record, Some(e));
                 }
-                if let Err(e) = verify_target(
+                let name = job.target.name();
+                let id = format!(
+                    "{name}/b{}/{}/{}",
+                    job.batch,
+                    job.precision,
+                    backend.kind().as_str()
+                );
+                let mut count = 0;
+                let mut on_event = |e: convbench::harness::Event| progress.event(&id, &e, &mut count);
+                let key = (name.clone(), job.precision, backend.kind());
+                if options.verify && !verified.contains(&key) {
+                    if !backend.supports(job.precision) {
+                        progress.finish();
+                        return (record, Some(unsupported(backend.as_ref(), job.precision)));
+                    }
+                    if let Err(e) = verify_target(
+                        backend.as_ref(),
+                        &job.target,
+                        job.batch,
+                        job.precision,
+                        &options,
+                        &mut on_event,
+                    ) {
+                        progress.finish();
+                        record.complete = false;
+                        return (record, Some(e));
+                    }
+                    verified.insert(key);
+                }
+                match measure(
                     backend.as_ref(),
                     &job.target,
                     job.batch,
@@ -392,32 +421,20 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
                     &options,
                     &mut on_event,
                 ) {
-                    progress.finish();
-                    record.complete = false;
-                    return (record, Some(e));
+                    Ok(mut result) if round == 0 => {
+                        result.peak = peak;
+                        record.benchmarks.push(result);
+                    }
+                    Ok(result) => record.benchmarks[first_of_backend + index].append_round(result),
+                    Err(e) => {
+                        progress.finish();
+                        record.complete = false;
+                        return (record, Some(e));
+                    }
                 }
-                verified.insert(key);
+                checkpoint(a, &record, &progress, quiet);
+                progress.finish_one();
             }
-            match measure(
-                backend.as_ref(),
-                &job.target,
-                job.batch,
-                job.precision,
-                &options,
-                &mut on_event,
-            ) {
-                Ok(mut result) => {
-                    result.peak = peak;
-                    record.benchmarks.push(result);
-                    checkpoint(a, &record, &progress, quiet);
-                }
-                Err(e) => {
-                    progress.finish();
-                    record.complete = false;
-                    return (record, Some(e));
-                }
-            }
-            progress.finish_one();
         }
     }
     progress.finish();

@@ -315,3 +315,50 @@ fn an_interrupted_record_cannot_be_blessed() {
         stderr_of(&output)
     );
 }
+
+#[test]
+fn blessed_runs_build_a_history_that_compare_judges_by_rounds() {
+    let package = Package::git();
+    let run = |name: &str| {
+        let output = package
+            .convbench()
+            .args(["run", "--backend", "cpu", "--quiet", "--out", name])
+            .args(crate::support::tiny(&[("--rounds", "3")]))
+            .output()
+            .expect("run");
+        assert_code(&output, 0);
+    };
+    for name in ["first.json", "second.json"] {
+        run(name);
+        package.bless(name);
+    }
+    let slug = read_record(&package.path("first.json")).benchmarks[0]
+        .adapter
+        .slug();
+    let blessed = read_record(&package.path(&format!("baselines/{slug}/default.json")));
+    assert_eq!(
+        blessed.benchmarks[0].run_sizes(),
+        [3, 3],
+        "two blessed runs of three rounds"
+    );
+    run("now.json");
+    let output = package
+        .convbench()
+        .args([
+            "compare",
+            "--results",
+            "now.json",
+            "--baseline-rev",
+            "HEAD",
+            "--format",
+            "json",
+        ])
+        .output()
+        .expect("compare");
+    let json: serde_json::Value = serde_json::from_str(&stdout_of(&output)).expect("compare JSON");
+    let evidence = json["rows"][0]["evidence"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(evidence.contains("3 rounds against 2 blessed runs"), "{json}");
+}

@@ -334,3 +334,38 @@ fn out_file_gets_the_mode_the_umask_gives() {
     let mode = std::fs::metadata(&out).expect("stat").permissions().mode() & 0o777;
     assert_eq!(mode, 0o644, "mode {mode:o}");
 }
+
+#[test]
+fn rounds_are_recorded_per_benchmark() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rounds.json");
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--quiet", "--out"])
+        .arg(&out)
+        .args(tiny(&[("--batch", "1,2"), ("--rounds", "3")]))
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let record = read_record(&out);
+    assert_eq!(record.settings.rounds, 3);
+    assert!(record.complete);
+    for benchmark in &record.benchmarks {
+        assert_eq!(benchmark.rounds, [3, 3, 3], "{}", benchmark.id);
+        assert!(
+            benchmark.phases.iter().all(|p| p.samples_ns.len() == 9),
+            "{}",
+            benchmark.id
+        );
+        assert_eq!(benchmark.round_medians(convbench::results::Phase::Total).len(), 3);
+    }
+}
+
+#[test]
+fn rounds_zero_is_a_usage_error() {
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--quiet"])
+        .args(tiny(&[("--rounds", "0")]))
+        .output()
+        .expect("run");
+    assert_code(&output, 2);
+}

@@ -16,6 +16,7 @@ pub fn tiny(overrides: &[(&str, &str)]) -> Vec<String> {
         ("--model", "lenet"),
         ("--batch", "1"),
         ("--samples", "3"),
+        ("--rounds", "1"),
         ("--warmup", "1"),
         ("--warmup-ms", "0"),
     ]
