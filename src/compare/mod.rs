@@ -26,8 +26,9 @@
 //!   `change = exp(level - mean) - 1`, with the prediction interval and one-sided p-value of
 //!   Student's t on `K - 1` degrees of freedom, scale `sd * sqrt(1 + 1/K)`. Drift between runs
 //!   is measured, not assumed away;
-//! - with a baseline of one run, its rounds and the current ones are the units (a pooled
-//!   two-sample t); the drift between runs is then not measured, and the row says so;
+//! - with a baseline of one run the drift between runs is unknown, and the row is
+//!   inconclusive, saying so: pairs of single runs of identical code on a busy runner differed
+//!   "significantly" in 8 % of cases even when judged on rounds;
 //! - steps 3 to 6 below decide, with "what would settle it" in the row's evidence when it is
 //!   inconclusive.
 //!
@@ -508,7 +509,13 @@ fn compare_benchmark(
         let rounds = baseline.round_sizes().len() >= MIN_ROUNDS && current.round_sizes().len() >= MIN_ROUNDS;
         let enough = old.samples_ns.len() >= config.min_samples && new.samples_ns.len() >= config.min_samples;
         let tested = if rounds {
-            level_test(baseline, current, phase, rows.len(), row.threshold)
+            match level_test(baseline, current, phase, rows.len(), row.threshold) {
+                Ok(test) => Some(test),
+                Err(why) => {
+                    row.evidence = Some(why);
+                    None
+                }
+            }
         } else {
             enough
                 .then(|| test_phase(old, new, &current.id, rows.len(), config))
@@ -585,23 +592,23 @@ fn test_phase(
 /// Rounds each side needs before rounds, not samples, are the unit of evidence.
 pub const MIN_ROUNDS: usize = 2;
 
-/// Blessed runs a baseline needs before the spread between runs is measured rather than
-/// stood in for by the spread between rounds.
+/// Blessed runs a baseline needs before the spread between runs is known and a verdict other
+/// than inconclusive can be given on rounds.
 pub const MIN_RUNS: usize = 2;
 
 /// The round-based test of one phase (see the module docs): the level of a run is the mean of
-/// the logarithms of its round medians; the current run's level is compared with the blessed
-/// runs' levels as a new draw from them (a prediction interval, Student's t with `K - 1`
-/// degrees of freedom) when the baseline holds [`MIN_RUNS`] runs or more, else with the
-/// baseline's rounds as units (pooled two-sample t). `None` when a side lacks two positive
-/// round medians.
+/// the logarithms of its round medians, and the current run's level is compared with the
+/// blessed runs' levels as a new draw from them (a prediction interval, Student's t with
+/// `K - 1` degrees of freedom). `Err` says why it cannot decide: a side lacks two positive
+/// round medians, or the baseline holds fewer than [`MIN_RUNS`] runs, so the drift between
+/// runs is unknown and no verdict would be honest.
 fn level_test(
     baseline: &BenchmarkResult,
     current: &BenchmarkResult,
     phase: Phase,
     row: usize,
     threshold: f64,
-) -> Option<Tested> {
+) -> Result<Tested, String> {
     let runs = |benchmark: &BenchmarkResult| -> Vec<Vec<f64>> {
         let medians = benchmark.round_medians(phase);
         let mut start = 0;
@@ -622,45 +629,40 @@ fn level_test(
     };
     let blessed = runs(baseline);
     let now: Vec<f64> = runs(current).concat();
-    let blessed_rounds: Vec<f64> = blessed.concat();
-    if now.len() < MIN_ROUNDS || blessed_rounds.len() < MIN_ROUNDS {
-        return None;
+    if now.len() < MIN_ROUNDS || blessed.concat().len() < MIN_ROUNDS {
+        return Err(format!(
+            "too few rounds to judge ({} now, {} blessed); run with `--rounds 3` or more",
+            now.len(),
+            blessed.concat().len()
+        ));
+    }
+    if blessed.len() < MIN_RUNS {
+        return Err(format!(
+            "{} rounds against one blessed run: how much runs drift apart is not known until the \
+             baseline holds {MIN_RUNS} runs (on a busy 2-core runner they differ by 12%), so no \
+             verdict would be honest; bless another run with `cargo convbench baseline update`",
+            now.len()
+        ));
     }
     let level = mean(&now);
-    let (reference, spread, degrees, evidence) = if blessed.len() >= MIN_RUNS {
-        let levels: Vec<f64> = blessed.iter().map(|run| mean(run)).collect();
-        let runs = levels.len() as f64;
-        let spread = variance(&levels).sqrt();
-        (
-            mean(&levels),
-            spread * (1.0 + 1.0 / runs).sqrt(),
-            runs - 1.0,
-            format!(
-                "{} rounds against {} blessed runs, whose levels vary by {:.1}%",
-                now.len(),
-                levels.len(),
-                100.0 * spread
-            ),
-        )
-    } else {
-        let (b, c) = (blessed_rounds.len() as f64, now.len() as f64);
-        let pooled = ((b - 1.0) * variance(&blessed_rounds) + (c - 1.0) * variance(&now)) / (b + c - 2.0);
-        (
-            mean(&blessed_rounds),
-            (pooled * (1.0 / b + 1.0 / c)).sqrt(),
-            b + c - 2.0,
-            format!(
-                "{} rounds against {} rounds of one blessed run, which vary by {:.1}%; the drift \
-                 between runs is not measured until the baseline holds {MIN_RUNS} runs",
-                now.len(),
-                blessed_rounds.len(),
-                100.0 * pooled.sqrt()
-            ),
-        )
-    };
+    let levels: Vec<f64> = blessed.iter().map(|run| mean(run)).collect();
+    let count = levels.len() as f64;
+    let run_spread = variance(&levels).sqrt();
+    let (reference, spread, degrees) = (
+        mean(&levels),
+        run_spread * (1.0 + 1.0 / count).sqrt(),
+        count - 1.0,
+    );
+    let evidence = format!(
+        "{} rounds against {} blessed runs, whose levels vary by {:.1}%",
+        now.len(),
+        levels.len(),
+        100.0 * run_spread
+    );
     let difference = level - reference;
     let change = difference.exp() - 1.0;
-    let t = statrs::distribution::StudentsT::new(0.0, 1.0, degrees.max(1.0)).ok()?;
+    let t = statrs::distribution::StudentsT::new(0.0, 1.0, degrees.max(1.0))
+        .map_err(|e| format!("no t distribution with {degrees} degrees of freedom: {e}"))?;
     use statrs::distribution::ContinuousCDF;
     let quantile = t.inverse_cdf(0.5 + CI_CONFIDENCE / 2.0);
     let (ci, p_value) = if spread > 0.0 {
@@ -678,27 +680,20 @@ fn level_test(
     } else {
         ((change, change), if difference == 0.0 { 1.0 } else { 0.0 })
     };
-    // The interval's half-width shrinks as sqrt(units); the gap it must fit in is the distance
-    // of the change from the threshold.
+    // The prediction interval narrows with more blessed runs only down to the runs' own spread;
+    // a change closer to the threshold than that cannot be settled by one run.
     let gap = (change.abs() - threshold).abs().max(0.005);
-    let half_width = (quantile * spread).exp_m1();
-    let settle = if blessed.len() >= MIN_RUNS {
-        let floor = half_width / (1.0 + 1.0 / blessed.len() as f64).sqrt();
-        if floor >= gap {
-            format!(
-                "runs vary by more than the {:.1}% between this change and the threshold, so \
-                 one run cannot settle it against the baseline",
-                100.0 * gap
-            )
-        } else {
-            "more blessed runs in the baseline would narrow the interval".to_string()
-        }
+    let floor = (quantile * run_spread).exp_m1();
+    let settle = if floor >= gap {
+        format!(
+            "runs vary by more than the {:.1}% between this change and the threshold, so one \
+             run cannot settle it against the baseline",
+            100.0 * gap
+        )
     } else {
-        let units = (now.len() + blessed_rounds.len()) as f64 / 2.0;
-        let needed = (units * (half_width / gap).powi(2)).ceil();
-        format!("about {needed} rounds a side would settle it")
+        "more blessed runs in the baseline would narrow the interval".to_string()
     };
-    Some(Tested {
+    Ok(Tested {
         row,
         change,
         ci,

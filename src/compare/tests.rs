@@ -665,3 +665,26 @@ fn simulation_with_drift_between_runs() {
     assert!(rates[&("idle", 110)] >= 0.80, "10% slowdown when idle: {rates:?}");
     assert!(rates[&("idle", 120)] >= 0.99, "20% slowdown when idle: {rates:?}");
 }
+
+/// Against one blessed run the drift between runs is unknown: even a 30% slowdown measured
+/// in rounds is inconclusive, and the row says how to fix that.
+#[test]
+fn one_blessed_run_gives_no_verdict_on_rounds() {
+    let mut rng = StdRng::seed_from_u64(7);
+    let runner = Runner {
+        run_sd: 0.0,
+        round_sd: 0.01,
+        sample_sd: 0.01,
+    };
+    let id = "one/train/b8/f32/wgpu";
+    let baseline = runner.measure(&mut rng, id, 1, 3, 10, 1.0e8);
+    let current = runner.measure(&mut rng, id, 1, 3, 10, 1.3e8);
+    let comparison = compare(&record(vec![baseline]), &record(vec![current]), &fast_config());
+    let row = &comparison.rows[0];
+    assert_eq!(row.verdict, Verdict::Inconclusive);
+    let evidence = row.evidence.as_deref().unwrap_or_default();
+    assert!(
+        evidence.contains("one blessed run") && evidence.contains("baseline update"),
+        "{evidence}"
+    );
+}
