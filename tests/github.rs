@@ -4,8 +4,8 @@
 
 use convbench::compare::{CompareConfig, Comparison, PhaseComparison, Verdict, compare};
 use convbench::github::{
-    AdapterSection, COMMENT_MARKER, CommentAction, CommentContext, GithubApi, MAX_COMMENT_BYTES, Token,
-    comment_body, post_or_update_comment, sections_from,
+    AdapterSection, COMMENT_MARKER, CommentAction, CommentContext, DEFAULT_COMMENT_AUTHOR, GithubApi,
+    MAX_COMMENT_BYTES, Token, comment_body, post_or_update_comment, sections_from,
 };
 use convbench::model::Precision;
 use convbench::results::{
@@ -46,9 +46,14 @@ fn comments_path() -> String {
     format!("/repos/{OWNER}/{REPO}/issues/{PR}/comments")
 }
 
-/// A comment as the REST API returns it (every field octocrab requires).
+/// A comment by `someone` as the REST API returns it (every field octocrab requires).
 fn comment_json(server_uri: &str, id: u64, body: &str) -> serde_json::Value {
-    let user = "https://api.github.com/users/someone";
+    authored_comment(server_uri, id, body, "someone")
+}
+
+/// A comment by `login` as the REST API returns it.
+fn authored_comment(server_uri: &str, id: u64, body: &str, login: &str) -> serde_json::Value {
+    let user = format!("https://api.github.com/users/{login}");
     json!({
         "id": id,
         "node_id": format!("IC_{id}"),
@@ -57,9 +62,9 @@ fn comment_json(server_uri: &str, id: u64, body: &str) -> serde_json::Value {
         "issue_url": format!("{server_uri}/repos/{OWNER}/{REPO}/issues/{PR}"),
         "body": body,
         "user": {
-            "login": "someone", "id": 1, "node_id": "U_1",
+            "login": login, "id": 1, "node_id": "U_1",
             "avatar_url": "https://avatars.githubusercontent.com/u/1", "gravatar_id": "",
-            "url": user, "html_url": "https://github.com/someone",
+            "url": user, "html_url": format!("https://github.com/{login}"),
             "followers_url": format!("{user}/followers"), "following_url": format!("{user}/following"),
             "gists_url": format!("{user}/gists"), "starred_url": format!("{user}/starred"),
             "subscriptions_url": format!("{user}/subscriptions"),
@@ -291,7 +296,7 @@ impl Respond for CreateComment {
         let mut comments = self.0.comments.lock().expect("fake state");
         let id = 1000 + comments.len() as u64;
         let body = sent["body"].as_str().expect("body string");
-        let created = comment_json(&self.0.server_uri, id, body);
+        let created = authored_comment(&self.0.server_uri, id, body, DEFAULT_COMMENT_AUTHOR);
         comments.push(created.clone());
         ResponseTemplate::new(201).set_body_json(created)
     }
@@ -369,7 +374,12 @@ fn the_marker_comment_is_found_on_the_second_page() {
     ));
     let second_page = vec![
         comment_json(&uri, 4, "another one"),
-        comment_json(&uri, 42, &format!("{COMMENT_MARKER}\nold results")),
+        authored_comment(
+            &uri,
+            42,
+            &format!("{COMMENT_MARKER}\nold results"),
+            DEFAULT_COMMENT_AUTHOR,
+        ),
     ];
     let next = format!("{uri}{}?per_page=100&page=2", comments_path());
     block_on(async {
@@ -408,6 +418,132 @@ fn the_marker_comment_is_found_on_the_second_page() {
     });
     let action = post_or_update_comment(&api(&server), OWNER, REPO, PR, "new").expect("upsert");
     assert_eq!(action, CommentAction::Updated(42));
+    block_on(server.verify());
+}
+
+/// Mounts a comment listing of `existing`, a PATCH of comment `patched` answering `patch_status`
+/// (expected `patches` times) and a POST creating comment 900 (expected `posts` times).
+fn mount_upsert(
+    server: &MockServer,
+    existing: Vec<serde_json::Value>,
+    patched: u64,
+    patch_status: u16,
+    patches: u64,
+    posts: u64,
+) {
+    let uri = server.uri();
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(ResponseTemplate::new(200).set_body_json(existing))
+            .mount(server)
+            .await;
+        Mock::given(method("PATCH"))
+            .and(path(format!("/repos/{OWNER}/{REPO}/issues/comments/{patched}")))
+            .respond_with(if patch_status == 200 {
+                ResponseTemplate::new(200).set_body_json(authored_comment(
+                    &uri,
+                    patched,
+                    "new",
+                    DEFAULT_COMMENT_AUTHOR,
+                ))
+            } else {
+                ResponseTemplate::new(patch_status)
+                    .set_body_json(json!({"message": "Resource not accessible by integration"}))
+            })
+            .expect(patches)
+            .mount(server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(comments_path()))
+            .respond_with(ResponseTemplate::new(201).set_body_json(authored_comment(
+                &uri,
+                900,
+                "new",
+                DEFAULT_COMMENT_AUTHOR,
+            )))
+            .expect(posts)
+            .mount(server)
+            .await;
+    });
+}
+
+#[test]
+fn a_marker_comment_written_by_someone_else_is_never_edited() {
+    let server = block_on(MockServer::start());
+    let planted = comment_json(
+        &server.uri(),
+        13,
+        &format!("{COMMENT_MARKER}\nall green, trust me"),
+    );
+    mount_upsert(&server, vec![planted], 13, 200, 0, 1);
+    let body = format!("{COMMENT_MARKER}\nresults");
+    let action = post_or_update_comment(&api(&server), OWNER, REPO, PR, &body).expect("upsert");
+    assert_eq!(action, CommentAction::Created(900));
+    block_on(server.verify());
+}
+
+#[test]
+fn only_a_comment_opening_with_the_exact_marker_line_is_convbenchs() {
+    let server = block_on(MockServer::start());
+    let uri = server.uri();
+    let existing = vec![
+        // The token's own identity, but a note with text before the marker: a maintainer's.
+        authored_comment(
+            &uri,
+            21,
+            &format!("  {COMMENT_MARKER}\nmy notes"),
+            DEFAULT_COMMENT_AUTHOR,
+        ),
+        authored_comment(
+            &uri,
+            22,
+            &format!("{COMMENT_MARKER} and more\nnotes"),
+            DEFAULT_COMMENT_AUTHOR,
+        ),
+        authored_comment(
+            &uri,
+            23,
+            &format!("{COMMENT_MARKER}\r\nold results"),
+            DEFAULT_COMMENT_AUTHOR,
+        ),
+    ];
+    mount_upsert(&server, existing, 23, 200, 1, 0);
+    let action = post_or_update_comment(&api(&server), OWNER, REPO, PR, "new").expect("upsert");
+    assert_eq!(action, CommentAction::Updated(23));
+    block_on(server.verify());
+}
+
+#[test]
+fn another_token_identity_is_configurable() {
+    let server = block_on(MockServer::start());
+    let ours = authored_comment(
+        &server.uri(),
+        31,
+        &format!("{COMMENT_MARKER}\nold"),
+        "perf-bot[bot]",
+    );
+    mount_upsert(&server, vec![ours], 31, 200, 1, 0);
+    let api = api(&server).with_comment_author("perf-bot[bot]");
+    assert_eq!(
+        post_or_update_comment(&api, OWNER, REPO, PR, "new").expect("upsert"),
+        CommentAction::Updated(31)
+    );
+    block_on(server.verify());
+}
+
+#[test]
+fn a_refused_edit_posts_a_new_comment_instead() {
+    let server = block_on(MockServer::start());
+    let ours = authored_comment(
+        &server.uri(),
+        41,
+        &format!("{COMMENT_MARKER}\nold"),
+        DEFAULT_COMMENT_AUTHOR,
+    );
+    mount_upsert(&server, vec![ours], 41, 403, 1, 1);
+    let action = post_or_update_comment(&api(&server), OWNER, REPO, PR, "new").expect("upsert");
+    assert_eq!(action, CommentAction::Created(900));
     block_on(server.verify());
 }
 

@@ -21,11 +21,16 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long to wait for an answer from the API.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Where the REST API is and the token to call it with.
+/// The login of the identity behind a GitHub Actions `GITHUB_TOKEN`: the author of the
+/// comments convbench may update.
+pub const DEFAULT_COMMENT_AUTHOR: &str = "github-actions[bot]";
+
+/// Where the REST API is, the token to call it with, and whose comments are convbench's.
 #[derive(Debug, Clone)]
 pub struct GithubApi {
     api_url: String,
     token: Option<Token>,
+    comment_author: String,
 }
 
 impl GithubApi {
@@ -35,12 +40,25 @@ impl GithubApi {
         Self {
             api_url: api_url.into(),
             token,
+            comment_author: DEFAULT_COMMENT_AUTHOR.to_string(),
         }
     }
 
-    /// The API and token of a GitHub Actions job (`GITHUB_API_URL`, `GITHUB_TOKEN`).
+    /// The API and token of a GitHub Actions job (`GITHUB_API_URL`, `GITHUB_TOKEN`), and the
+    /// token's login from `CONVBENCH_COMMENT_AUTHOR` when the token is not the job's own
+    /// (a GitHub App's or a bot account's).
     pub fn from_env(env: &ActionsEnv) -> Self {
-        Self::new(env.api_url.clone(), env.token.clone())
+        let api = Self::new(env.api_url.clone(), env.token.clone());
+        match std::env::var("CONVBENCH_COMMENT_AUTHOR") {
+            Ok(login) if !login.trim().is_empty() => api.with_comment_author(login.trim()),
+            _ => api,
+        }
+    }
+
+    /// Only comments written by `login` (the token's own identity) are ever updated.
+    pub fn with_comment_author(mut self, login: impl Into<String>) -> Self {
+        self.comment_author = login.into();
+        self
     }
 
     /// The API's base URL.
@@ -64,9 +82,12 @@ pub enum CommentAction {
 }
 
 /// Keeps ONE convbench comment on pull request `pr` of `owner/repo`: lists the comments of the
-/// pull request (following the `Link: rel="next"` pages), edits the first one that opens with
-/// [`COMMENT_MARKER`] (whoever wrote it) with one PATCH, or else posts `body` as a new comment.
-/// Blocks until done.
+/// pull request (following the `Link: rel="next"` pages), edits with one PATCH the first one
+/// that is convbench's own (written by the token's identity, see
+/// [`GithubApi::with_comment_author`], with [`COMMENT_MARKER`] as its exact first line), or
+/// else posts `body` as a new comment. A comment anyone else wrote is never edited, whatever it
+/// starts with; when the edit is refused (403 or 404) a new comment is posted instead. Blocks
+/// until done.
 ///
 /// Errors never contain the token. Without a token: [`Error::Environment`] "no GITHUB_TOKEN;
 /// the job summary was still written" (callers treat it as a skipped comment), before any
@@ -100,6 +121,7 @@ pub fn post_or_update_comment(
     let call = Call {
         api_url: &api.api_url,
         token,
+        author: &api.comment_author,
         owner,
         repo,
         pr,
@@ -113,6 +135,7 @@ pub fn post_or_update_comment(
 struct Call<'a> {
     api_url: &'a str,
     token: &'a Token,
+    author: &'a str,
     owner: &'a str,
     repo: &'a str,
     pr: u64,
@@ -123,26 +146,26 @@ impl Call<'_> {
         let client = self.client()?;
         let existing = self.find_marker_comment(&client).await?;
         let payload = serde_json::json!({ "body": body });
-        match existing {
-            Some(id) => {
-                // GitHub documents PATCH for editing a comment; octocrab 0.54's
-                // `update_comment` sends POST, so the request is made here.
-                let route = format!("/repos/{}/{}/issues/comments/{id}", self.owner, self.repo);
-                let comment: Comment = client
-                    .patch(route, Some(&payload))
-                    .await
-                    .map_err(|error| self.describe(&error, &format!("updating comment {id}")))?;
-                Ok(CommentAction::Updated(comment.id.into_inner()))
-            }
-            None => {
-                let comment = client
-                    .issues(self.owner, self.repo)
-                    .create_comment(self.pr, body)
-                    .await
-                    .map_err(|error| self.describe(&error, "posting the comment"))?;
-                Ok(CommentAction::Created(comment.id.into_inner()))
+        if let Some(id) = existing {
+            // GitHub documents PATCH for editing a comment; octocrab 0.54's
+            // `update_comment` sends POST, so the request is made here.
+            let route = format!("/repos/{}/{}/issues/comments/{id}", self.owner, self.repo);
+            let updated: Result<Comment, _> = client.patch(route, Some(&payload)).await;
+            match updated {
+                Ok(comment) => return Ok(CommentAction::Updated(comment.id.into_inner())),
+                // Refused (a comment locked or gone, a token that may post but not edit):
+                // post a fresh comment rather than leave the old results up.
+                Err(octocrab::Error::GitHub { source, .. })
+                    if matches!(source.status_code.as_u16(), 403 | 404) => {}
+                Err(error) => return Err(self.describe(&error, &format!("updating comment {id}"))),
             }
         }
+        let comment = client
+            .issues(self.owner, self.repo)
+            .create_comment(self.pr, body)
+            .await
+            .map_err(|error| self.describe(&error, "posting the comment"))?;
+        Ok(CommentAction::Created(comment.id.into_inner()))
     }
 
     fn client(&self) -> Result<Octocrab, String> {
@@ -166,11 +189,11 @@ impl Call<'_> {
             })
     }
 
-    /// The id of the first comment that opens with the marker, reading pages until found.
-    ///
-    /// Whoever wrote it, the marker is enough; but it must open the comment, as it opens every
-    /// body [`super::comment_body`] renders, so that a comment merely quoting or discussing the
-    /// marker is never overwritten.
+    /// The id of the first comment that is convbench's own, reading pages until found: written
+    /// by the token's identity, with the marker as its exact first line (as every body
+    /// [`super::comment_body`] renders opens). Anyone can write the marker, so a comment by
+    /// anyone else is never taken for convbench's, however it starts; and a comment of the
+    /// token's identity that merely mentions the marker is not overwritten either.
     async fn find_marker_comment(&self, client: &Octocrab) -> Result<Option<u64>, String> {
         let listing = "listing the comments";
         let mut page = client
@@ -182,10 +205,12 @@ impl Call<'_> {
             .map_err(|error| self.describe(&error, listing))?;
         loop {
             let marked = page.items.iter().find(|comment| {
-                comment
-                    .body
-                    .as_deref()
-                    .is_some_and(|text| text.trim_start().starts_with(COMMENT_MARKER))
+                comment.user.login == self.author
+                    && comment
+                        .body
+                        .as_deref()
+                        .and_then(|text| text.lines().next())
+                        .is_some_and(|first| first == COMMENT_MARKER)
             });
             if let Some(comment) = marked {
                 return Ok(Some(comment.id.into_inner()));

@@ -36,7 +36,7 @@ mod env;
 mod summary;
 
 pub use annotations::{annotations, escape_workflow_data};
-pub use api::{CommentAction, GithubApi, post_or_update_comment};
+pub use api::{CommentAction, DEFAULT_COMMENT_AUTHOR, GithubApi, post_or_update_comment};
 pub use comment::{
     AdapterSection, COMMENT_MARKER, CommentContext, MAX_COMMENT_BYTES, comment_body, escape_markdown,
     format_change, format_duration_ns, sections_from,
