@@ -41,8 +41,8 @@
 //! A wrong kernel is wrong by the size of a term, not by rounding: an index off by one, a
 //! missing bias or a dropped term give ratios of about 50 and more, an unwritten element an
 //! infinite one, and f16 arithmetic in place of f32 about 100 and more at f32 precision (at f16
-//! precision it shows only over long reductions, from about 2), as the wrong-kernel tests
-//! show. A ratio above
+//! precision it often stays within a few f16 roundings, which no output check can tell), as the
+//! wrong-kernel tests show. A ratio above
 //! [`BUG_RATIO`] is called a kernel bug in the message; one just above 1 is reported as what it
 //! more likely is: rounding beyond the bound (an accumulation order or precision the bound does
 //! not foresee).

@@ -8,7 +8,9 @@
 //! - off by one: an index shifted by one element;
 //! - missing bias: the bias not added;
 //! - dropped term: the last term of each reduction left out;
-//! - f16 accumulation: the arithmetic done in f16 instead of f32;
+//! - f16 accumulation: the arithmetic done in f16 instead of f32 (required to be rejected at f32
+//!   precision; at f16 precision its ratios are printed, since over a few thousand terms it
+//!   often stays within a few f16 roundings of the truth, which no output check can tell);
 //! - unwritten element: one output element left as the verifier's NaN poison.
 //!
 //! As a control, the same ops computed correctly in f32 (the cpu backend's arithmetic) pass, so
@@ -344,7 +346,7 @@ fn catalogue(rng: &mut StdRng) -> Vec<Op> {
     };
     let shape = Shape::new(2, 7, 4, 5);
     ops.extend([Op::LrnForward { lrn, shape }, Op::LrnBackward { lrn, shape }]);
-    for shape in [Shape::new(2, 3, 5, 4), Shape::new(2, 2, 32, 32)] {
+    for shape in [Shape::new(2, 3, 5, 4), Shape::new(2, 2, 64, 64)] {
         let bn = BatchNorm {
             channels: shape.c,
             eps: 1e-5,
@@ -447,7 +449,10 @@ fn every_op_rejects_wrong_kernels_and_accepts_right_ones() {
                 };
                 let ratio = worst_ratio(&got, &expected);
                 lines.push(format!("{:<32} {precision} {bug:<13?} {ratio:.3e}", op.name()));
-                if ratio <= 1.0 {
+                // At f16 storage, f16 arithmetic even over thousands of terms often stays within
+                // a few f16 roundings of the true result: printed for information, not required.
+                let informational = bug == Bug::HalfAccumulation && precision == Precision::F16;
+                if ratio <= 1.0 && !informational {
                     failures.push(format!(
                         "{} {precision}: {bug:?} passes (error/bound {ratio:.3}); op: {op:?}",
                         op.name()
