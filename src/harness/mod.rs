@@ -98,15 +98,8 @@ impl Interrupt {
     }
 }
 
-/// Every interrupt is alike for comparing options: what differs is only whether it fired.
-impl PartialEq for Interrupt {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
 /// How to measure.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct RunOptions {
     /// Train or eval.
     pub stage: Stage,

@@ -74,7 +74,8 @@ fn composite(op: &Op) -> Vec<bool> {
         Op::LrnForward { .. } => vec![true, false],
         Op::SoftmaxCrossEntropyForward { .. } => vec![true, true],
         Op::SgdUpdate { .. } => vec![true, false],
-        op => vec![false; op.bindings().len()],
+        // One entry per float output (written or read-write), as `magnitudes` returns them.
+        op => vec![false; op.bindings().iter().filter(|&&a| a != super::op::Access::Read).count()],
     }
 }
 
