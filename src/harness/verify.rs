@@ -39,8 +39,8 @@
 //! the products). The check reports the worst ratio of error to bound; a ratio above 1 fails.
 //!
 //! A wrong kernel is wrong by the size of a term, not by rounding: an index off by one, a
-//! missing bias or a dropped term give ratios of about 50 and more, an unwritten element an
-//! infinite one, and f16 arithmetic in place of f32 about 100 and more at f32 precision (at f16
+//! missing bias or a dropped term give ratios of about 30 and more, an unwritten element an
+//! infinite one, and f16 arithmetic in place of f32 about 12 and more at f32 precision (at f16
 //! precision it often stays within a few f16 roundings, which no output check can tell), as the
 //! wrong-kernel tests show. A ratio above
 //! [`BUG_RATIO`] is called a kernel bug in the message; one just above 1 is reported as what it

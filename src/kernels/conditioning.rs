@@ -75,7 +75,13 @@ fn composite(op: &Op) -> Vec<bool> {
         Op::SoftmaxCrossEntropyForward { .. } => vec![true, true],
         Op::SgdUpdate { .. } => vec![true, false],
         // One entry per float output (written or read-write), as `magnitudes` returns them.
-        op => vec![false; op.bindings().iter().filter(|&&a| a != super::op::Access::Read).count()],
+        op => vec![
+            false;
+            op.bindings()
+                .iter()
+                .filter(|&&a| a != super::op::Access::Read)
+                .count()
+        ],
     }
 }
 
