@@ -90,6 +90,10 @@ pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
             record
         }
     };
+    if !record.benchmarks.is_empty() {
+        // Duplicates, zero-time samples and rounds that do not add up would corrupt the history.
+        record.validate("the record to bless")?;
+    }
     if !record.complete {
         return Err(Error::InvalidInput(
             "the record comes from an interrupted run; bless a complete one (run the benchmarks again)"
