@@ -4,8 +4,9 @@
 
 use convbench::compare::{CompareConfig, Comparison, PhaseComparison, Verdict, compare};
 use convbench::github::{
-    AdapterSection, COMMENT_MARKER, CommentAction, CommentContext, DEFAULT_COMMENT_AUTHOR, GithubApi,
-    MAX_COMMENT_BYTES, Token, comment_body, post_or_update_comment, sections_from,
+    AdapterSection, COMMENT_MARKER, CheckConclusion, CheckRun, CommentAction, CommentContext,
+    DEFAULT_COMMENT_AUTHOR, GithubApi, MAX_CHECK_SUMMARY_BYTES, MAX_COMMENT_BYTES, Token, comment_body,
+    create_check_run, post_or_update_comment, sections_from,
 };
 use convbench::model::Precision;
 use convbench::results::{
@@ -15,7 +16,9 @@ use convbench::results::{
 use convbench::{Error, ErrorKind};
 use serde_json::json;
 use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use wiremock::matchers::{header, method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -671,7 +674,8 @@ fn the_token_never_appears_in_errors_or_debug_output() {
         post_or_update_comment(&api(&server), OWNER, REPO, PR, "body").expect_err("403")
     };
     // Nothing listens on port 9 (discard) of loopback in the test environment.
-    let unreachable = GithubApi::new("http://127.0.0.1:9", Some(Token::new(TOKEN)));
+    let unreachable =
+        GithubApi::new("http://127.0.0.1:9", Some(Token::new(TOKEN))).with_backoff(Duration::from_millis(1));
     let transport = post_or_update_comment(&unreachable, OWNER, REPO, PR, "body").expect_err("unreachable");
     let bad_url = GithubApi::new("not a url", Some(Token::new(TOKEN)));
     let url_error = post_or_update_comment(&bad_url, OWNER, REPO, PR, "body").expect_err("bad URL");
@@ -684,6 +688,450 @@ fn the_token_never_appears_in_errors_or_debug_output() {
     let api = api(&server);
     assert!(!format!("{api:?}").contains(TOKEN));
     assert!(!format!("{:?} {}", Token::new(TOKEN), Token::new(TOKEN)).contains(TOKEN));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retries, rate limits and the deadline
+// ---------------------------------------------------------------------------------------------
+
+/// An API whose retries wait a millisecond instead of a second.
+fn fast_api(server: &MockServer) -> GithubApi {
+    api(server).with_backoff(Duration::from_millis(1))
+}
+
+/// Answers `failure` to the first `failures` requests, then `success`.
+fn failing_first(
+    failures: usize,
+    failure: ResponseTemplate,
+    success: ResponseTemplate,
+) -> impl Fn(&Request) -> ResponseTemplate + Send + Sync {
+    let seen = AtomicUsize::new(0);
+    move |_: &Request| {
+        if seen.fetch_add(1, Ordering::SeqCst) < failures {
+            failure.clone()
+        } else {
+            success.clone()
+        }
+    }
+}
+
+/// Mounts a POST creating comment 900, expected `posts` times.
+fn mount_create(server: &MockServer, posts: u64) {
+    block_on(
+        Mock::given(method("POST"))
+            .and(path(comments_path()))
+            .respond_with(ResponseTemplate::new(201).set_body_json(authored_comment(
+                &server.uri(),
+                900,
+                "new",
+                DEFAULT_COMMENT_AUTHOR,
+            )))
+            .expect(posts)
+            .mount(server),
+    );
+}
+
+#[test]
+fn bad_gateway_twice_is_retried_after_a_backoff() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(failing_first(
+                2,
+                ResponseTemplate::new(502),
+                ResponseTemplate::new(200).set_body_json(json!([])),
+            ))
+            .expect(3)
+            .mount(&server),
+    );
+    mount_create(&server, 1);
+    let api = api(&server).with_backoff(Duration::from_millis(100));
+    let started = Instant::now();
+    let action = post_or_update_comment(&api, OWNER, REPO, PR, "new").expect("third try succeeds");
+    assert_eq!(action, CommentAction::Created(900));
+    // At least half of 100 ms, then half of 200 ms: not octocrab's immediate retries.
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_millis(150), "{elapsed:?}");
+    block_on(server.verify());
+}
+
+#[test]
+fn a_lasting_server_error_is_tried_four_times_then_named() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(503).set_body_json(json!({"message": "Service Unavailable"})))
+            .expect(4)
+            .mount(&server),
+    );
+    let error = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, "new").expect_err("503");
+    let message = error.to_string();
+    assert_eq!(error.kind(), ErrorKind::Environment);
+    assert!(
+        message.contains("503") && message.contains("tried 4 times"),
+        "{message}"
+    );
+    assert!(message.contains(&server.uri()), "{message}");
+    block_on(server.verify());
+}
+
+#[test]
+fn too_many_requests_waits_as_long_as_retry_after_says() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(failing_first(
+                1,
+                ResponseTemplate::new(429).insert_header("retry-after", "1"),
+                ResponseTemplate::new(200).set_body_json(json!([])),
+            ))
+            .expect(2)
+            .mount(&server),
+    );
+    mount_create(&server, 1);
+    let started = Instant::now();
+    let action = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, "new").expect("after the wait");
+    assert_eq!(action, CommentAction::Created(900));
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_millis(950), "{elapsed:?}");
+    block_on(server.verify());
+}
+
+#[test]
+fn a_secondary_rate_limit_is_reported_as_a_rate_limit_not_a_permission() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(
+                ResponseTemplate::new(403)
+                    .insert_header("retry-after", "3600")
+                    .set_body_json(json!({
+                        "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+                    })),
+            )
+            .expect(1)
+            .mount(&server),
+    );
+    let started = Instant::now();
+    let error = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, "new").expect_err("limited");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "does not wait an hour"
+    );
+    let message = error.to_string();
+    assert!(message.contains("rate limited"), "{message}");
+    assert!(message.contains("secondary rate limit"), "{message}");
+    assert!(message.contains("resets in 3600 s"), "{message}");
+    assert!(!message.contains("pull-requests: write"), "{message}");
+    block_on(server.verify());
+}
+
+#[test]
+fn an_exhausted_primary_rate_limit_says_when_it_resets() {
+    let server = block_on(MockServer::start());
+    let reset = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_secs()
+        + 1800;
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(
+                ResponseTemplate::new(403)
+                    .insert_header("x-ratelimit-remaining", "0")
+                    .insert_header("x-ratelimit-reset", reset.to_string().as_str())
+                    .set_body_json(json!({"message": "API rate limit exceeded for installation ID 1."})),
+            )
+            .expect(1)
+            .mount(&server),
+    );
+    let error = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, "new").expect_err("limited");
+    let message = error.to_string();
+    assert!(
+        message.contains("rate limited") && message.contains("UTC"),
+        "{message}"
+    );
+    assert!(!message.contains("pull-requests: write"), "{message}");
+    block_on(server.verify());
+}
+
+#[test]
+fn a_wrong_pull_request_number_says_not_found() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"})))
+            .expect(1)
+            .mount(&server),
+    );
+    let error = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, "new").expect_err("404");
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!(
+            "pull request #{PR} not found in {OWNER}/{REPO}, or the token cannot see it"
+        )),
+        "{message}"
+    );
+    block_on(server.verify());
+}
+
+#[test]
+fn a_failed_post_that_landed_is_not_sent_again() {
+    let server = block_on(MockServer::start());
+    let body = format!("{COMMENT_MARKER}\nresults");
+    let landed = authored_comment(&server.uri(), 77, &body, DEFAULT_COMMENT_AUTHOR);
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(failing_first(
+                1,
+                ResponseTemplate::new(200).set_body_json(json!([])),
+                ResponseTemplate::new(200).set_body_json(json!([landed])),
+            ))
+            .expect(2)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(1)
+            .mount(&server)
+            .await;
+        Mock::given(method("PATCH"))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    let action = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, &body).expect("found");
+    assert_eq!(action, CommentAction::Created(77));
+    block_on(server.verify());
+}
+
+#[test]
+fn a_failed_post_that_did_not_land_is_sent_again() {
+    let server = block_on(MockServer::start());
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
+            .expect(2)
+            .mount(&server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(comments_path()))
+            .respond_with(failing_first(
+                1,
+                ResponseTemplate::new(502),
+                ResponseTemplate::new(201).set_body_json(authored_comment(
+                    &server.uri(),
+                    900,
+                    "new",
+                    DEFAULT_COMMENT_AUTHOR,
+                )),
+            ))
+            .expect(2)
+            .mount(&server)
+            .await;
+    });
+    let action = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, "new").expect("second POST");
+    assert_eq!(action, CommentAction::Created(900));
+    block_on(server.verify());
+}
+
+#[test]
+fn a_stalled_api_times_out_within_the_deadline() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("GET"))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(json!([]))
+                    .set_delay(Duration::from_secs(30)),
+            )
+            .mount(&server),
+    );
+    let api = fast_api(&server).with_deadline(Duration::from_secs(1));
+    let started = Instant::now();
+    let error = post_or_update_comment(&api, OWNER, REPO, PR, "new").expect_err("stalled");
+    let elapsed = started.elapsed();
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    let message = error.to_string();
+    assert!(
+        message.contains(&format!(
+            "timed out after 1 s while listing the comments on pull request #{PR} in {OWNER}/{REPO}"
+        )),
+        "{message}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Check runs
+// ---------------------------------------------------------------------------------------------
+
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn check_runs_path() -> String {
+    format!("/repos/{OWNER}/{REPO}/check-runs")
+}
+
+fn check_run(summary: &str) -> CheckRun {
+    CheckRun {
+        name: "convbench".to_string(),
+        head_sha: SHA.to_string(),
+        conclusion: CheckConclusion::Failure,
+        title: "1 regression on NVIDIA H100".to_string(),
+        summary: summary.to_string(),
+        details_url: Some("https://github.com/octo/bench/actions/runs/1".to_string()),
+    }
+}
+
+/// The JSON body of the one POST the server received.
+fn posted_json(server: &MockServer) -> serde_json::Value {
+    let requests = block_on(server.received_requests()).expect("recording is on");
+    let posts: Vec<_> = requests
+        .iter()
+        .filter(|request| request.method.as_str() == "POST")
+        .collect();
+    assert_eq!(posts.len(), 1, "one POST");
+    posts[0].body_json().expect("JSON body")
+}
+
+#[test]
+fn a_check_run_is_created_completed_with_its_output() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("POST"))
+            .and(path(check_runs_path()))
+            .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 4242, "name": "convbench"})))
+            .expect(1)
+            .mount(&server),
+    );
+    let id =
+        create_check_run(&fast_api(&server), OWNER, REPO, &check_run("| model | change |")).expect("created");
+    assert_eq!(id, 4242);
+    let sent = posted_json(&server);
+    assert_eq!(sent["name"], "convbench");
+    assert_eq!(sent["head_sha"], SHA);
+    assert_eq!(sent["status"], "completed");
+    assert_eq!(sent["conclusion"], "failure");
+    assert_eq!(sent["output"]["title"], "1 regression on NVIDIA H100");
+    assert_eq!(sent["output"]["summary"], "| model | change |");
+    assert_eq!(
+        sent["details_url"],
+        "https://github.com/octo/bench/actions/runs/1"
+    );
+    block_on(server.verify());
+}
+
+#[test]
+fn a_long_check_summary_is_cut_at_a_character_boundary_with_a_note() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1})))
+            .mount(&server),
+    );
+    let long = "ü".repeat(MAX_CHECK_SUMMARY_BYTES);
+    create_check_run(&fast_api(&server), OWNER, REPO, &check_run(&long)).expect("created");
+    let sent = posted_json(&server);
+    let summary = sent["output"]["summary"].as_str().expect("a string");
+    assert!(summary.len() <= MAX_CHECK_SUMMARY_BYTES, "{}", summary.len());
+    assert!(
+        summary.starts_with("üü") && summary.contains("cut to fit"),
+        "{summary:.40}"
+    );
+}
+
+#[test]
+fn a_check_run_for_a_malformed_commit_is_refused_before_any_request() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(wiremock::matchers::any())
+            .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 1})))
+            .expect(0)
+            .mount(&server),
+    );
+    for sha in [
+        "abc123",
+        "g123456789abcdef0123456789abcdef01234567",
+        &format!("{SHA}0"),
+        "",
+    ] {
+        let check = CheckRun {
+            head_sha: sha.to_string(),
+            ..check_run("summary")
+        };
+        let error = create_check_run(&fast_api(&server), OWNER, REPO, &check).expect_err("bad sha");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{sha}: {error}");
+    }
+    block_on(server.verify());
+}
+
+#[test]
+fn a_forbidden_check_run_says_the_token_lacks_checks_write() {
+    let server = block_on(MockServer::start());
+    block_on(
+        Mock::given(method("POST"))
+            .respond_with(
+                ResponseTemplate::new(403)
+                    .set_body_json(json!({"message": "Resource not accessible by integration"})),
+            )
+            .expect(1)
+            .mount(&server),
+    );
+    let error = create_check_run(&fast_api(&server), OWNER, REPO, &check_run("s")).expect_err("403");
+    let message = error.to_string();
+    assert_eq!(error.kind(), ErrorKind::Environment);
+    assert!(
+        message.contains("403") && message.contains("the token lacks checks: write"),
+        "{message}"
+    );
+    assert!(!message.contains(TOKEN), "{message}");
+    block_on(server.verify());
+}
+
+#[test]
+fn a_check_run_whose_post_failed_but_landed_is_not_created_twice() {
+    let server = block_on(MockServer::start());
+    let external_id = Arc::new(Mutex::new(String::new()));
+    let recorded = Arc::clone(&external_id);
+    block_on(async {
+        Mock::given(method("POST"))
+            .and(path(check_runs_path()))
+            .respond_with(move |request: &Request| {
+                let sent: serde_json::Value = request.body_json().expect("JSON body");
+                *recorded.lock().expect("lock") =
+                    sent["external_id"].as_str().unwrap_or_default().to_string();
+                ResponseTemplate::new(502)
+            })
+            .expect(1)
+            .mount(&server)
+            .await;
+        let listed = Arc::clone(&external_id);
+        Mock::given(method("GET"))
+            .and(path(format!("/repos/{OWNER}/{REPO}/commits/{SHA}/check-runs")))
+            .and(query_param("check_name", "convbench"))
+            .respond_with(move |_: &Request| {
+                let ours = listed.lock().expect("lock").clone();
+                ResponseTemplate::new(200).set_body_json(json!({
+                    "total_count": 2,
+                    "check_runs": [
+                        {"id": 70, "name": "convbench", "external_id": "convbench-from-an-earlier-run"},
+                        {"id": 71, "name": "convbench", "external_id": ours}
+                    ]
+                }))
+            })
+            .expect(1)
+            .mount(&server)
+            .await;
+    });
+    let id = create_check_run(&fast_api(&server), OWNER, REPO, &check_run("s")).expect("found");
+    assert_eq!(id, 71);
+    assert!(external_id.lock().expect("lock").starts_with("convbench-"));
+    block_on(server.verify());
 }
 
 // ---------------------------------------------------------------------------------------------

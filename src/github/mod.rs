@@ -20,6 +20,22 @@
 //!   (following the pages of comments) and updates it in place, or creates it: one comment per
 //!   pull request, however many runs. It blocks on a private current-thread tokio runtime, so callers stay
 //!   synchronous.
+//! - [`create_check_run`] adds a completed [`CheckRun`] (success, failure or neutral, with a
+//!   Markdown summary cut to [`MAX_CHECK_SUMMARY_BYTES`]) to a commit, for a line in the pull
+//!   request's checks; the token needs `checks: write`.
+//!
+//! # Retries, rate limits and the deadline
+//!
+//! Both calls share one retry policy (octocrab's own retries are off). A 5xx answer, a
+//! transport error or no answer within 60 s is tried again, at most 4 times, after an
+//! exponential backoff with jitter ([`GithubApi::with_backoff`], 1 s doubling, at most 30 s per
+//! wait). A rate limit (429, or a 403 with `Retry-After`, `x-ratelimit-remaining: 0` or a "rate
+//! limit" message) is waited out for as long as GitHub asks, up to a minute; a longer one fails
+//! saying "rate limited" and when it resets, never as a missing permission. A POST is never
+//! re-sent blindly: after a 5xx or no answer, convbench first looks for what it may have
+//! created (its marked comment; its check run by `external_id`). The whole call has a deadline
+//! ([`GithubApi::with_deadline`], [`DEFAULT_DEADLINE`] 120 s), past which it fails with "timed
+//! out after N s while ...".
 //!
 //! # Why a workflow_run job posts the comment
 //!
@@ -27,7 +43,8 @@
 //! never run the pull request's code. So the benchmark job (`convbench.yml`) only measures and
 //! uploads its record; `comment.yml`, triggered by `workflow_run`, runs the default branch's
 //! convbench on those records with `pull-requests: write`. 403 and 404 answers from the API
-//! come back as [`crate::Error::Environment`] saying exactly that.
+//! come back as [`crate::Error::Environment`] saying exactly that (a 404 also that the pull
+//! request may not exist).
 
 mod annotations;
 mod api;
@@ -36,7 +53,10 @@ mod env;
 mod summary;
 
 pub use annotations::{annotations, escape_workflow_data};
-pub use api::{CommentAction, DEFAULT_COMMENT_AUTHOR, GithubApi, post_or_update_comment};
+pub use api::{
+    CheckConclusion, CheckRun, CommentAction, DEFAULT_BACKOFF, DEFAULT_COMMENT_AUTHOR, DEFAULT_DEADLINE,
+    GithubApi, MAX_CHECK_SUMMARY_BYTES, create_check_run, post_or_update_comment,
+};
 pub use comment::{
     AdapterSection, COMMENT_MARKER, CommentContext, MAX_COMMENT_BYTES, comment_body, escape_markdown,
     format_change, format_duration_ns, sections_from,
