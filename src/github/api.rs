@@ -946,7 +946,13 @@ impl<'a> Session<'a> {
                     answer.status_line,
                     answer.message()
                 );
-                (backoff_wait(self.backoff, attempt), true, failure)
+                // A 503 may say when to come back; never sooner than the backoff, never
+                // longer than the longest backoff.
+                let asked = (answer.retry_after.as_deref())
+                    .and_then(|value| parse_retry_after(value, SystemTime::now()))
+                    .unwrap_or(Duration::ZERO);
+                let wait = backoff_wait(self.backoff, attempt).max(asked.min(MAX_BACKOFF));
+                (wait, true, failure)
             }
             Outcome::Unreachable(error) => {
                 let failure = format!("could not reach the GitHub API at {api_url} while {target}: {error}");
@@ -954,9 +960,10 @@ impl<'a> Session<'a> {
             }
             Outcome::NoAnswer(limit) => {
                 if self.remaining().is_zero() {
-                    return Err(
-                        self.timed_out(target, &format!("no answer from the GitHub API at {api_url}"))
-                    );
+                    return Err(Stop::GaveUp(format!(
+                        "timed out after {} while {target} (no answer from the GitHub API at {api_url})",
+                        seconds(self.deadline)
+                    )));
                 }
                 let failure = format!(
                     "the GitHub API at {api_url} did not answer within {} while {target}",
@@ -972,7 +979,13 @@ impl<'a> Session<'a> {
             )));
         }
         if wait >= self.remaining() {
-            return Err(self.timed_out(target, &failure));
+            return Err(Stop::GaveUp(format!(
+                "timed out while {target}: {} of the {} deadline spent, too little left to wait {} for \
+                 another try (last: {failure})",
+                seconds(self.started.elapsed()),
+                seconds(self.deadline),
+                seconds(wait)
+            )));
         }
         Ok(Retry {
             wait,
@@ -1027,13 +1040,6 @@ impl<'a> Session<'a> {
             wait,
             may_have_landed: false,
         })
-    }
-
-    fn timed_out(&self, target: &str, last: &str) -> Stop {
-        Stop::GaveUp(format!(
-            "timed out after {} while {target} (last: {last})",
-            seconds(self.deadline)
-        ))
     }
 
     /// The message for an answer GitHub will not change its mind about.
