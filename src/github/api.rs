@@ -768,7 +768,7 @@ enum Outcome {
 enum Stop {
     /// An answer that trying again does not change (a 4xx that is not a rate limit); the
     /// caller words it, knowing what was asked.
-    Refused(Answer),
+    Refused(Box<Answer>),
     /// Tries spent, a rate limit too long to wait, or the deadline: the finished message.
     GaveUp(String),
 }
@@ -939,7 +939,7 @@ impl<'a> Session<'a> {
                     return self.rate_limited(&answer, limit, attempt, target);
                 }
                 if !matches!(answer.status, 500 | 502 | 503 | 504) {
-                    return Err(Stop::Refused(answer));
+                    return Err(Stop::Refused(Box::new(answer)));
                 }
                 let failure = format!(
                     "the GitHub API at {api_url} answered {} to {target}: {}",
