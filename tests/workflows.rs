@@ -241,7 +241,7 @@ fn run_scripts_interpolate_no_expressions() {
     // fields, tokens, even step outputs) must come in through `env:`.
     for file in all_files() {
         for (job, step) in file.steps() {
-            for line in script(step).lines().filter(|line| line.contains("${{")) {
+            if let Some(line) = script(step).lines().find(|line| line.contains("${{")) {
                 panic!(
                     "{} (job {job}): `{}` interpolates an expression into a script; pass it through env:",
                     file.at(line),
