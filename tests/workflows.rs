@@ -1,0 +1,696 @@
+//! The workflow files under `.github/workflows/` and the composite action `action.yml`, read as
+//! YAML (and as text, for line numbers): least-privilege tokens, actions pinned by commit, no
+//! credentials left in a checkout, no expression pasted into a script, the write token of
+//! baseline.yml only where it pushes, a runner for pull requests' code that is never the one
+//! that pushes, and a comment job that never runs that code and checks what it reads from it.
+//!
+//! Nothing here needs a GPU or the network. zizmor, run by `.ci/run`, audits the same files.
+
+use serde_norway::Value;
+use std::path::Path;
+
+/// The subcommands of `cargo convbench` (DESIGN.md); a workflow calling another one is broken.
+const SUBCOMMANDS: [&str; 10] = [
+    "adapters", "list", "run", "report", "plot", "compare", "baseline", "history", "ci", "comment",
+];
+
+const BENCHMARK: &str = ".github/workflows/convbench.yml";
+const COMMENT: &str = ".github/workflows/comment.yml";
+const BASELINE: &str = ".github/workflows/baseline.yml";
+const ACTION: &str = "action.yml";
+
+/// A workflow or action file: its path from the repository root, its text and its YAML.
+struct File {
+    path: String,
+    text: String,
+    yaml: Value,
+}
+
+impl File {
+    fn load(relative: &str) -> File {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let yaml = serde_norway::from_str(&text).unwrap_or_else(|e| panic!("{relative} is not YAML: {e}"));
+        File {
+            path: relative.to_string(),
+            text,
+            yaml,
+        }
+    }
+
+    /// `path:line` of the first line containing `needle` (line 0 when none does).
+    fn at(&self, needle: &str) -> String {
+        let line = self
+            .text
+            .lines()
+            .position(|line| line.contains(needle))
+            .map_or(0, |index| index + 1);
+        format!("{}:{line}", self.path)
+    }
+
+    /// `path:line` of a step, found by its name, else its `uses:`, else its script's first line.
+    fn at_step(&self, step: &Value) -> String {
+        if let Some(name) = step.get("name").and_then(Value::as_str) {
+            return self.at(&format!("name: {name}"));
+        }
+        if !uses(step).is_empty() {
+            return self.at(&format!("uses: {}", uses(step)));
+        }
+        let first = script(step).lines().next().unwrap_or_default();
+        self.at(first)
+    }
+
+    /// The jobs of a workflow, by id.
+    fn jobs(&self) -> Vec<(String, &Value)> {
+        self.yaml
+            .get("jobs")
+            .and_then(Value::as_mapping)
+            .unwrap_or_else(|| panic!("{}: no jobs", self.path))
+            .iter()
+            .map(|(name, job)| (name.as_str().unwrap_or("?").to_string(), job))
+            .collect()
+    }
+
+    /// Every step of the file with its job's id (the composite action's steps under "action").
+    fn steps(&self) -> Vec<(String, &Value)> {
+        if let Some(steps) = self.yaml.get("runs").and_then(|runs| runs.get("steps")) {
+            return sequence(steps)
+                .into_iter()
+                .map(|s| ("action".to_string(), s))
+                .collect();
+        }
+        self.jobs()
+            .into_iter()
+            .flat_map(|(name, job)| steps(job).into_iter().map(move |s| (name.clone(), s)))
+            .collect()
+    }
+
+    /// `on:` of a workflow (a YAML 1.1 reader would turn the key into `true`).
+    fn triggers(&self) -> &Value {
+        self.yaml
+            .get("on")
+            .or_else(|| self.yaml.get(Value::Bool(true)))
+            .unwrap_or_else(|| panic!("{}: no `on:`", self.path))
+    }
+}
+
+fn workflows() -> Vec<File> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/workflows");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("workflow directory")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().to_string())
+        .filter(|name| name.ends_with(".yml") || name.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .map(|name| File::load(&format!(".github/workflows/{name}")))
+        .collect()
+}
+
+/// The workflows and the composite action.
+fn all_files() -> Vec<File> {
+    let mut files = workflows();
+    files.push(File::load(ACTION));
+    files
+}
+
+fn sequence(value: &Value) -> Vec<&Value> {
+    value
+        .as_sequence()
+        .map(|items| items.iter().collect())
+        .unwrap_or_default()
+}
+
+fn steps(job: &Value) -> Vec<&Value> {
+    job.get("steps").map(sequence).unwrap_or_default()
+}
+
+fn uses(step: &Value) -> &str {
+    step.get("uses").and_then(Value::as_str).unwrap_or_default()
+}
+
+fn script(step: &Value) -> &str {
+    step.get("run").and_then(Value::as_str).unwrap_or_default()
+}
+
+fn strings(value: &Value) -> Vec<&str> {
+    sequence(value).into_iter().filter_map(Value::as_str).collect()
+}
+
+/// A value written back as YAML, to search all of a step or a job at once.
+fn yaml_text(value: &Value) -> String {
+    serde_norway::to_string(value).expect("serialises")
+}
+
+/// Each label set a job may run on: `runs-on` itself, or each entry of the matrix it names.
+fn runner_label_sets(file: &File, job: &Value) -> Vec<Vec<String>> {
+    let runs_on = &job["runs-on"];
+    let labels = |value: &Value| -> Vec<String> {
+        match value.as_str() {
+            Some(label) => vec![label.to_string()],
+            None => strings(value).into_iter().map(str::to_string).collect(),
+        }
+    };
+    match runs_on.as_str() {
+        Some(expression) if expression.starts_with("${{") => {
+            let key = expression
+                .trim_start_matches("${{")
+                .trim_end_matches("}}")
+                .trim()
+                .strip_prefix("matrix.")
+                .unwrap_or_else(|| panic!("{}: runs-on `{expression}` is not a matrix key", file.path));
+            let entries = sequence(&job["strategy"]["matrix"][key]);
+            assert!(
+                !entries.is_empty(),
+                "{}: matrix.{key} is empty",
+                file.at("runs-on")
+            );
+            entries.into_iter().map(labels).collect()
+        }
+        _ => vec![labels(runs_on)],
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every file
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn every_action_is_pinned_to_a_full_commit_sha() {
+    // A tag or a branch can be moved to other code by whoever controls the action's repository;
+    // a commit cannot. The comment says which release the commit is.
+    let mut pinned = 0;
+    for file in all_files() {
+        for (index, line) in file.text.lines().enumerate() {
+            let code = line.trim_start().trim_start_matches("- ");
+            let Some(reference) = code.strip_prefix("uses:") else {
+                continue;
+            };
+            let place = format!("{}:{}", file.path, index + 1);
+            let (reference, comment) = reference.split_once('#').unwrap_or((reference, ""));
+            let reference = reference.trim().trim_matches(['"', '\'']);
+            if reference.starts_with("./") {
+                continue;
+            }
+            let (_, revision) = reference
+                .split_once('@')
+                .unwrap_or_else(|| panic!("{place}: `{reference}` names no revision"));
+            assert!(
+                revision.len() == 40 && revision.bytes().all(|b| b.is_ascii_hexdigit()),
+                "{place}: `{reference}` is not pinned to a full commit SHA"
+            );
+            assert!(
+                !comment.trim().is_empty(),
+                "{place}: `{reference}` needs a `# vX.Y.Z` comment saying which release it is"
+            );
+            pinned += 1;
+        }
+    }
+    assert!(pinned >= 10, "expected the workflows' actions, found {pinned}");
+}
+
+#[test]
+fn every_checkout_keeps_no_credentials() {
+    // A token left in .git/config is readable by every later step, and by what a pull
+    // request's build leaves behind on a self-hosted runner.
+    let mut checkouts = 0;
+    for file in all_files() {
+        for (job, step) in file.steps() {
+            if !uses(step).starts_with("actions/checkout@") {
+                continue;
+            }
+            assert_eq!(
+                step["with"]["persist-credentials"].as_bool(),
+                Some(false),
+                "{} (job {job}): actions/checkout needs `persist-credentials: false`",
+                file.at_step(step)
+            );
+            checkouts += 1;
+        }
+    }
+    assert!(
+        checkouts >= 4,
+        "expected a checkout per workflow, found {checkouts}"
+    );
+}
+
+#[test]
+fn run_scripts_interpolate_no_expressions() {
+    // `${{ }}` in a script is pasted into the shell before it runs: values (inputs, event
+    // fields, tokens, even step outputs) must come in through `env:`.
+    for file in all_files() {
+        for (job, step) in file.steps() {
+            if let Some(line) = script(step).lines().find(|line| line.contains("${{")) {
+                panic!(
+                    "{} (job {job}): `{}` interpolates an expression into a script; pass it through env:",
+                    file.at(line),
+                    line.trim()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_workflow_job_declares_permissions() {
+    let files = workflows();
+    for expected in [BENCHMARK, COMMENT, BASELINE] {
+        assert!(files.iter().any(|f| f.path == expected), "missing {expected}");
+    }
+    for file in files {
+        for (name, job) in file.jobs() {
+            assert!(
+                job.get("permissions").is_some(),
+                "{}: job `{name}` declares no permissions",
+                file.at(&format!("{name}:"))
+            );
+        }
+    }
+}
+
+#[test]
+fn workflows_call_only_existing_subcommands() {
+    let mut calls = 0;
+    for file in all_files() {
+        for (job, step) in file.steps() {
+            let words: Vec<&str> = script(step).split_whitespace().collect();
+            for (index, pair) in words.windows(2).enumerate() {
+                if pair != ["cargo", "convbench"] {
+                    continue;
+                }
+                let mut rest = words[index + 2..].iter();
+                let subcommand = loop {
+                    match rest.next() {
+                        Some(&"--manifest-path") => {
+                            rest.next();
+                        }
+                        Some(word) if word.starts_with('-') => {}
+                        other => break other.copied().unwrap_or_default(),
+                    }
+                };
+                assert!(
+                    SUBCOMMANDS.contains(&subcommand),
+                    "{} (job {job}): unknown subcommand `{subcommand}`",
+                    file.at_step(step)
+                );
+                calls += 1;
+            }
+        }
+    }
+    assert!(
+        calls >= 4,
+        "expected ci, comment, baseline and the action's ci calls, found {calls}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runners: pull requests' code never runs where the write token does
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn pull_request_jobs_and_the_baseline_push_never_share_a_runner() {
+    // A runner is given a job when it carries every label the job asks for. So each side must
+    // ask for a label the other side's runners lack, or a baseline runner could take a pull
+    // request's job (and what it leaves behind), or a PR runner the job with the write token.
+    let benchmark = File::load(BENCHMARK);
+    let baseline = File::load(BASELINE);
+    for (pr_job_name, pr_job) in benchmark.jobs() {
+        for pr_labels in runner_label_sets(&benchmark, pr_job) {
+            for (push_job_name, push_job) in baseline.jobs() {
+                for push_labels in runner_label_sets(&baseline, push_job) {
+                    let only_pr = pr_labels.iter().any(|label| !push_labels.contains(label));
+                    let only_push = push_labels.iter().any(|label| !pr_labels.contains(label));
+                    assert!(
+                        only_pr && only_push,
+                        "{} (job {pr_job_name}) runs on {pr_labels:?} and {} (job {push_job_name}) on \
+                         {push_labels:?}: each needs a label the other's runners do not carry",
+                        benchmark.at("runs-on"),
+                        baseline.at("runs-on"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// convbench.yml: runs the pull request's code
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_benchmark_workflow_has_a_read_only_token_and_uploads_always() {
+    let file = File::load(BENCHMARK);
+    assert!(file.triggers().get("pull_request").is_some());
+    assert!(
+        !file.text.contains(": write"),
+        "{}: convbench.yml runs PR code: no write permission anywhere",
+        file.at(": write")
+    );
+    for (name, job) in file.jobs() {
+        assert_eq!(
+            job["permissions"]["contents"].as_str(),
+            Some("read"),
+            "{}: job {name}",
+            file.at("permissions:")
+        );
+        let checkout = steps(job)
+            .into_iter()
+            .find(|s| uses(s).starts_with("actions/checkout@"))
+            .expect("checks out the code");
+        assert_eq!(
+            checkout["with"]["fetch-depth"].as_u64(),
+            Some(0),
+            "{}: baselines need history",
+            file.at_step(checkout)
+        );
+        let uploads: Vec<_> = steps(job)
+            .into_iter()
+            .filter(|s| uses(s).starts_with("actions/upload-artifact@"))
+            .collect();
+        assert!(!uploads.is_empty(), "uploads the records");
+        for upload in uploads {
+            let condition = upload.get("if").and_then(Value::as_str).unwrap_or_default();
+            assert!(
+                condition.contains("always()"),
+                "{}: uploads even when the gate fails: {condition}",
+                file.at_step(upload)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_benchmark_workflow_uploads_the_base_revision_it_compared_against() {
+    // Under workflow_run GITHUB_BASE_REF is empty: without the base from this run, comment.yml
+    // would compare against the tip of the default branch while the gate used the merge-base.
+    let file = File::load(BENCHMARK);
+    for (name, job) in file.jobs() {
+        let job_steps = steps(job);
+        let finds_base = job_steps
+            .iter()
+            .find(|s| script(s).contains("git merge-base HEAD \"origin/$BASE_REF\""))
+            .unwrap_or_else(|| panic!("{}: job {name} does not find the merge-base", file.path));
+        assert_eq!(
+            finds_base["env"]["BASE_REF"].as_str(),
+            Some("${{ github.base_ref }}"),
+            "{}",
+            file.at_step(finds_base)
+        );
+        let gate = job_steps
+            .iter()
+            .find(|s| script(s).contains("cargo convbench ci"))
+            .expect("runs the gate");
+        assert!(
+            script(gate).contains("--baseline-rev \"$BASE_REV\""),
+            "{}: the gate compares against the revision that is uploaded",
+            file.at_step(gate)
+        );
+        assert!(
+            job_steps
+                .iter()
+                .any(|s| script(s).contains("> pr/base") && yaml_text(s).contains("steps.base.outputs.rev")),
+            "{}: job {name} writes no pr/base",
+            file.path
+        );
+        assert!(
+            job_steps
+                .iter()
+                .any(|s| uses(s).starts_with("actions/upload-artifact@")
+                    && s["with"]["path"].as_str().unwrap_or_default().contains("pr/base")),
+            "{}: job {name} uploads no pr/base",
+            file.path
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// comment.yml: a write token, and only the artifacts of the pull request's run
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_comment_workflow_never_checks_out_pull_request_code() {
+    let file = File::load(COMMENT);
+    let on = file.triggers();
+    let run = on.get("workflow_run").expect("triggered by workflow_run");
+    assert!(on.get("pull_request").is_none() && on.get("pull_request_target").is_none());
+    assert_eq!(strings(&run["types"]), ["completed"]);
+    for (name, job) in file.jobs() {
+        assert_eq!(
+            job["permissions"]["pull-requests"].as_str(),
+            Some("write"),
+            "{}: job {name}",
+            file.at("permissions:")
+        );
+        for step in steps(job) {
+            if uses(step).starts_with("actions/checkout@") {
+                for key in ["ref", "repository"] {
+                    assert!(
+                        step["with"].get(key).is_none(),
+                        "{}: checks out `{key}`: only the default branch may be checked out",
+                        file.at_step(step)
+                    );
+                }
+            }
+            for forbidden in [
+                "git checkout",
+                "git switch",
+                "git fetch",
+                "gh pr checkout",
+                "git pull",
+            ] {
+                assert!(
+                    !script(step).contains(forbidden),
+                    "{}: runs `{forbidden}`",
+                    file.at(forbidden)
+                );
+            }
+        }
+    }
+    for needle in ["ref: ${{ github.event.workflow_run.head", "pull_request.head.sha"] {
+        assert!(
+            !file.text.contains(needle),
+            "{}: refers to the PR head: {needle}",
+            file.at(needle)
+        );
+    }
+    // The head branch names the concurrency group, and is used for nothing else.
+    for (index, line) in file.text.lines().enumerate() {
+        assert!(
+            !line.contains("head_branch") || line.trim_start().starts_with("group: "),
+            "{}:{}: refers to the PR head branch: {}",
+            file.path,
+            index + 1,
+            line.trim()
+        );
+    }
+    assert!(file.text.contains("uses: actions/download-artifact@"));
+    assert!(file.text.contains("run-id: ${{ github.event.workflow_run.id }}"));
+}
+
+#[test]
+fn the_comment_workflow_runs_one_job_per_pull_request_at_a_time() {
+    let file = File::load(COMMENT);
+    let concurrency = file.yaml.get("concurrency").unwrap_or_else(|| {
+        panic!(
+            "{}: no workflow-level concurrency: two runs could race on one comment",
+            file.path
+        )
+    });
+    let group = concurrency["group"].as_str().unwrap_or_default();
+    assert!(
+        group.contains("github.event.workflow_run.head_branch"),
+        "{}: the group `{group}` is not per pull request branch",
+        file.at("group:")
+    );
+    assert_eq!(
+        concurrency["cancel-in-progress"].as_bool(),
+        Some(false),
+        "{}: a cancelled run would leave a stale comment",
+        file.at("concurrency:")
+    );
+}
+
+#[test]
+fn the_comment_compares_against_a_checked_base_and_reports_the_event_head() {
+    let file = File::load(COMMENT);
+    for (name, job) in file.jobs() {
+        assert_eq!(
+            job["permissions"]["checks"].as_str(),
+            Some("write"),
+            "{}: job {name} creates a check run",
+            file.at("permissions:")
+        );
+        let job_steps = steps(job);
+        let checkout = job_steps
+            .iter()
+            .find(|s| uses(s).starts_with("actions/checkout@"))
+            .expect("checks out the default branch");
+        assert_eq!(
+            checkout["with"]["fetch-depth"].as_u64(),
+            Some(0),
+            "{}: the ancestry check needs the default branch's history",
+            file.at_step(checkout)
+        );
+        let check = job_steps
+            .iter()
+            .find(|s| script(s).contains("pr/base"))
+            .unwrap_or_else(|| panic!("{}: job {name} never reads pr/base", file.path));
+        for needle in [
+            "=~ ^[0-9a-f]{40}$",
+            "git merge-base --is-ancestor \"$base\" \"origin/$DEFAULT_BRANCH\"",
+        ] {
+            assert!(
+                script(check).contains(needle),
+                "{}: the base revision is not checked with `{needle}`",
+                file.at_step(check)
+            );
+        }
+        assert_eq!(
+            check["env"]["DEFAULT_BRANCH"].as_str(),
+            Some("${{ github.event.repository.default_branch }}"),
+            "{}",
+            file.at_step(check)
+        );
+        let post = job_steps
+            .iter()
+            .find(|s| script(s).contains("cargo convbench comment"))
+            .expect("posts the comment");
+        for flag in [
+            "--baseline-rev \"$BASE_REV\"",
+            "--head-sha \"$HEAD_SHA\"",
+            "--run-url \"$RUN_URL\"",
+            "--check-run",
+        ] {
+            assert!(
+                script(post).contains(flag),
+                "{}: `cargo convbench comment` without `{flag}`",
+                file.at_step(post)
+            );
+        }
+        for (variable, expected) in [
+            ("BASE_REV", "${{ steps.base.outputs.rev }}"),
+            ("HEAD_SHA", "${{ github.event.workflow_run.head_sha }}"),
+            ("RUN_URL", "${{ github.event.workflow_run.html_url }}"),
+        ] {
+            assert_eq!(
+                post["env"][variable].as_str(),
+                Some(expected),
+                "{}: {variable} must come from {expected}",
+                file.at_step(post)
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// baseline.yml: the only workflow that pushes
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_baseline_workflow_runs_on_main_and_may_push() {
+    let file = File::load(BASELINE);
+    let on = file.triggers();
+    assert_eq!(strings(&on["push"]["branches"]), ["main"]);
+    assert!(on.get("workflow_dispatch").is_some());
+    for (name, job) in file.jobs() {
+        assert_eq!(
+            job["permissions"]["contents"].as_str(),
+            Some("write"),
+            "{}: job {name}",
+            file.at("permissions:")
+        );
+        assert!(
+            job["strategy"]["matrix"].get("runner").is_some(),
+            "{}: runs on the GPU runner matrix",
+            file.at("runs-on")
+        );
+    }
+}
+
+#[test]
+fn the_baseline_write_token_reaches_only_the_push_step() {
+    // The benchmark builds and runs code; with the token in its environment, in .git/config or
+    // in a workflow- or job-level env, anything it starts could push to main.
+    let file = File::load(BASELINE);
+    let mentions_token = |text: &str| {
+        ["github.token", "secrets.GITHUB_TOKEN", "GITHUB_TOKEN"]
+            .iter()
+            .any(|needle| text.contains(needle))
+    };
+    if let Some(env) = file.yaml.get("env") {
+        assert!(
+            !mentions_token(&yaml_text(env)),
+            "{}: workflow-level env passes the token to every step",
+            file.at("env:")
+        );
+    }
+    for (name, job) in file.jobs() {
+        if let Some(env) = job.get("env") {
+            assert!(
+                !mentions_token(&yaml_text(env)),
+                "{}: job {name}'s env passes the token to every step",
+                file.at("env:")
+            );
+        }
+        let with_token: Vec<&Value> = steps(job)
+            .into_iter()
+            .filter(|step| mentions_token(&yaml_text(step)))
+            .collect();
+        let pushes = |step: &Value| script(step).contains("git push");
+        for step in &with_token {
+            assert!(
+                pushes(step),
+                "{} (job {name}): only the push step may see the write token",
+                file.at_step(step)
+            );
+        }
+        let push = steps(job)
+            .into_iter()
+            .find(|step| pushes(step))
+            .unwrap_or_else(|| panic!("{}: job {name} does not push", file.path));
+        assert!(
+            with_token.len() == 1
+                && push["env"]["PUSH_TOKEN"].as_str() == Some("${{ github.token }}")
+                && script(push).contains("$PUSH_TOKEN"),
+            "{}: the push step takes the token from its own env (PUSH_TOKEN)",
+            file.at_step(push)
+        );
+        assert!(
+            !script(push).contains("-c http") && !script(push).contains("remote set-url"),
+            "{}: the credential must not be on a command line (ps shows it) or in .git/config",
+            file.at_step(push)
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// action.yml
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_composite_action_passes_the_token_and_arguments_through_env() {
+    let file = File::load(ACTION);
+    let action = &file.yaml;
+    assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
+    assert_eq!(action["inputs"]["args"]["default"].as_str(), Some(""));
+    assert!(action["inputs"].get("github-token").is_some());
+    let mut passes_token = false;
+    for (_, step) in file.steps() {
+        if step.get("run").is_some() {
+            assert!(
+                step.get("shell").is_some(),
+                "{}: composite run steps need a shell",
+                file.at_step(step)
+            );
+        }
+        if let Some(env) = step.get("env") {
+            passes_token |= env["GITHUB_TOKEN"].as_str() == Some("${{ inputs.github-token }}");
+        }
+    }
+    assert!(
+        passes_token,
+        "{}: GITHUB_TOKEN comes from the github-token input, through env:",
+        file.path
+    );
+}
