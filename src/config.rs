@@ -29,7 +29,13 @@
 //! alpha = 0.01
 //! min-samples = 5
 //! fail-on-inconclusive = false
+//! fail-threshold = 0.10         # regressions between 5% and 10% alert but pass the gate
 //! thresholds = { "vgg-a/*" = 0.10, "*/f16/*" = 0.08 }
+//!
+//! [workspace.metadata.convbench.ci]
+//! comment-on = "change"         # "always" (default), "change" or "regression"
+//! mention = ["octocat", "my-org/perf-team"]   # pinged on a regression that fails the gate
+//! accept-label = "convbench-accept"           # this PR label turns a failing gate into a pass
 //! ```
 //!
 //! Keys are kebab-case as in Cargo manifests; the snake_case spellings (`baseline_dir`,
@@ -71,6 +77,8 @@ pub struct Config {
     pub baseline_runs: usize,
     /// How `compare` decides (the `compare` sub-table).
     pub compare: CompareSettings,
+    /// What `ci` and `comment` do on GitHub (the `ci` sub-table).
+    pub ci: CiSettings,
 }
 
 impl Default for Config {
@@ -83,6 +91,7 @@ impl Default for Config {
             baseline_dir: PathBuf::from(DEFAULT_BASELINE_DIR),
             baseline_runs: crate::baseline::DEFAULT_KEEP_RUNS,
             compare: CompareSettings::default(),
+            ci: CiSettings::default(),
         }
     }
 }
@@ -106,6 +115,114 @@ pub struct CompareSettings {
     /// Whether an inconclusive verdict fails the gate like a regression.
     #[serde(alias = "fail_on_inconclusive")]
     pub fail_on_inconclusive: bool,
+    /// Slowdown above which a regression fails the gate; smaller significant regressions are
+    /// alerts only. Unset: every regression fails.
+    #[serde(alias = "fail_threshold", skip_serializing_if = "Option::is_none")]
+    pub fail_threshold: Option<f64>,
+}
+
+/// When `ci` and `comment` post a new pull-request comment. An existing convbench comment is
+/// always updated, so it never shows a stale state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommentOn {
+    /// Every run posts or updates the comment.
+    #[default]
+    Always,
+    /// Only a regression, an improvement, or rows that could not be judged (inconclusive,
+    /// missing, incomparable) post a new comment.
+    Change,
+    /// Only a regression posts a new comment.
+    Regression,
+}
+
+impl CommentOn {
+    /// The configuration spelling: `always`, `change` or `regression`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Always => "always",
+            Self::Change => "change",
+            Self::Regression => "regression",
+        }
+    }
+}
+
+impl std::str::FromStr for CommentOn {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self> {
+        match text {
+            "always" => Ok(Self::Always),
+            "change" => Ok(Self::Change),
+            "regression" => Ok(Self::Regression),
+            other => Err(Error::InvalidInput(format!(
+                "comment-on `{other}` is not one of always, change, regression"
+            ))),
+        }
+    }
+}
+
+/// The `ci` sub-table: pull-request comment, mentions and the accept label.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CiSettings {
+    /// When a new comment is posted.
+    #[serde(alias = "comment_on")]
+    pub comment_on: CommentOn,
+    /// GitHub logins (`octocat`) or teams (`org/team`) mentioned in the comment when a
+    /// regression fails the gate.
+    pub mention: Vec<String>,
+    /// A pull-request label that accepts a known regression: with it, a failing gate passes
+    /// and the comment says which label accepted it. Unset: no label accepts anything.
+    #[serde(alias = "accept_label", skip_serializing_if = "Option::is_none")]
+    pub accept_label: Option<String>,
+}
+
+impl CiSettings {
+    /// Checks that every mention is a GitHub login or `org/team`, and the label is a label.
+    pub fn validate(&self) -> Result<()> {
+        for name in &self.mention {
+            if !is_login_or_team(name) {
+                return Err(Error::InvalidInput(format!(
+                    "`ci.mention` entry `{name}` is not a GitHub login (`octocat`) or team \
+                     (`my-org/perf-team`); write it without the `@`"
+                )));
+            }
+        }
+        if let Some(label) = &self.accept_label
+            && (label.trim().is_empty() || label.len() > 50 || label.chars().any(char::is_control))
+        {
+            return Err(Error::InvalidInput(format!(
+                "`ci.accept-label` `{label}` is not a GitHub label name (1 to 50 characters, no \
+                 control characters)"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A GitHub login (letters, digits and single hyphens, at most 39 characters) or `org/team`
+/// (team slugs also allow `_`).
+pub fn is_login_or_team(name: &str) -> bool {
+    let login = |text: &str| {
+        !text.is_empty()
+            && text.len() <= 39
+            && !text.starts_with('-')
+            && !text.ends_with('-')
+            && !text.contains("--")
+            && text.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
+    };
+    match name.split_once('/') {
+        None => login(name),
+        Some((org, team)) => {
+            login(org)
+                && !team.is_empty()
+                && team.len() <= 100
+                && team
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_')
+        }
+    }
 }
 
 impl Default for CompareSettings {
@@ -117,6 +234,7 @@ impl Default for CompareSettings {
             alpha: defaults.alpha,
             min_samples: defaults.min_samples,
             fail_on_inconclusive: defaults.fail_on_inconclusive,
+            fail_threshold: defaults.fail_threshold,
         }
     }
 }
@@ -139,6 +257,7 @@ impl Config {
             alpha: self.compare.alpha,
             min_samples: self.compare.min_samples,
             fail_on_inconclusive: self.compare.fail_on_inconclusive,
+            fail_threshold: self.compare.fail_threshold,
             ..CompareConfig::default()
         }
     }
@@ -161,6 +280,7 @@ impl Config {
                 "`baseline-dir` is empty; leave it out for the default `{DEFAULT_BASELINE_DIR}`"
             )));
         }
+        self.ci.validate()?;
         self.compare_config().validate()
     }
 }
@@ -481,5 +601,32 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         assert_eq!(compare.threshold_for("alexnet/train/b1/f16/wgpu"), 0.1);
         assert_eq!(compare.threshold_for("vgg-a/train/b1/f16/wgpu"), 0.2);
         assert_eq!(compare.threshold_for("vgg-a/train/b1/f32/wgpu"), 0.3);
+    }
+
+    #[test]
+    fn ci_settings_parse_and_validate() {
+        let config: Config = toml::from_str(
+            "[ci]\ncomment-on = \"regression\"\nmention = [\"octocat\", \"my-org/perf_team\"]\n\
+             accept-label = \"convbench-accept\"\n[compare]\nfail-threshold = 0.1\n",
+        )
+        .expect("valid table");
+        assert_eq!(config.ci.comment_on, CommentOn::Regression);
+        assert_eq!(config.ci.accept_label.as_deref(), Some("convbench-accept"));
+        assert_eq!(config.compare_config().fail_threshold, Some(0.1));
+        config.validate().expect("valid settings");
+        for bad in ["@octocat", "a b", "-x", "x--y", "org/", "a/b/c"] {
+            let settings = CiSettings {
+                mention: vec![bad.to_string()],
+                ..CiSettings::default()
+            };
+            let error = settings.validate().expect_err(bad);
+            assert!(error.to_string().contains(bad), "{error}");
+        }
+        let typo = toml::from_str::<Config>("[ci]\ncomment_onn = \"always\"\n").expect_err("unknown key");
+        assert!(typo.to_string().contains("comment_onn"), "{typo}");
+        let negative: Config = toml::from_str("[compare]\nfail-threshold = -0.1\n").expect("parses");
+        assert!(negative.validate().is_err());
+        assert_eq!("change".parse::<CommentOn>().expect("known"), CommentOn::Change);
+        assert!("sometimes".parse::<CommentOn>().is_err());
     }
 }

@@ -238,6 +238,7 @@ fn context() -> CommentContext {
         base_sha: Some("1111111aaaaaaabbbbbbbcccccccdddddddeeeee".to_string()),
         head_sha: Some("2222222fffffff00000001111111222222233333".to_string()),
         run_url: Some("https://github.com/octo/bench/actions/runs/123456".to_string()),
+        ..CommentContext::default()
     }
 }
 
@@ -1300,7 +1301,8 @@ fn names_from_records_cannot_inject_markdown_or_html() {
         "{body}"
     );
     assert!(body.contains("@\u{200b}admin"), "{body}");
-    assert!(body.contains("\\[x\\](https://evil.example)"), "{body}");
+    // The link cannot form, and the bare URL is not auto-linked either.
+    assert!(body.contains("\\[x\\](https:\u{200b}//evil.example)"), "{body}");
     // The only raw HTML is ours: the marker and the folded block.
     let ours = ["<details>", "</details>", "<summary>", "</summary>"]
         .iter()

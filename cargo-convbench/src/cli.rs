@@ -56,6 +56,9 @@ pub enum Command {
     Baseline(commands::baseline::BaselineCommand),
     /// The blessed values across the commits that changed them.
     History(commands::history::HistoryArgs),
+    /// Interleaved A/B of two revisions on one device: the base revision's shaders against the
+    /// working tree's (or a base build against this one); exit 1 on a regression.
+    Ab(commands::ab::AbArgs),
     /// The GitHub Actions gate: run, compare, summary, annotations, PR comment; exit 1 on a regression.
     Ci(commands::ci::CiArgs),
     /// Post or update the one convbench comment of a pull request from saved records.
@@ -89,6 +92,7 @@ pub fn main_impl() -> ExitCode {
         Command::Compare(a) => commands::compare::run(&args, a),
         Command::Baseline(a) => commands::baseline::run(&args, a),
         Command::History(a) => commands::history::run(&args, a),
+        Command::Ab(a) => commands::ab::run(&args, a),
         Command::Ci(a) => commands::ci::run_ci(&args, a),
         Command::Comment(a) => commands::ci::run_comment(&args, a),
     };
@@ -96,20 +100,44 @@ pub fn main_impl() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
             let message = error.to_string();
-            eprintln!("error: {message}");
+            let mut causes = Vec::new();
             let mut source = std::error::Error::source(&error);
             while let Some(cause) = source {
                 let cause_text = cause.to_string();
                 // Messages that already quote their cause do not repeat it.
                 if !message.contains(&cause_text) {
-                    eprintln!("  caused by: {cause_text}");
+                    causes.push(cause_text);
                 }
                 source = cause.source();
             }
+            report_error(&message, &causes);
             if error.kind() == convbench::ErrorKind::Interrupted {
                 return ExitCode::from(crate::interrupt::exit_code());
             }
             ExitCode::from(error.kind().exit_code())
+        }
+    }
+}
+
+/// Prints a fatal error on stderr. Inside GitHub Actions the whole message is ONE `::error`
+/// workflow command with its data escaped: an error can quote a hostile record (serde's
+/// "unknown variant" repeats the text it read), and a line break in it must not start a
+/// command of its own (`::add-mask::`, `::error::`) in the job that reads the record.
+fn report_error(message: &str, causes: &[String]) {
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|value| value == "true") {
+        let mut text = message.to_string();
+        for cause in causes {
+            text.push_str("\n  caused by: ");
+            text.push_str(cause);
+        }
+        eprintln!(
+            "::error title=convbench::{}",
+            convbench::github::escape_workflow_data(&text)
+        );
+    } else {
+        eprintln!("error: {message}");
+        for cause in causes {
+            eprintln!("  caused by: {cause}");
         }
     }
 }

@@ -13,6 +13,20 @@ pub fn print(text: &str) {
     }
 }
 
+/// Prints text that may carry hostile content (a record's strings) to stdout. Inside GitHub
+/// Actions (`GITHUB_ACTIONS=true`) it is wrapped in `::stop-commands::` with a fresh random
+/// token, so no line of it can run a workflow command (`::add-mask::`, `::error::`, ...).
+pub fn print_untrusted(text: &str) {
+    if std::env::var("GITHUB_ACTIONS").is_ok_and(|value| value == "true") {
+        let token = format!("{:032x}", rand::random::<u128>());
+        print(&format!("::stop-commands::{token}"));
+        print(text);
+        print(&format!("::{token}::"));
+    } else {
+        print(text);
+    }
+}
+
 /// Fails early when `path` cannot be written, before any long work.
 pub fn check_writable(path: &Path) -> Result<()> {
     let dir = parent(path);

@@ -28,6 +28,13 @@ impl WgpuBackend {
         })
     }
 
+    /// The same device running the WGSL of `shaders` (see [`Gpu::with_shaders`]).
+    pub fn with_shaders(&self, shaders: crate::kernels::shader_set::ShaderSet) -> Self {
+        Self {
+            gpu: self.gpu.with_shaders(shaders),
+        }
+    }
+
     /// The opened device.
     pub fn gpu(&self) -> &Gpu {
         &self.gpu

@@ -368,6 +368,13 @@ impl GitBaselineStore {
         parse_record(&bytes, &origin).map(Some)
     }
 
+    /// The bytes of `path` (relative to the repository root) as committed at `rev`; `None`
+    /// when the file does not exist there. `ab` reads the base revision's shaders with it.
+    pub fn read_at(&self, rev: &BaseRevision, path: &Path) -> Result<Option<Vec<u8>>> {
+        let tree = self.tree_at(&rev.oid)?;
+        Ok(self.blob_in(&tree, path)?.map(|(_, bytes)| bytes))
+    }
+
     /// The working-tree file's bytes, `None` when it does not exist.
     fn worktree_bytes(&self, slug: &str, set: &str) -> Result<Option<(PathBuf, Vec<u8>)>> {
         let path = self.file_path(slug, set)?;

@@ -685,3 +685,27 @@ fn contents_differ_ignores_only_line_endings() {
     assert!(!contents_differ(Some(b"a\nb\n"), Some(b"a\r\nb\r\n")));
     assert!(contents_differ(Some(b"a\nb\n"), Some(b"a\nc\n")));
 }
+
+#[test]
+fn an_adapter_with_a_240_character_name_gets_a_short_distinct_slug() {
+    let long = "Vendor Engineering Sample ".repeat(10);
+    assert!(long.len() >= 240);
+    let first = adapter(&long);
+    let mut second = adapter(&long);
+    second.name.push('2');
+    let (a, b) = (first.slug(), second.slug());
+    assert!(a.len() <= crate::results::MAX_SLUG_LEN, "{a}");
+    assert_ne!(a, b, "the hash keeps long names apart");
+    assert!(a.starts_with("vulkan-vendor-engineering-sample"), "{a}");
+    // Short names keep the slug they always had.
+    assert_eq!(slug(), "vulkan-nvidia-h100-10de-2330");
+    // And the baseline can be written and read back under it.
+    let (dir, _repo) = init_repo();
+    let store = open(dir.path());
+    let mut bench = benchmark("alexnet/train/b128/f32/wgpu", 100);
+    bench.adapter = first;
+    store
+        .write(&record(vec![bench]), &a, SET, false)
+        .expect("write under a long name");
+    assert!(store.load_worktree(&a, SET).expect("load").is_some());
+}

@@ -61,6 +61,8 @@
 //! The threshold of a benchmark is that of the first [`CompareConfig::per_benchmark`] glob
 //! matching its id, else [`CompareConfig::threshold`].
 
+pub mod ab;
+
 use crate::results::{BenchmarkResult, Phase, PhaseResult, RunRecord};
 use crate::stats::{self, Alternative};
 use globset::{Glob, GlobMatcher};
@@ -90,6 +92,10 @@ pub struct CompareConfig {
     pub allow_other_adapter: bool,
     /// Whether an inconclusive row fails the gate like a regression.
     pub fail_on_inconclusive: bool,
+    /// Slowdown (a fraction) above which a regression fails the gate. `None`: every
+    /// regression fails it. With `threshold` 0.05 and this 0.10, a significant 7% slowdown is
+    /// reported (an alert: annotation and comment) but the gate passes; 12% fails it.
+    pub fail_threshold: Option<f64>,
     /// Phases to compare; `None` compares every phase present.
     pub phases: Option<Vec<Phase>>,
     /// Bootstrap resamples per confidence interval.
@@ -105,6 +111,7 @@ impl Default for CompareConfig {
             min_samples: 5,
             allow_other_adapter: false,
             fail_on_inconclusive: false,
+            fail_threshold: None,
             phases: None,
             bootstrap_resamples: 2000,
         }
@@ -127,6 +134,13 @@ impl CompareConfig {
             return invalid(format!(
                 "alpha {} must lie strictly between 0 and 1, e.g. 0.05",
                 self.alpha
+            ));
+        }
+        if let Some(fail) = self.fail_threshold
+            && !(fail.is_finite() && fail >= 0.0)
+        {
+            return invalid(format!(
+                "fail threshold {fail} is not a non-negative fraction; use e.g. 0.10 for 10%"
             ));
         }
         if self.bootstrap_resamples == 0 {
@@ -325,10 +339,26 @@ impl Comparison {
         self.count(Verdict::Regression) > 0
     }
 
-    /// Whether the gate fails: a regression, an interrupted current run, or an inconclusive
-    /// row when [`CompareConfig::fail_on_inconclusive`] is set.
+    /// Whether `row` fails the gate: a regression whose change exceeds
+    /// [`CompareConfig::fail_threshold`] (every regression when there is none). A regression
+    /// under the fail threshold is an alert only.
+    pub fn fails_gate(&self, row: &PhaseComparison) -> bool {
+        row.verdict == Verdict::Regression
+            && match (self.config.fail_threshold, row.change) {
+                (Some(fail), Some(change)) => change > fail,
+                _ => true,
+            }
+    }
+
+    /// Regressions that fail the gate (see [`Comparison::fails_gate`]).
+    pub fn failing_regressions(&self) -> usize {
+        self.rows.iter().filter(|row| self.fails_gate(row)).count()
+    }
+
+    /// Whether the gate fails: a regression beyond the fail threshold, an interrupted current
+    /// run, or an inconclusive row when [`CompareConfig::fail_on_inconclusive`] is set.
     pub fn gate_fails(&self) -> bool {
-        self.has_regression()
+        self.failing_regressions() > 0
             || self.current_incomplete
             || (self.config.fail_on_inconclusive && self.count(Verdict::Inconclusive) > 0)
     }

@@ -5,11 +5,14 @@ use crate::compare::{Comparison, PhaseComparison, Verdict};
 
 /// Title of the annotation of a regression.
 const REGRESSION_TITLE: &str = "convbench regression";
+/// Title of the annotation of a regression under the fail threshold.
+const ALERT_TITLE: &str = "convbench alert";
 /// Title of the annotation of an inconclusive row.
 const INCONCLUSIVE_TITLE: &str = "convbench inconclusive";
 
-/// One workflow command per regression (`::error`) and per inconclusive row (`::warning`), in
-/// row order, e.g.
+/// One workflow command per regression (`::error`; `::warning` titled "convbench alert" for a
+/// regression under [`crate::compare::CompareConfig::fail_threshold`]) and per inconclusive row
+/// (`::warning`), in row order, e.g.
 /// `::error title=convbench regression::alexnet/train/b128/f32/wgpu forward +12.3% (...)`.
 ///
 /// The binary prints them on stdout, where the runner turns them into annotations on the run
@@ -21,7 +24,8 @@ pub fn annotations(comparison: &Comparison) -> Vec<String> {
         .iter()
         .filter_map(|row| {
             let (command, title) = match row.verdict {
-                Verdict::Regression => ("error", REGRESSION_TITLE),
+                Verdict::Regression if comparison.fails_gate(row) => ("error", REGRESSION_TITLE),
+                Verdict::Regression => ("warning", ALERT_TITLE),
                 Verdict::Inconclusive => ("warning", INCONCLUSIVE_TITLE),
                 _ => return None,
             };
@@ -127,6 +131,40 @@ mod tests {
             lines[1].starts_with("::warning title=convbench inconclusive::c/train/b1/f32/wgpu forward +8.0%")
         );
         assert!(lines[1].ends_with("collect more samples"));
+    }
+
+    #[test]
+    fn regressions_under_the_fail_threshold_are_alerts() {
+        let comparison = Comparison {
+            rows: vec![
+                row("a/train/b1/f32/wgpu", Verdict::Regression, Some(0.07)),
+                row("b/train/b1/f32/wgpu", Verdict::Regression, Some(0.12)),
+            ],
+            config: CompareConfig {
+                fail_threshold: Some(0.10),
+                ..CompareConfig::default()
+            },
+            kernel_changes: Vec::new(),
+            current_incomplete: false,
+        };
+        let lines = annotations(&comparison);
+        assert!(
+            lines[0].starts_with("::warning title=convbench alert::a/"),
+            "{}",
+            lines[0]
+        );
+        assert!(
+            lines[1].starts_with("::error title=convbench regression::b/"),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(comparison.failing_regressions(), 1);
+        assert!(comparison.gate_fails());
+        let lenient = Comparison {
+            rows: comparison.rows[..1].to_vec(),
+            ..comparison
+        };
+        assert!(!lenient.gate_fails() && lenient.has_regression());
     }
 
     #[test]

@@ -179,6 +179,34 @@ pub fn post_or_update_comment(
     pr: u64,
     body: &str,
 ) -> crate::Result<CommentAction> {
+    comment(api, owner, repo, pr, body, true)?
+        .ok_or_else(|| Error::Environment("the comment was neither posted nor updated".to_string()))
+}
+
+/// Updates convbench's own comment on pull request `pr` to `body` when there is one (as
+/// [`post_or_update_comment`] finds it, posting a new one if the edit is refused), and posts
+/// nothing when there is none: the quiet modes of `comment-on`, where a run with nothing to
+/// report starts no comment but never leaves an earlier one stale. `None`: nothing posted.
+/// Errors as [`post_or_update_comment`]'s.
+pub fn update_comment_if_present(
+    api: &GithubApi,
+    owner: &str,
+    repo: &str,
+    pr: u64,
+    body: &str,
+) -> crate::Result<Option<CommentAction>> {
+    comment(api, owner, repo, pr, body, false)
+}
+
+/// The upsert of both functions above; `create`: post when no comment is convbench's.
+fn comment(
+    api: &GithubApi,
+    owner: &str,
+    repo: &str,
+    pr: u64,
+    body: &str,
+    create: bool,
+) -> crate::Result<Option<CommentAction>> {
     let token = api.token.as_ref().ok_or_else(|| {
         Error::Environment("no GITHUB_TOKEN; the job summary was still written".to_string())
     })?;
@@ -197,7 +225,11 @@ pub fn post_or_update_comment(
             repo,
             pr,
         };
-        call.upsert(body).await
+        if create {
+            call.upsert(body).await.map(Some)
+        } else {
+            call.update_only(body).await
+        }
     })
 }
 
@@ -329,6 +361,18 @@ struct Created {
 }
 
 impl CommentCall<'_> {
+    /// Edits convbench's comment when there is one (posting anew if the edit is refused);
+    /// `None` when there is none.
+    async fn update_only(&self, body: &str) -> Result<Option<CommentAction>, String> {
+        let Some(existing) = self.find_marker_comment().await? else {
+            return Ok(None);
+        };
+        if let Some(id) = self.edit(existing.id, body).await? {
+            return Ok(Some(CommentAction::Updated(id)));
+        }
+        self.create(body).await.map(Some)
+    }
+
     async fn upsert(&self, body: &str) -> Result<CommentAction, String> {
         if let Some(existing) = self.find_marker_comment().await? {
             // Refused (a comment locked or gone, a token that may post but not edit): post a

@@ -20,8 +20,23 @@ pub struct CommentContext {
     /// Head commit of the pull request, used for sections whose record has no commit.
     pub head_sha: Option<String>,
     /// Web page of the workflow run (job summary and artifacts), linked from the truncation
-    /// note. Only a plain `http(s)` URL is linked; anything else is left out.
+    /// note and from the footer. Only a plain `http(s)` URL is linked; anything else is left
+    /// out.
     pub run_url: Option<String>,
+    /// How the verdicts were reached, e.g. `baseline mode: the baselines blessed at 1a2b3c4`;
+    /// shown under the verdict lines. Trusted text (written by convbench), escaped anyway.
+    pub mode: Option<String>,
+    /// Where the numbers come from, e.g. that they were measured by the pull request's own
+    /// workflow run; escaped.
+    pub provenance: Option<String>,
+    /// Notes for the reader (missing baselines, baselines edited in the pull request). They
+    /// may quote record content, so every one is escaped; they count towards the size cap.
+    pub notes: Vec<String>,
+    /// The pull-request label that accepted a failing gate, when one did.
+    pub accepted_by_label: Option<String>,
+    /// GitHub logins or `org/team`s to mention when the gate fails (from the trusted
+    /// configuration, checked with [`crate::config::is_login_or_team`]; others are dropped).
+    pub mentions: Vec<String>,
 }
 
 /// The rows of one adapter, with what identifies it, as one section of the comment.
@@ -210,6 +225,9 @@ fn hard_truncate(text: &str, note: &str) -> String {
 /// The comment pre-rendered into pieces, so that rendering with fewer rows is cheap.
 struct Layout {
     summary_lines: Vec<String>,
+    /// Lines between the verdicts and the sections: mode, provenance, acceptance, mentions,
+    /// notes. Always shown; counted in the cap like everything else.
+    preamble: Vec<String>,
     sections: Vec<SectionLayout>,
     run_url: Option<String>,
 }
@@ -234,6 +252,7 @@ impl Layout {
     fn new(sections: &[AdapterSection], context: &CommentContext) -> Self {
         Self {
             summary_lines: sections.iter().map(summary_line).collect(),
+            preamble: preamble(sections, context),
             sections: sections.iter().map(|s| SectionLayout::new(s, context)).collect(),
             run_url: context
                 .run_url
@@ -264,6 +283,11 @@ impl Layout {
         }
         for line in &self.summary_lines {
             out.push_str("- ");
+            out.push_str(line);
+            out.push('\n');
+        }
+        for line in &self.preamble {
+            out.push('\n');
             out.push_str(line);
             out.push('\n');
         }
@@ -310,8 +334,14 @@ impl SectionLayout {
         );
         Self {
             heading: escape_markdown(&section.adapter_label),
-            notable_rows: notable.into_iter().map(table_row).collect(),
-            other_rows: other.into_iter().map(table_row).collect(),
+            notable_rows: notable
+                .into_iter()
+                .map(|row| table_row(row, section.comparison.fails_gate(row)))
+                .collect(),
+            other_rows: other
+                .into_iter()
+                .map(|row| table_row(row, section.comparison.fails_gate(row)))
+                .collect(),
             other_summary,
             empty: rows.is_empty(),
             footer: footer(section, context),
@@ -352,6 +382,46 @@ impl SectionLayout {
     }
 }
 
+/// The lines under the verdicts: how the verdict was reached, where the numbers come from,
+/// an accepting label, mentions (only when the gate fails), then the notes.
+fn preamble(sections: &[AdapterSection], context: &CommentContext) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Some(mode) = &context.mode {
+        lines.push(format!("Decided by {}.", escape_markdown(mode)));
+    }
+    if let Some(provenance) = &context.provenance {
+        lines.push(escape_markdown(provenance));
+    }
+    if let Some(url) = context.run_url.as_deref().filter(|url| is_plain_url(url)) {
+        lines.push(format!(
+            "Measured in [this workflow run]({url}); its job summary shows the blessed history of \
+             every regressed benchmark."
+        ));
+    }
+    let gate_fails = sections.iter().any(|s| s.comparison.gate_fails());
+    if let Some(label) = &context.accepted_by_label {
+        lines.push(format!(
+            "✅ **Accepted:** the pull request carries the label \"{}\", so the regressions \
+             above do not fail the gate.",
+            escape_markdown(label)
+        ));
+    } else if gate_fails {
+        let mentions: Vec<String> = context
+            .mentions
+            .iter()
+            .filter(|name| crate::config::is_login_or_team(name))
+            .map(|name| format!("@{name}"))
+            .collect();
+        if !mentions.is_empty() {
+            lines.push(format!("cc {}", mentions.join(" ")));
+        }
+    }
+    for note in &context.notes {
+        lines.push(format!("> **Note:** {}", escape_markdown(note)));
+    }
+    lines
+}
+
 /// Position of a verdict in report order (worst first).
 fn verdict_rank(verdict: Verdict) -> usize {
     Verdict::ALL
@@ -364,8 +434,11 @@ fn verdict_rank(verdict: Verdict) -> usize {
 /// NVIDIA H100 (vulkan)`.
 fn summary_line(section: &AdapterSection) -> String {
     let comparison = &section.comparison;
-    let icon = if comparison.has_regression() {
+    let icon = if comparison.failing_regressions() > 0 {
         "🔴"
+    } else if comparison.has_regression() {
+        // Regressions under the fail threshold: an alert, the gate passes.
+        "🟠"
     } else if [Verdict::Inconclusive, Verdict::Incomparable, Verdict::Missing]
         .iter()
         .any(|v| comparison.count(*v) > 0)
@@ -418,8 +491,9 @@ fn verdict_word(verdict: Verdict, count: usize) -> &'static str {
     }
 }
 
-/// One table row, every cell escaped.
-fn table_row(row: &PhaseComparison) -> String {
+/// One table row, every cell escaped. `fails_gate`: whether a regression fails the gate
+/// (else it is an alert under the fail threshold).
+fn table_row(row: &PhaseComparison, fails_gate: bool) -> String {
     let duration = |ns: Option<f64>| ns.map_or_else(|| "–".to_string(), format_duration_ns);
     let change = row.change.map_or_else(|| "–".to_string(), format_change);
     let ci = row.ci.map_or_else(
@@ -427,7 +501,8 @@ fn table_row(row: &PhaseComparison) -> String {
         |(low, high)| format!("{} to {}", format_change(low), format_change(high)),
     );
     let verdict = match row.verdict {
-        Verdict::Regression => "🔴 regression".to_string(),
+        Verdict::Regression if fails_gate => "🔴 regression".to_string(),
+        Verdict::Regression => "🟠 regression (alert, under the fail threshold)".to_string(),
         Verdict::Improvement => "🟢 improvement".to_string(),
         Verdict::Inconclusive => "🟡 inconclusive".to_string(),
         Verdict::Incomparable => format!("incomparable: {}", escape_markdown(&row.adapter_label)),
@@ -465,8 +540,14 @@ fn footer(section: &AdapterSection, context: &CommentContext) -> Vec<String> {
             .collect::<Vec<_>>()
             .join(", ")
     };
+    let fail = section
+        .comparison
+        .config
+        .fail_threshold
+        .map(|fail| format!(", fail threshold {:.1}%", fail * 100.0))
+        .unwrap_or_default();
     lines.push(format!(
-        "Timing: {timing}; threshold {:.1}%, false discovery rate {:.1}%",
+        "Timing: {timing}; threshold {:.1}%{fail}, false discovery rate {:.1}%",
         section.comparison.config.threshold * 100.0,
         section.comparison.config.alpha * 100.0
     ));
@@ -538,7 +619,13 @@ pub fn format_change(change: f64) -> String {
 /// - `&`, `<`, `>` become entities, so no HTML tag (`<img>`, `<details>`) can open;
 /// - Markdown punctuation `\`, `` ` ``, `*`, `_`, `~`, `[`, `]`, `|`, `$` is backslash-escaped,
 ///   so no code span, emphasis, link, table cell or math can start;
-/// - `@` is followed by a zero-width space, so `@someone` mentions nobody;
+/// - `@` and `#` are followed by a zero-width space, so `@someone` mentions nobody and `#123`,
+///   `owner/repo#5` refer to no issue; so is the `GH` of `GH-123`;
+/// - bare URLs cannot become links: a zero-width space goes after the `:` of `://` and after
+///   the `www` of `www.`;
+/// - bidirectional controls (U+202A to U+202E, U+2066 to U+2069, the marks U+200E, U+200F
+///   and U+061C) become U+FFFD, so a right-to-left override cannot make text read
+///   differently from what it is;
 /// - line breaks and other control characters become spaces, so a table row stays one row.
 pub fn escape_markdown(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len() + text.len() / 8);
@@ -552,11 +639,44 @@ pub fn escape_markdown(text: &str) -> String {
                 escaped.push(ch);
             }
             '@' => escaped.push_str("@\u{200b}"),
+            '#' => escaped.push_str("#\u{200b}"),
+            ch if is_bidi_control(ch) => escaped.push('\u{fffd}'),
             ch if ch.is_control() => escaped.push(' '),
             ch => escaped.push(ch),
         }
     }
-    escaped
+    break_autolinks(&escaped)
+}
+
+/// Characters that change the direction of the text around them.
+fn is_bidi_control(ch: char) -> bool {
+    matches!(ch, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Puts a zero-width space into every `://`, `www.` and `GH-` (any case), which GitHub
+/// would otherwise turn into links.
+fn break_autolinks(text: &str) -> String {
+    // ASCII lowercasing keeps every byte where it is, so indices into `lower` are indices
+    // into `text`.
+    let lower = text.to_ascii_lowercase();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut at = 0;
+    while let Some(ch) = text[at..].chars().next() {
+        let rest = &lower[at..];
+        if rest.starts_with("://") {
+            out.push_str(":\u{200b}//");
+            at += 3;
+        } else if rest.starts_with("www.") || rest.starts_with("gh-") {
+            let prefix = if rest.starts_with("www.") { 3 } else { 2 };
+            out.push_str(&text[at..at + prefix]);
+            out.push('\u{200b}');
+            at += prefix;
+        } else {
+            out.push(ch);
+            at += ch.len_utf8();
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -576,6 +696,23 @@ mod tests {
     }
 
     #[test]
+    fn neutralises_links_references_and_direction_overrides() {
+        let escaped = escape_markdown("see https://evil.example/x and WWW.evil.example, #12 o/r#5 gh-7");
+        assert!(!escaped.contains("://"), "{escaped}");
+        assert!(!escaped.to_lowercase().contains("www."), "{escaped}");
+        assert!(!escaped.contains("#1") && !escaped.contains("#5"), "{escaped}");
+        assert!(!escaped.to_lowercase().contains("gh-"), "{escaped}");
+        assert_eq!(
+            escaped.replace('\u{200b}', ""),
+            "see https://evil.example/x and WWW.evil.example, #12 o/r#5 gh-7"
+        );
+        let rtl = escape_markdown("abc\u{202e}fed\u{2066}x\u{200f}");
+        assert_eq!(rtl, "abc\u{fffd}fed\u{fffd}x\u{fffd}");
+        // Multi-byte text around the patterns keeps its bytes.
+        assert_eq!(escape_markdown("µs://é").replace('\u{200b}', ""), "µs://é");
+    }
+
+    #[test]
     fn formats_durations_and_changes() {
         assert_eq!(format_duration_ns(850.0), "850 ns");
         assert_eq!(format_duration_ns(12_340.0), "12.34 µs");
@@ -591,6 +728,31 @@ mod tests {
         assert!(!is_plain_url("javascript:alert(1)"));
         assert!(!is_plain_url("https://x/)[evil](https://y"));
         assert!(!is_plain_url("https://x/ y"));
+    }
+
+    #[test]
+    fn notes_count_towards_the_cap() {
+        // 1,000 notes of about 120 bytes: twice the cap on their own.
+        let context = CommentContext {
+            notes: (0..1000)
+                .map(|i| {
+                    format!("no baseline for benchmark model{i}/train/b1/f32/wgpu yet; it is reported as new")
+                })
+                .collect(),
+            mode: Some("baseline mode".to_string()),
+            ..CommentContext::default()
+        };
+        let body = comment_body(&[], &context);
+        assert!(body.len() <= MAX_COMMENT_BYTES, "{} bytes", body.len());
+        assert!(body.starts_with(COMMENT_MARKER));
+        assert!(body.contains("Decided by baseline mode."));
+        // A few notes fit whole, after the verdicts.
+        let few = CommentContext {
+            notes: vec!["the baseline file was edited in this pull request".to_string()],
+            ..CommentContext::default()
+        };
+        let body = comment_body(&[], &few);
+        assert!(body.contains("> **Note:** the baseline file was edited in this pull request"));
     }
 
     #[test]

@@ -84,6 +84,9 @@ pub struct PullRequest {
     /// deleted head repository). Such runs get a read-only token: the comment must come from
     /// the `workflow_run` job.
     pub is_fork: bool,
+    /// The pull request's label names when the event was sent (only people with triage
+    /// access can set them: a fork's author cannot).
+    pub labels: Vec<String>,
 }
 
 /// What GitHub Actions tells a job about itself, read from its environment variables.
@@ -126,6 +129,13 @@ struct PullRequestPayload {
     number: u64,
     base: BranchPayload,
     head: BranchPayload,
+    #[serde(default)]
+    labels: Vec<LabelPayload>,
+}
+
+#[derive(Deserialize)]
+struct LabelPayload {
+    name: String,
 }
 
 #[derive(Deserialize)]
@@ -216,6 +226,7 @@ fn read_pull_request(
             head_sha: pr.head.sha,
             head_repo,
             is_fork,
+            labels: pr.labels.into_iter().map(|label| label.name).collect(),
         }
     }))
 }
@@ -251,7 +262,7 @@ mod tests {
     #[test]
     fn reads_a_pull_request_from_the_same_repository() {
         let payload = payload_file(
-            r#"{"pull_request": {"number": 7,
+            r#"{"pull_request": {"number": 7, "labels": [{"name": "convbench-accept"}],
                 "base": {"sha": "aaa", "repo": {"full_name": "o/r"}},
                 "head": {"sha": "bbb", "repo": {"full_name": "o/r"}}}}"#,
         );
@@ -274,6 +285,7 @@ mod tests {
             (7, "aaa", "bbb")
         );
         assert!(!pr.is_fork);
+        assert_eq!(pr.labels, ["convbench-accept"]);
         assert_eq!(env.api_url, "https://ghe.example.com/api/v3");
         assert_eq!(env.base_ref.as_deref(), Some("main"));
         assert_eq!(

@@ -55,7 +55,7 @@ mod summary;
 pub use annotations::{annotations, escape_workflow_data};
 pub use api::{
     CheckConclusion, CheckRun, CommentAction, DEFAULT_BACKOFF, DEFAULT_COMMENT_AUTHOR, DEFAULT_DEADLINE,
-    GithubApi, MAX_CHECK_SUMMARY_BYTES, create_check_run, post_or_update_comment,
+    GithubApi, MAX_CHECK_SUMMARY_BYTES, create_check_run, post_or_update_comment, update_comment_if_present,
 };
 pub use comment::{
     AdapterSection, COMMENT_MARKER, CommentContext, MAX_COMMENT_BYTES, comment_body, escape_markdown,

@@ -1,7 +1,8 @@
 //! An opened adapter: device, queue, limits, the pipeline cache and error capture.
 
 use super::adapter::{AdapterSummary, select, summarize};
-use crate::kernels::registry::Shader;
+use crate::kernels::registry::{Shader, specialize};
+use crate::kernels::shader_set::ShaderSet;
 use crate::model::Precision;
 use crate::{Error, Result};
 use std::collections::HashMap;
@@ -36,6 +37,8 @@ pub struct Gpu {
     pub(super) summary: AdapterSummary,
     pub(super) limits: wgpu::Limits,
     subgroups: bool,
+    /// Where the WGSL comes from (embedded unless [`Gpu::with_shaders`] says otherwise).
+    shaders: Arc<ShaderSet>,
     modules: Mutex<HashMap<ModuleKey, wgpu::ShaderModule>>,
     pipelines: Mutex<HashMap<(ModuleKey, &'static str), wgpu::ComputePipeline>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
@@ -90,10 +93,33 @@ impl Gpu {
             summary,
             limits,
             subgroups: required_features.contains(wgpu::Features::SUBGROUP),
+            shaders: Arc::new(ShaderSet::embedded()),
             modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
             uncaptured,
         })
+    }
+
+    /// The same device and queue compiling its shaders from `shaders`, with caches of its
+    /// own: `ab` runs two shader sets side by side on one GPU this way, their work queued on
+    /// the same queue so that both see the same clocks and load.
+    pub fn with_shaders(&self, shaders: ShaderSet) -> Self {
+        Self {
+            device: self.device.clone(),
+            queue: self.queue.clone(),
+            summary: self.summary.clone(),
+            limits: self.limits.clone(),
+            subgroups: self.subgroups,
+            shaders: Arc::new(shaders),
+            modules: Mutex::new(HashMap::new()),
+            pipelines: Mutex::new(HashMap::new()),
+            uncaptured: Arc::clone(&self.uncaptured),
+        }
+    }
+
+    /// The shader set this device compiles from.
+    pub fn shaders(&self) -> &ShaderSet {
+        &self.shaders
     }
 
     /// What the adapter is and offers.
@@ -193,11 +219,15 @@ impl Gpu {
             match modules.get(&module_key) {
                 Some(m) => m.clone(),
                 None => {
-                    let source = shader
-                        .specialized_with(precision, self.subgroups, constants)
-                        .ok_or_else(|| {
-                            Error::InvalidInput(format!("{what}: a constant is not declared in the shader"))
-                        })?;
+                    let source = specialize(
+                        self.shaders.source_of(shader),
+                        precision,
+                        self.subgroups,
+                        constants,
+                    )
+                    .ok_or_else(|| {
+                        Error::InvalidInput(format!("{what}: a constant is not declared in the shader"))
+                    })?;
                     let m = self.scoped(&format!("compiling {what}"), || {
                         self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                             label: Some(shader.file),

@@ -498,3 +498,93 @@ fn variants_of(plan: &Plan, ops: &[usize]) -> String {
     }
     ids.join("+")
 }
+
+/// The interleaved samples of one benchmark on two backends, `base` and `head` (the same
+/// device with two shader sets, see [`crate::backend::wgpu::WgpuBackend::with_shaders`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AbSamples {
+    /// Whole-iteration nanoseconds on the base, one per pair.
+    pub base_ns: Vec<u64>,
+    /// Whole-iteration nanoseconds on the head, one per pair.
+    pub head_ns: Vec<u64>,
+    /// Whether the base ran first in each pair (ABBA: alternating).
+    pub base_first: Vec<bool>,
+    /// How the durations were measured.
+    pub timing_method: TimingMethod,
+}
+
+/// Measures `target` on `base` and `head` alternately, sample by sample: the same plan (the
+/// kernel variants chosen once, for both), the same inputs, both loaded at once, warmed up
+/// alternately, then `pairs` pairs of iterations in ABBA order (A then B, B then A, ...), so
+/// that drift of the machine (clocks, load, heat) falls on both sides alike and cancels in
+/// each pair's ratio. Verify both sides with [`verify_target`] first; this only times.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_ab(
+    base: &dyn Backend,
+    head: &dyn Backend,
+    target: &Target,
+    batch: usize,
+    precision: Precision,
+    options: &RunOptions,
+    pairs: usize,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<AbSamples> {
+    check_batch(batch)?;
+    if pairs == 0 {
+        return Err(Error::InvalidInput("--pairs must be at least 1".into()));
+    }
+    if !(base.supports(precision) && head.supports(precision)) {
+        return Err(Error::Environment(format!(
+            "{} cannot run {precision} (no SHADER_F16); use --precision f32",
+            head.adapter().label()
+        )));
+    }
+    let plan_options = PlanOptions {
+        stage: options.stage,
+        data_grad: options.data_grad,
+        max_tensor_bytes: head.max_tensor_bytes().min(base.max_tensor_bytes()),
+    };
+    let mut plan = target.plan(batch, precision, plan_options)?;
+    if select::has_variants(head.kind()) {
+        select::choose(&mut plan.program, &options.kernels);
+    }
+    let mut sides = [base.load(&plan.program)?, head.load(&plan.program)?];
+    for loaded in &mut sides {
+        fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
+    }
+    let method = head.timing_method();
+    let what = format!("{} at batch {batch} was compared", target.name());
+    on_event(Event::WarmingUp);
+    let warm_start = Instant::now();
+    let mut warm = 0;
+    while warm < options.warmup_iterations || warm_start.elapsed() < options.warmup_min {
+        for loaded in &mut sides {
+            options.interrupt.check(&what)?;
+            iterate(loaded.as_mut(), &plan, method, false)?;
+        }
+        warm += 1;
+    }
+    let mut samples = AbSamples {
+        base_ns: Vec::with_capacity(pairs),
+        head_ns: Vec::with_capacity(pairs),
+        base_first: Vec::with_capacity(pairs),
+        timing_method: method,
+    };
+    for index in 0..pairs {
+        let base_first = index % 2 == 0;
+        let order = if base_first { [0, 1] } else { [1, 0] };
+        let mut times = [0u64; 2];
+        for side in order {
+            options.interrupt.check(&what)?;
+            times[side] = iterate(sides[side].as_mut(), &plan, method, false)?.total_ns;
+        }
+        samples.base_ns.push(times[0]);
+        samples.head_ns.push(times[1]);
+        samples.base_first.push(base_first);
+        on_event(Event::Sample {
+            index: index + 1,
+            total: pairs,
+        });
+    }
+    Ok(samples)
+}

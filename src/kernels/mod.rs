@@ -17,6 +17,7 @@ mod optimizer;
 mod pool;
 pub mod reference;
 pub mod registry;
+pub mod shader_set;
 mod tensor;
 pub mod variant;
 mod winograd;

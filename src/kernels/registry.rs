@@ -141,35 +141,7 @@ impl Shader {
     /// The source at `precision`, with the subgroup blocks when `subgroups` (see
     /// [`SUBGROUPS_BEGIN`]) and the portable ones otherwise.
     pub fn source_with(&self, precision: Precision, subgroups: bool) -> String {
-        let source = match precision {
-            Precision::F32 => self.source.to_string(),
-            Precision::F16 => self.source.replacen(ALIAS_LINE, "enable f16;\nalias T = f16;", 1),
-        };
-        if !self.has_subgroup_blocks() {
-            return source;
-        }
-        // Lines of the dropped block become empty, so line numbers in errors still match.
-        let mut keep = true;
-        let lines: Vec<&str> = source
-            .lines()
-            .map(|line| match line.trim() {
-                SUBGROUPS_BEGIN => {
-                    keep = subgroups;
-                    ""
-                }
-                SUBGROUPS_ELSE => {
-                    keep = !subgroups;
-                    ""
-                }
-                SUBGROUPS_END => {
-                    keep = true;
-                    ""
-                }
-                _ if keep => line,
-                _ => "",
-            })
-            .collect();
-        lines.join("\n")
+        variant_source(self.source, precision, subgroups)
     }
 
     /// Whether the shader has a subgroup block (and so a second form on devices with subgroup
@@ -192,16 +164,62 @@ impl Shader {
         subgroups: bool,
         constants: &[(&str, u32)],
     ) -> Option<String> {
-        let mut lines: Vec<String> = self
-            .source_with(precision, subgroups)
-            .lines()
-            .map(str::to_string)
-            .collect();
-        for (name, value) in constants {
-            let prefix = format!("const {name}: u32 = ");
-            let line = lines.iter_mut().find(|line| line.starts_with(&prefix))?;
-            *line = format!("{prefix}{value}u;");
-        }
-        Some(lines.join("\n"))
+        specialize(self.source, precision, subgroups, constants)
     }
+}
+
+/// `source` (a shader's f32 source, as written or from a [`super::shader_set::ShaderSet`]) at
+/// `precision`, with the subgroup blocks when `subgroups` (see [`SUBGROUPS_BEGIN`]) and the
+/// portable ones otherwise.
+pub fn variant_source(source: &str, precision: Precision, subgroups: bool) -> String {
+    let source = match precision {
+        Precision::F32 => source.to_string(),
+        Precision::F16 => source.replacen(ALIAS_LINE, "enable f16;\nalias T = f16;", 1),
+    };
+    if !source.lines().any(|line| line.trim() == SUBGROUPS_BEGIN) {
+        return source;
+    }
+    // Lines of the dropped block become empty, so line numbers in errors still match.
+    let mut keep = true;
+    let lines: Vec<&str> = source
+        .lines()
+        .map(|line| match line.trim() {
+            SUBGROUPS_BEGIN => {
+                keep = subgroups;
+                ""
+            }
+            SUBGROUPS_ELSE => {
+                keep = !subgroups;
+                ""
+            }
+            SUBGROUPS_END => {
+                keep = true;
+                ""
+            }
+            _ if keep => line,
+            _ => "",
+        })
+        .collect();
+    lines.join("\n")
+}
+
+/// [`variant_source`] with each `(name, value)` of `constants` replacing the value of the
+/// module-scope declaration `const name: u32 = ...;`; `None` when a name has no such
+/// declaration.
+pub fn specialize(
+    source: &str,
+    precision: Precision,
+    subgroups: bool,
+    constants: &[(&str, u32)],
+) -> Option<String> {
+    let mut lines: Vec<String> = variant_source(source, precision, subgroups)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    for (name, value) in constants {
+        let prefix = format!("const {name}: u32 = ");
+        let line = lines.iter_mut().find(|line| line.starts_with(&prefix))?;
+        *line = format!("{prefix}{value}u;");
+    }
+    Some(lines.join("\n"))
 }

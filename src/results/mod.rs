@@ -34,11 +34,32 @@ pub struct AdapterFingerprint {
     pub runtime_version: String,
 }
 
+/// Longest [`AdapterFingerprint::slug`], in bytes: far under any file system's limit on a
+/// file name.
+pub const MAX_SLUG_LEN: usize = 80;
+
 impl AdapterFingerprint {
     /// A stable folder-safe name: lower-case `backend-name-vendor-device`, runs of other
     /// characters collapsed to `-`. Driver versions are left out so that a baseline folder
     /// survives a driver update; the full fingerprint inside the record still tells them apart.
+    ///
+    /// At most [`MAX_SLUG_LEN`] bytes: a longer slug (a driver that reports a 240-character
+    /// name) keeps its head and replaces its tail with 16 hex digits of a hash of the whole
+    /// slug (FNV-1a, fixed forever), so that it stays a valid file name and stays distinct.
     pub fn slug(&self) -> String {
+        let slug = self.full_slug();
+        if slug.len() <= MAX_SLUG_LEN {
+            return slug;
+        }
+        let hash = slug.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+        // The slug is ASCII, so any byte index is a character boundary.
+        let head = slug[..MAX_SLUG_LEN - 17].trim_end_matches('-');
+        format!("{head}-{hash:016x}")
+    }
+
+    fn full_slug(&self) -> String {
         let raw = format!(
             "{}-{}-{:04x}-{:04x}",
             self.backend, self.name, self.vendor_id, self.device_id
@@ -492,6 +513,11 @@ pub struct RunSettings {
     /// above 1, so records from before rounds read and write back unchanged.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub rounds: usize,
+    /// The WGSL the wgpu benchmarks ran when it was not the embedded set: where it came from
+    /// and its digest (see [`crate::kernels::shader_set::ShaderSet::digest`]), e.g.
+    /// `shaders of ./shaders, digest 1a2b3c4d5e6f7a8b`. Absent for the embedded shaders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shaders: Option<String>,
 }
 
 const fn one() -> usize {
@@ -513,6 +539,7 @@ impl Default for RunSettings {
             data_grad: false,
             layers: false,
             rounds: 1,
+            shaders: None,
         }
     }
 }

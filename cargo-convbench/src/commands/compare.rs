@@ -30,6 +30,11 @@ pub struct BaselineArgs {
     /// Slowdown that counts as a regression, as a fraction (default 0.05, or the config's).
     #[arg(long)]
     pub threshold: Option<f64>,
+    /// Slowdown above which a regression fails the gate (default: the config's
+    /// `compare.fail-threshold`, else every regression fails). Smaller significant slowdowns
+    /// are reported as alerts, and the gate passes.
+    #[arg(long, value_name = "FRACTION")]
+    pub fail_threshold: Option<f64>,
     /// Compare numbers from different adapters anyway.
     #[arg(long)]
     pub allow_other_adapter: bool,
@@ -127,6 +132,9 @@ pub fn compare_config(workspace: &Workspace, args: &BaselineArgs) -> Result<Comp
     let mut config = workspace.config.compare_config();
     if let Some(t) = args.threshold {
         config.threshold = t;
+    }
+    if let Some(fail) = args.fail_threshold {
+        config.fail_threshold = Some(fail);
     }
     config.allow_other_adapter |= args.allow_other_adapter;
     config.fail_on_inconclusive |= args.fail_on_inconclusive;

@@ -1,5 +1,6 @@
 //! One file per subcommand.
 
+pub mod ab;
 pub mod adapters;
 pub mod baseline;
 pub mod ci;

@@ -14,6 +14,7 @@ use convbench::harness::select::{KernelChoice, has_variants};
 use convbench::harness::tune::TuneCache;
 use convbench::harness::{RunOptions, Target, measure, verify_target};
 use convbench::kernels::Variant;
+use convbench::kernels::shader_set::ShaderSet;
 use convbench::model::{Precision, network, suite};
 use convbench::report::{self, Format};
 use convbench::results::{RunRecord, RunSettings, Stage};
@@ -87,6 +88,18 @@ pub struct DeviceArgs {
     /// WGSL's f32; recorded in the adapter fingerprint).
     #[arg(long)]
     pub tf32: bool,
+    /// Compile the wgpu kernels from the `.wgsl` files of DIR (every file of convbench's
+    /// `shaders/`) instead of the embedded ones: edit a kernel and re-run without rebuilding.
+    /// Verified against the reference like the embedded ones; recorded in the record.
+    #[arg(long, value_name = "DIR")]
+    pub shaders: Option<PathBuf>,
+}
+
+impl DeviceArgs {
+    /// The shader set `--shaders` names, `None` for the embedded one.
+    pub fn shader_set(&self) -> Result<Option<ShaderSet>> {
+        self.shaders.as_deref().map(ShaderSet::from_dir).transpose()
+    }
 }
 
 /// How each op's kernel variant is chosen: the flags `run` and `verify` share.
@@ -273,10 +286,18 @@ pub fn jobs(a: &Selection, config: &Config, real_gpu: bool, notice: &mut Vec<Str
 /// Opens the requested backends; with none requested, wgpu, falling back to cpu (with a
 /// notice) when no adapter exists.
 pub fn open_backends(a: &DeviceArgs, quiet: bool) -> Result<Vec<Box<dyn Backend>>> {
+    let shaders = a.shader_set()?;
+    let open_wgpu = || -> Result<WgpuBackend> {
+        let backend = WgpuBackend::open(a.adapter.as_deref())?;
+        Ok(match &shaders {
+            Some(set) => backend.with_shaders(set.clone()),
+            None => backend,
+        })
+    };
     if a.backend.is_empty() {
-        return match WgpuBackend::open(a.adapter.as_deref()) {
+        return match open_wgpu() {
             Ok(b) => Ok(vec![Box::new(b)]),
-            Err(e) if e.kind() == ErrorKind::Environment && a.adapter.is_none() => {
+            Err(e) if e.kind() == ErrorKind::Environment && a.adapter.is_none() && shaders.is_none() => {
                 if !quiet {
                     eprintln!("notice: {e}; falling back to the cpu backend");
                 }
@@ -289,7 +310,7 @@ pub fn open_backends(a: &DeviceArgs, quiet: bool) -> Result<Vec<Box<dyn Backend>
     let mut backends: Vec<Box<dyn Backend>> = Vec::new();
     for &kind in a.backend.iter().filter(|k| seen.insert(**k)) {
         backends.push(match kind {
-            BackendKind::Wgpu => Box::new(WgpuBackend::open(a.adapter.as_deref())?),
+            BackendKind::Wgpu => Box::new(open_wgpu()?),
             BackendKind::Cpu => Box::new(CpuBackend::new()),
             // The first CUDA device; choose another with CUDA_VISIBLE_DEVICES (`--adapter` names
             // wgpu adapters, whose order need not match CUDA's).
@@ -334,7 +355,15 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         data_grad: options.data_grad,
         layers: options.layers,
         rounds: a.rounds,
+        shaders: None,
     };
+    match a.device.shader_set() {
+        Ok(Some(set)) => {
+            record.settings.shaders = Some(format!("{}, digest {}", set.describe(), set.digest()));
+        }
+        Ok(None) => {}
+        Err(error) => return (record, Some(error)),
+    }
     if options.samples == 0 {
         return (
             record,

@@ -300,3 +300,329 @@ fn comment_dry_run_prints_the_comment() {
     assert!(stdout.starts_with(MARKER), "{stdout}");
     assert!(stdout.contains("regression"), "{stdout}");
 }
+
+/// Rewrites `from` into `to` in the package with `edit` applied to its text; asserts it changed.
+fn edited(package: &Package, from: &str, to: &str, edit: impl Fn(&str) -> String) {
+    let text = std::fs::read_to_string(package.path(from)).expect("read the record");
+    let changed = edit(&text);
+    assert_ne!(changed, text, "the edit changed nothing");
+    std::fs::write(package.path(to), changed).expect("write the edited record");
+}
+
+/// Appends `table` to the package's `Cargo.toml` (the `[workspace]` there is its root).
+fn configure(package: &Package, table: &str) {
+    let manifest = package.path("Cargo.toml");
+    let mut text = std::fs::read_to_string(&manifest).expect("read Cargo.toml");
+    text.push_str(table);
+    std::fs::write(&manifest, text).expect("write Cargo.toml");
+}
+
+#[test]
+fn an_error_quoting_a_hostile_record_is_one_escaped_workflow_command_in_actions() {
+    let (package, _) = Package::blessed();
+    // serde's "unknown variant" message repeats the text it read, line break included.
+    edited(&package, "rec.json", "evil.json", |text| {
+        text.replacen(
+            "\"stage\": \"train\"",
+            "\"stage\": \"x\\n::add-mask::boom\\n::error::fake\"",
+            1,
+        )
+    });
+    let output = package
+        .convbench()
+        .args(["comment", "--pr", "7", "--results", "evil.json", "--dry-run"])
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .expect("comment");
+    assert_code(&output, 2);
+    let stderr = stderr_of(&output);
+    let stdout = stdout_of(&output);
+    for line in stderr.lines().chain(stdout.lines()) {
+        assert!(
+            !line.trim_start().starts_with("::") || line.starts_with("::error title=convbench::"),
+            "a second workflow command: {line}"
+        );
+    }
+    assert!(stderr.contains("%0A::add-mask::boom"), "{stderr}");
+    // Outside Actions the message stays readable.
+    let plain = package
+        .convbench()
+        .args(["comment", "--pr", "7", "--results", "evil.json", "--dry-run"])
+        .output()
+        .expect("comment");
+    assert_code(&plain, 2);
+    assert!(stderr_of(&plain).starts_with("error: "), "{}", stderr_of(&plain));
+}
+
+#[test]
+fn a_dry_run_comment_in_actions_is_fenced_off_from_workflow_commands() {
+    let (package, _) = Package::blessed();
+    let output = package
+        .convbench()
+        .args([
+            "comment",
+            "--pr",
+            "7",
+            "--results",
+            "slower.json",
+            "--dry-run",
+            "--baseline-rev",
+            "HEAD",
+        ])
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .expect("comment");
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    let first = stdout.lines().next().unwrap_or_default();
+    let token = first
+        .strip_prefix("::stop-commands::")
+        .unwrap_or_else(|| panic!("not fenced:\n{stdout}"));
+    assert!(token.len() >= 32, "{token}");
+    assert_eq!(stdout.lines().last(), Some(format!("::{token}::").as_str()));
+    assert!(stdout.contains(MARKER), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_driver_is_reported_in_the_summary_and_the_comment_then_exits_2() {
+    let (package, _) = Package::blessed();
+    edited(&package, "slower.json", "newdriver.json", |text| {
+        text.replace("\"driver_info\": \"", "\"driver_info\": \"9.9 ")
+    });
+    let server = MockServer::start().await;
+    let thread = Thread::default();
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .expect(1)
+        .mount(&server)
+        .await;
+    let output = output_of(ci_in_actions(&package, &server.uri(), "newdriver.json", "o/r")).await;
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output).contains("another adapter"),
+        "{}",
+        stderr_of(&output)
+    );
+    let summary = summary_of(&package);
+    assert!(summary.contains("incomparable"), "{summary}");
+    server.verify().await;
+    let comments = thread.0.lock().expect("fake state");
+    let body = comments[0]["body"].as_str().unwrap_or_default();
+    assert!(body.contains("incomparable") && body.contains("🟡"), "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comment_on_change_stays_quiet_when_nothing_changed_but_updates_an_existing_comment() {
+    let (package, _) = Package::blessed();
+    configure(
+        &package,
+        "\n[workspace.metadata.convbench.ci]\ncomment-on = \"change\"\n",
+    );
+    let server = MockServer::start().await;
+    let thread = Thread::default();
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/o/r/issues/comments/1000"))
+        .respond_with(|request: &Request| {
+            let sent: Value = request.body_json().expect("a JSON body");
+            ResponseTemplate::new(200)
+                .set_body_json(comment_json(1000, sent["body"].as_str().unwrap_or_default()))
+        })
+        .expect(1)
+        .mount(&server)
+        .await;
+    // Unchanged, no comment yet: nothing is posted.
+    let quiet = output_of(ci_in_actions(&package, &server.uri(), "rec.json", "o/r")).await;
+    assert_code(&quiet, 0);
+    assert!(
+        stderr_of(&quiet).contains("no PR comment"),
+        "{}",
+        stderr_of(&quiet)
+    );
+    assert!(thread.0.lock().expect("fake state").is_empty());
+    // A regression posts one.
+    let loud = output_of(ci_in_actions(&package, &server.uri(), "slower.json", "o/r")).await;
+    assert_code(&loud, 1);
+    // Unchanged again: the existing comment is updated to the new state, not left stale.
+    let fixed = output_of(ci_in_actions(&package, &server.uri(), "rec.json", "o/r")).await;
+    assert_code(&fixed, 0);
+    assert!(
+        stderr_of(&fixed).contains("updated PR comment 1000"),
+        "{}",
+        stderr_of(&fixed)
+    );
+    server.verify().await;
+}
+
+#[test]
+fn an_accept_label_passes_a_failing_gate_and_says_so() {
+    let (package, _) = Package::blessed();
+    configure(
+        &package,
+        "\n[workspace.metadata.convbench.ci]\naccept-label = \"convbench-accept\"\nmention = [\"octocat\"]\n",
+    );
+    let gate = |labels: &[&str]| {
+        let mut command = package.convbench();
+        command.args(["ci", "--results", "slower.json", "--baseline-rev", "HEAD"]);
+        for label in labels {
+            command.args(["--label", label]);
+        }
+        command.output().expect("ci")
+    };
+    let failing = gate(&["bug"]);
+    assert_code(&failing, 1);
+    assert!(
+        stdout_of(&failing).contains("cc @octocat"),
+        "{}",
+        stdout_of(&failing)
+    );
+    let accepted = gate(&["convbench-accept"]);
+    assert_code(&accepted, 0);
+    let body = stdout_of(&accepted);
+    assert!(
+        body.contains("**Accepted:**") && body.contains("convbench-accept"),
+        "{body}"
+    );
+    assert!(!body.contains("cc @octocat"), "{body}");
+}
+
+#[test]
+fn a_fail_threshold_turns_small_regressions_into_alerts() {
+    let (package, _) = Package::blessed();
+    // slower.json is 40% slower.
+    for (fail, code, mark) in [("0.5", 0, "🟠"), ("0.2", 1, "🔴")] {
+        let output = package
+            .convbench()
+            .args([
+                "ci",
+                "--results",
+                "slower.json",
+                "--baseline-rev",
+                "HEAD",
+                "--fail-threshold",
+                fail,
+            ])
+            .output()
+            .expect("ci");
+        assert_code(&output, code);
+        assert!(stdout_of(&output).contains(mark), "{}", stdout_of(&output));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_shows_the_blessed_history_of_regressed_benchmarks() {
+    let (package, _) = Package::blessed();
+    let server = untouchable_api().await;
+    let output = output_of(ci_in_actions(&package, &server.uri(), "slower.json", "someone/r")).await;
+    assert_code(&output, 1);
+    let summary = summary_of(&package);
+    assert!(
+        summary.contains("#### History of lenet/train/b1/f32/cpu"),
+        "{summary}"
+    );
+    assert!(summary.contains(&package.head()[..10]), "{summary}");
+    server.verify().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_comment_job_takes_the_commit_and_link_from_the_event_and_creates_a_check_run() {
+    let (package, _) = Package::blessed();
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = MockServer::start().await;
+    let thread = Thread::default();
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/o/r/check-runs"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 55, "head_sha": head})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let mut command = cargo_convbench();
+    command
+        .current_dir(package.root())
+        .args([
+            "comment",
+            "--pr",
+            "7",
+            "--results",
+            "slower.json",
+            "--baseline-rev",
+            "HEAD",
+        ])
+        .args([
+            "--head-sha",
+            head,
+            "--run-url",
+            "https://github.com/o/r/actions/runs/99",
+            "--check-run",
+        ])
+        .arg("--manifest-path")
+        .arg(package.path("Cargo.toml"))
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "o/r")
+        .env("GITHUB_API_URL", server.uri())
+        .env("GITHUB_TOKEN", TOKEN);
+    let output = output_of(command).await;
+    assert_code(&output, 0);
+    assert_no_token(&output);
+    server.verify().await;
+    let requests = server.received_requests().await.expect("requests are recorded");
+    let check = requests
+        .iter()
+        .find(|r| r.url.path() == "/repos/o/r/check-runs")
+        .expect("a check run");
+    let sent: Value = check.body_json().expect("a JSON body");
+    assert_eq!(sent["head_sha"], head);
+    assert_eq!(sent["conclusion"], "failure");
+    let body = thread.0.lock().expect("fake state")[0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(body.contains("Commits: ") && body.contains("..abcdef0"), "{body}");
+    assert!(body.contains("pull request's own workflow run"), "{body}");
+    assert!(
+        body.contains("(https://github.com/o/r/actions/runs/99)"),
+        "{body}"
+    );
+    // A head commit that is not a commit id is refused before anything is read.
+    let bad = package
+        .convbench()
+        .args([
+            "comment",
+            "--pr",
+            "7",
+            "--results",
+            "slower.json",
+            "--head-sha",
+            "main;rm",
+        ])
+        .output()
+        .expect("comment");
+    assert_code(&bad, 2);
+}
