@@ -88,7 +88,15 @@ pub fn judge_pairs(inputs: &[AbInput<'_>], alpha: f64) -> Vec<AbRow> {
             row.verdict = Verdict::Regression;
         } else if discovered && row.change < -row.threshold && row.ci.1 < 0.0 {
             row.verdict = Verdict::Improvement;
+        } else {
+            continue;
         }
+        row.evidence = format!(
+            "{} interleaved pairs, whose ratios vary by {:.1}%; p = {:.2e}",
+            row.pairs,
+            100.0 * row.pair_spread,
+            row.p_value
+        );
     }
     rows
 }

@@ -41,7 +41,8 @@ pub struct AbArgs {
     #[arg(long, value_name = "PATH")]
     pub base_bin: Option<PathBuf>,
     /// The head's shaders (B): a directory holding every file of convbench's `shaders/`.
-    /// Default: `shaders/` at the workspace root.
+    /// Default: `shaders/` at the workspace root, whose committed state at the base revision
+    /// is always the base (A).
     #[arg(long, value_name = "DIR")]
     pub shaders: Option<PathBuf>,
     /// What to benchmark.
@@ -179,21 +180,21 @@ fn render(description: &str, rows: &[AbRow]) -> String {
 
 /// Shader mode: the base revision's `shaders/` against the working tree's, interleaved.
 fn shader_mode(args: &Args, a: &AbArgs, workspace: &Workspace) -> Result<(String, Vec<Measured>)> {
-    let dir = a
-        .shaders
-        .clone()
-        .unwrap_or_else(|| workspace.root.join("shaders"));
-    if !dir.is_dir() {
-        return Err(Error::InvalidInput(format!(
-            "{} is not a folder; `ab` compares the WGSL of a checkout's shaders/ at the base revision \
-             with the working tree: run it in convbench's repository or pass --shaders DIR, or use \
-             --base-bin PATH for a whole build",
-            dir.display()
-        )));
+    let repo_dir = workspace.root.join("shaders");
+    let dir = a.shaders.clone().unwrap_or_else(|| repo_dir.clone());
+    for folder in [&repo_dir, &dir] {
+        if !folder.is_dir() {
+            return Err(Error::InvalidInput(format!(
+                "{} is not a folder; `ab` compares the WGSL of the checkout's shaders/ at the base \
+                 revision with the working tree (or --shaders DIR): run it in convbench's repository, \
+                 or use --base-bin PATH for a whole build",
+                folder.display()
+            )));
+        }
     }
     let head_set = ShaderSet::from_dir(&dir)?;
     let github_base_ref = std::env::var("GITHUB_BASE_REF").ok().filter(|r| !r.is_empty());
-    let base_set = ShaderSet::from_git(&dir, a.base.as_deref(), github_base_ref.as_deref())?;
+    let base_set = ShaderSet::from_git(&repo_dir, a.base.as_deref(), github_base_ref.as_deref())?;
     let changed = head_set.differing_files(&base_set);
     let description = format!(
         "{} (A) against the working tree's {} (B); {}",
@@ -289,6 +290,7 @@ fn with_side(error: Error, side: &str) -> Error {
     match error {
         Error::InvalidInput(message) => Error::InvalidInput(format!("{revision}: {message}")),
         Error::Environment(message) => Error::Environment(format!("{revision}: {message}")),
+        Error::Verification(message) => Error::Verification(format!("{revision}: {message}")),
         other => other,
     }
 }

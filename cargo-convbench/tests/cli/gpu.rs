@@ -217,3 +217,100 @@ fn verify_with_repeat_zero_is_a_usage_error() {
     assert_code(&output, 2);
     assert!(stderr_of(&output).contains("--repeat"), "{}", stderr_of(&output));
 }
+
+/// A package whose git history holds a copy of convbench's `shaders/` at HEAD, as a checkout
+/// of convbench does, and a second copy `head/` to edit.
+fn package_with_shaders() -> Package {
+    let package = Package::git();
+    let repo_shaders = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shaders");
+    for folder in ["shaders", "head"] {
+        std::fs::create_dir(package.path(folder)).expect("mkdir");
+        for entry in std::fs::read_dir(&repo_shaders).expect("shaders/") {
+            let entry = entry.expect("entry");
+            std::fs::copy(entry.path(), package.path(folder).join(entry.file_name())).expect("copy");
+        }
+    }
+    package.git_ok(&["add", "shaders"]);
+    package.git_ok(&["commit", "--quiet", "-m", "shaders"]);
+    package
+}
+
+#[test]
+fn ab_interleaves_two_shader_sets_and_verifies_both_first() {
+    let test = "ab_interleaves_two_shader_sets_and_verifies_both_first";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = package_with_shaders();
+    let ab = |extra: &[&str]| {
+        package
+            .convbench()
+            .args([
+                "ab", "--base", "HEAD", "--model", "lenet", "--batch", "1", "--pairs", "6",
+            ])
+            .args([
+                "--warmup",
+                "1",
+                "--warmup-ms",
+                "0",
+                "--quiet",
+                "--shaders",
+                "head",
+            ])
+            .args(extra)
+            .output()
+            .expect("ab")
+    };
+    // Identical shaders: a verdict for the benchmark, every pair kept in --out.
+    let output = ab(&["--out", "ab.json"]);
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        stderr_of(&output)
+    );
+    let stdout = stdout_of(&output);
+    assert!(stdout.contains("no shader differs"), "{stdout}");
+    assert!(stdout.contains("lenet/train/b1/f32/wgpu"), "{stdout}");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(package.path("ab.json")).expect("--out"))
+            .expect("JSON");
+    let pairs = &saved["samples"]["lenet/train/b1/f32/wgpu"];
+    assert_eq!(pairs["base_ns"].as_array().map(Vec::len), Some(6), "{saved}");
+    assert_eq!(pairs["head_ns"].as_array().map(Vec::len), Some(6), "{saved}");
+    assert_eq!(pairs["base_first"][0], true);
+    assert_eq!(pairs["base_first"][1], false, "ABBA order");
+    // A head kernel that computes a wrong value is stopped before anything is timed.
+    let relu = package.path("head/activation.wgsl");
+    let text = std::fs::read_to_string(&relu).expect("read");
+    let wrong = text.replacen(
+        "fwd_y[i] = max(fwd_x[i], T(0.0));",
+        "fwd_y[i] = max(fwd_x[i], T(0.0)) * T(1.5);",
+        1,
+    );
+    assert_ne!(wrong, text, "relu_forward is where this test expects it");
+    std::fs::write(&relu, wrong).expect("write");
+    let output = ab(&[]);
+    assert_code(&output, 4);
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("working tree's shaders"), "{stderr}");
+    assert!(stderr.contains("relu"), "{stderr}");
+}
+
+#[test]
+fn ab_outside_a_checkout_with_shaders_says_what_it_compares() {
+    let package = Package::git();
+    let output = package
+        .convbench()
+        .args(["ab", "--model", "lenet", "--batch", "1"])
+        .output()
+        .expect("ab");
+    assert_code(&output, 2);
+    assert!(stderr_of(&output).contains("shaders"), "{}", stderr_of(&output));
+}
