@@ -36,6 +36,7 @@
 //! comment-on = "change"         # "always" (default), "change" or "regression"
 //! mention = ["octocat", "my-org/perf-team"]   # pinged on a regression that fails the gate
 //! accept-label = "convbench-accept"           # this PR label turns a failing gate into a pass
+//! ab = false                    # true: `ci` decides by interleaved A/B of the base's shaders
 //! ```
 //!
 //! Keys are kebab-case as in Cargo manifests; the snake_case spellings (`baseline_dir`,
@@ -176,6 +177,9 @@ pub struct CiSettings {
     /// and the comment says which label accepted it. Unset: no label accepts anything.
     #[serde(alias = "accept_label", skip_serializing_if = "Option::is_none")]
     pub accept_label: Option<String>,
+    /// Decide `ci` by interleaved A/B of the base revision's shaders against the working
+    /// tree's (`ci --ab`) instead of against the blessed baselines.
+    pub ab: bool,
 }
 
 impl CiSettings {

@@ -17,8 +17,8 @@ use crate::progress::Progress;
 use comfy_table::Table;
 use convbench::backend::Backend;
 use convbench::backend::wgpu::WgpuBackend;
-use convbench::compare::Verdict;
 use convbench::compare::ab::{AbInput, AbRow, judge_pairs};
+use convbench::compare::{CompareConfig, Verdict};
 use convbench::config::{self, Workspace};
 use convbench::github::{format_change, format_duration_ns};
 use convbench::harness::{AbSamples, RunOptions, measure_ab, verify_target};
@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Arguments of `ab`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct AbArgs {
     /// The base revision (A): its `shaders/` are read from git. Default: the merge-base of HEAD
     /// with the default branch (with `GITHUB_BASE_REF` in Actions).
@@ -83,25 +83,70 @@ struct Measured {
     base_first: Vec<bool>,
 }
 
-/// `cargo convbench ab`.
-pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
-    let workspace = config::load(args.manifest_path.as_deref())?;
-    let mut config = workspace.config.compare_config();
-    if let Some(threshold) = a.threshold {
-        config.threshold = threshold;
+/// What an A/B comparison measured and decided.
+pub struct AbOutcome {
+    /// Which mode, which sides, which shader files differ.
+    pub description: String,
+    /// One verdict per benchmark.
+    pub rows: Vec<AbRow>,
+    /// The adapter, e.g. `llvmpipe (vulkan)`.
+    pub adapter_label: String,
+    measured: Vec<Measured>,
+}
+
+impl AbOutcome {
+    /// Whether a row is a regression.
+    pub fn has_regression(&self) -> bool {
+        self.rows.iter().any(|r| r.verdict == Verdict::Regression)
     }
-    config.validate()?;
+
+    /// The verdicts and every raw pair, as JSON.
+    pub fn to_json(&self, alpha: f64) -> String {
+        let samples: BTreeMap<&str, serde_json::Value> = self
+            .measured
+            .iter()
+            .map(|m| {
+                (
+                    m.id.as_str(),
+                    serde_json::json!({"base_ns": m.base_ns, "head_ns": m.head_ns, "base_first": m.base_first}),
+                )
+            })
+            .collect();
+        let json = serde_json::json!({
+            "mode": self.description,
+            "adapter": self.adapter_label,
+            "alpha": alpha,
+            "rows": self.rows,
+            "samples": samples,
+        });
+        let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+/// Measures both sides as `a` says and judges the pairs with `config`'s threshold and alpha.
+pub fn measure_and_judge(
+    args: &Args,
+    a: &AbArgs,
+    workspace: &Workspace,
+    config: &CompareConfig,
+) -> Result<AbOutcome> {
     if a.pairs == 0 {
         return Err(Error::InvalidInput(
             "--pairs must be at least 1; the default is 30".into(),
         ));
     }
-    let (description, measured) = match &a.base_bin {
-        Some(bin) => (
-            format!("process mode: {} against this build", bin.display()),
-            process_mode(args, a, bin)?,
-        ),
-        None => shader_mode(args, a, &workspace)?,
+    let (description, adapter_label, measured) = match &a.base_bin {
+        Some(bin) => {
+            let (label, measured) = process_mode(args, a, bin)?;
+            (
+                format!("process mode: {} (A) against this build (B)", bin.display()),
+                label,
+                measured,
+            )
+        }
+        None => shader_mode(args, a, workspace)?,
     };
     let inputs: Vec<AbInput<'_>> = measured
         .iter()
@@ -113,28 +158,28 @@ pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
         })
         .collect();
     let rows = judge_pairs(&inputs, config.alpha);
-    print(&render(&description, &rows));
-    if let Some(out) = &a.out {
-        let samples: BTreeMap<&str, serde_json::Value> = measured
-            .iter()
-            .map(|m| {
-                (
-                    m.id.as_str(),
-                    serde_json::json!({"base_ns": m.base_ns, "head_ns": m.head_ns, "base_first": m.base_first}),
-                )
-            })
-            .collect();
-        let json = serde_json::json!({
-            "mode": description,
-            "alpha": config.alpha,
-            "rows": rows,
-            "samples": samples,
-        });
-        let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
-        text.push('\n');
-        write_atomic(out, &text)?;
+    Ok(AbOutcome {
+        description,
+        rows,
+        adapter_label,
+        measured,
+    })
+}
+
+/// `cargo convbench ab`.
+pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
+    let workspace = config::load(args.manifest_path.as_deref())?;
+    let mut config = workspace.config.compare_config();
+    if let Some(threshold) = a.threshold {
+        config.threshold = threshold;
     }
-    Ok(if rows.iter().any(|r| r.verdict == Verdict::Regression) {
+    config.validate()?;
+    let outcome = measure_and_judge(args, a, &workspace, &config)?;
+    print(&render(&outcome.description, &outcome.rows));
+    if let Some(out) = &a.out {
+        write_atomic(out, &outcome.to_json(config.alpha))?;
+    }
+    Ok(if outcome.has_regression() {
         EXIT_REGRESSION
     } else {
         0
@@ -179,7 +224,7 @@ fn render(description: &str, rows: &[AbRow]) -> String {
 }
 
 /// Shader mode: the base revision's `shaders/` against the working tree's, interleaved.
-fn shader_mode(args: &Args, a: &AbArgs, workspace: &Workspace) -> Result<(String, Vec<Measured>)> {
+fn shader_mode(args: &Args, a: &AbArgs, workspace: &Workspace) -> Result<(String, String, Vec<Measured>)> {
     let repo_dir = workspace.root.join("shaders");
     let dir = a.shaders.clone().unwrap_or_else(|| repo_dir.clone());
     for folder in [&repo_dir, &dir] {
@@ -277,7 +322,7 @@ fn shader_mode(args: &Args, a: &AbArgs, workspace: &Workspace) -> Result<(String
         });
     }
     progress.finish();
-    Ok((description, measured))
+    Ok((description, device.gpu().summary().fingerprint.label(), measured))
 }
 
 /// A verification error of one side, saying which.
@@ -297,7 +342,7 @@ fn with_side(error: Error, side: &str) -> Error {
 
 /// Process mode: `pairs` rounds of each binary, alternating ABBA, each round one `run
 /// --rounds 1` writing a record; a pair is the two rounds' total medians per benchmark.
-fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<Vec<Measured>> {
+fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec<Measured>)> {
     if !base_bin.is_file() {
         return Err(Error::InvalidInput(format!(
             "--base-bin {} is not a file; build the base revision first (`git worktree add ../base REV && \
@@ -311,6 +356,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<Vec<Measured
         .map_err(|e| Error::Environment(format!("cannot create a temporary folder: {e}")))?;
     let interrupt = crate::interrupt::install();
     let mut by_id: BTreeMap<String, Measured> = BTreeMap::new();
+    let mut adapter_label = String::new();
     for index in 0..a.pairs {
         let order = if index % 2 == 0 {
             ["base", "head"]
@@ -340,6 +386,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<Vec<Measured
             records.insert(side, super::report::read_record(&out)?);
         }
         for benchmark in &records["head"].benchmarks {
+            adapter_label = benchmark.adapter.label();
             let Some(base) = records["base"].benchmarks.iter().find(|b| b.id == benchmark.id) else {
                 continue;
             };
@@ -363,7 +410,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<Vec<Measured
             eprintln!("round pair {} of {} done", index + 1, a.pairs);
         }
     }
-    Ok(by_id.into_values().collect())
+    Ok((adapter_label, by_id.into_values().collect()))
 }
 
 /// The `run` arguments of one round in process mode: the same selection on both builds.

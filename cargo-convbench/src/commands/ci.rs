@@ -10,19 +10,20 @@
 //! event (`--head-sha`, `--run-url`), never from a record, and the comment says that the
 //! numbers were measured by the pull request's own run.
 
+use super::ab::{AbArgs, measure_and_judge};
 use super::compare::{BaselineArgs, compare_config, judge_records, load_baseline, refuse_incomparable};
 use super::report::read_record;
 use super::run::{RunArgs, run_benchmarks};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, print_untrusted, write_atomic};
 use convbench::baseline::GitBaselineStore;
-use convbench::compare::{Comparison, Verdict};
+use convbench::compare::{Comparison, PhaseComparison, Verdict};
 use convbench::config::{self, CommentOn, Workspace};
 use convbench::github::{
     ActionsEnv, CommentAction, CommentContext, GithubApi, annotations, comment_body, escape_markdown,
     escape_workflow_data, post_or_update_comment, sections_from, write_step_summary,
 };
-use convbench::results::RunRecord;
+use convbench::results::{Phase, RunRecord};
 use convbench::{Error, Result};
 use std::path::PathBuf;
 
@@ -50,6 +51,18 @@ pub struct CiArgs {
     /// Do not post the PR comment (the `workflow_run` job posts it).
     #[arg(long)]
     pub no_comment: bool,
+    /// Decide by interleaved A/B (see `ab`): the base revision's shaders against the working
+    /// tree's, in this process on this device, instead of against the blessed baselines.
+    /// Also `ci.ab = true` in the configuration.
+    #[arg(long, conflicts_with = "results")]
+    pub ab: bool,
+    /// The base revision of A/B mode (implies --ab). Default: the merge-base of HEAD with the
+    /// default branch, or with `GITHUB_BASE_REF` in Actions.
+    #[arg(long, value_name = "REV", conflicts_with = "results")]
+    pub ab_base: Option<String>,
+    /// Pairs of interleaved iterations per benchmark in A/B mode.
+    #[arg(long, default_value_t = 30)]
+    pub pairs: usize,
     /// Comment policy and labels.
     #[command(flatten)]
     pub post: PostArgs,
@@ -172,6 +185,45 @@ fn judge(
         }
         pairs.push((record, comparison));
     }
+    let mode = match &base_sha {
+        Some(base) => format!(
+            "baseline mode: each benchmark's blessed runs at {}, compared on run medians",
+            base.chars().take(7).collect::<String>()
+        ),
+        None => "baseline mode: the baseline file given on the command line".to_string(),
+    };
+    Ok(assemble(
+        workspace,
+        env,
+        provided,
+        Parts {
+            pairs,
+            notes,
+            base_sha,
+            incomparable,
+            mode,
+        },
+    ))
+}
+
+/// What a mode measured and decided, before the comment is written.
+struct Parts {
+    pairs: Vec<(RunRecord, Comparison)>,
+    notes: Vec<String>,
+    base_sha: Option<String>,
+    incomparable: Option<Error>,
+    mode: String,
+}
+
+/// The accept label, the context and the comment of `parts`.
+fn assemble(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts: Parts) -> Judged {
+    let Parts {
+        pairs,
+        notes,
+        base_sha,
+        incomparable,
+        mode,
+    } = parts;
     let fails = pairs.iter().any(|(_, c)| c.gate_fails());
     let fails_otherwise = pairs.iter().any(|(_, c)| {
         c.current_incomplete || (c.config.fail_on_inconclusive && c.count(Verdict::Inconclusive) > 0)
@@ -186,13 +238,6 @@ fn judge(
         .filter(|label| fails && !fails_otherwise && labels.contains(label))
         .cloned();
     let explicit_head = provided.head_sha.is_some();
-    let mode = match &base_sha {
-        Some(base) => format!(
-            "baseline mode: each benchmark's blessed runs at {}, compared on run medians",
-            base.chars().take(7).collect::<String>()
-        ),
-        None => "baseline mode: the baseline file given on the command line".to_string(),
-    };
     let context = CommentContext {
         base_sha: env.pull_request.as_ref().map(|p| p.base_sha.clone()).or(base_sha),
         head_sha: provided.head_sha.or_else(|| {
@@ -216,13 +261,83 @@ fn judge(
         }
     }
     let body = comment_body(&sections, &context);
-    Ok(Judged {
+    Judged {
         pairs,
         notes,
         body,
         accepted_by,
         incomparable,
-    })
+    }
+}
+
+/// A/B mode of `ci`: the base revision's shaders against the working tree's, interleaved in
+/// this process (see `ab`), as one comparison for the comment.
+fn judge_ab(
+    args: &Args,
+    a: &CiArgs,
+    workspace: &Workspace,
+    env: &ActionsEnv,
+    provided: Provided,
+) -> Result<Judged> {
+    let config = compare_config(workspace, &a.baseline)?;
+    let ab_args = AbArgs {
+        base: a.ab_base.clone(),
+        base_bin: None,
+        shaders: a.run.device.shaders.clone(),
+        selection: a.run.selection.clone(),
+        adapter: a.run.device.adapter.clone(),
+        pairs: a.pairs,
+        samples: a.run.samples,
+        warmup: a.run.warmup,
+        warmup_ms: a.run.warmup_ms,
+        kernels: a.run.kernels.clone(),
+        threshold: a.baseline.threshold,
+        out: None,
+    };
+    let outcome = measure_and_judge(args, &ab_args, workspace, &config)?;
+    if let Some(out) = &a.run.out {
+        write_atomic(out, &outcome.to_json(config.alpha))?;
+    }
+    let rows = outcome
+        .rows
+        .iter()
+        .map(|row| PhaseComparison {
+            benchmark_id: row.benchmark_id.clone(),
+            phase: Phase::Total,
+            baseline_median_ns: Some(row.base_median_ns),
+            current_median_ns: Some(row.head_median_ns),
+            change: Some(row.change),
+            ci: Some(row.ci),
+            p_value: Some(row.p_value),
+            threshold: row.threshold,
+            verdict: row.verdict,
+            adapter_label: outcome.adapter_label.clone(),
+            evidence: Some(row.evidence.clone()),
+        })
+        .collect();
+    let comparison = Comparison {
+        rows,
+        config,
+        kernel_changes: Vec::new(),
+        current_incomplete: false,
+    };
+    let (commit, _) = convbench::baseline::git_state(&workspace.root);
+    let mode = format!(
+        "A/B mode: {} pairs per benchmark, interleaved in one process on one device ({})",
+        a.pairs, outcome.description
+    );
+    Ok(assemble(
+        workspace,
+        env,
+        provided,
+        Parts {
+            pairs: vec![(RunRecord::new(commit), comparison)],
+            notes: Vec::new(),
+            base_sha: None,
+            incomparable: None,
+            mode,
+        },
+    ))
 }
 
 fn read_records(paths: &[PathBuf]) -> Result<Vec<RunRecord>> {
@@ -318,8 +433,29 @@ fn policy(workspace: &Workspace, post: &PostArgs) -> CommentOn {
 pub fn run_ci(args: &Args, a: &CiArgs) -> Result<u8> {
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
+    let ab_mode = a.ab || a.ab_base.is_some() || (workspace.config.ci.ab && a.results.is_empty());
+    let provided = Provided {
+        labels: a.post.labels.clone(),
+        ..Provided::default()
+    };
+    let judged = if ab_mode {
+        judge_ab(args, a, &workspace, &env, provided)?
+    } else {
+        judge_baseline(args, a, &workspace, &env, provided)?
+    };
+    report(&workspace, a, &env, judged)
+}
+
+/// Baseline mode of `ci`: runs or reads the records and compares them with the baselines.
+fn judge_baseline(
+    args: &Args,
+    a: &CiArgs,
+    workspace: &Workspace,
+    env: &ActionsEnv,
+    provided: Provided,
+) -> Result<Judged> {
     let records = if a.results.is_empty() {
-        let (record, error) = run_benchmarks(&a.run, &workspace, args.quiet);
+        let (record, error) = run_benchmarks(&a.run, workspace, args.quiet);
         if let Some(out) = &a.run.out {
             write_atomic(out, &record.to_json())?;
         }
@@ -330,17 +466,17 @@ pub fn run_ci(args: &Args, a: &CiArgs) -> Result<u8> {
     } else {
         read_records(&a.results)?
     };
-    let provided = Provided {
-        labels: a.post.labels.clone(),
-        ..Provided::default()
-    };
-    let judged = judge(&workspace, &a.baseline, records, &env, provided)?;
+    judge(workspace, &a.baseline, records, env, provided)
+}
+
+/// Summary, annotations, notices and the comment of `ci`, then its exit code.
+fn report(workspace: &Workspace, a: &CiArgs, env: &ActionsEnv, judged: Judged) -> Result<u8> {
     if !env.in_actions {
         print(&judged.body);
         return judged.finish();
     }
     if let Some(path) = &env.step_summary {
-        let history = regression_history(&workspace, &a.baseline.set, &judged);
+        let history = regression_history(workspace, &a.baseline.set, &judged);
         write_step_summary(path, &format!("{}{history}", judged.body))?;
     }
     for line in judged.pairs.iter().flat_map(|(_, c)| annotations(c)) {
@@ -358,13 +494,13 @@ pub fn run_ci(args: &Args, a: &CiArgs) -> Result<u8> {
             escape_workflow_data(label)
         ));
     }
-    let policy = policy(&workspace, &a.post);
+    let policy = policy(workspace, &a.post);
     match (&env.pull_request, a.no_comment) {
         (Some(pr), false) if pr.is_fork => print(
             "::notice title=convbench::pull request from a fork: its token cannot comment; the comment.yml \
              workflow (workflow_run) posts it",
         ),
-        (Some(pr), false) => match post(&env, pr.number, &judged.body, judged.wants_new_comment(policy)) {
+        (Some(pr), false) => match post(env, pr.number, &judged.body, judged.wants_new_comment(policy)) {
             Ok(action) => eprintln!("{}", describe(action, policy)),
             Err(e) => print(&format!(
                 "::warning title=convbench comment::{}",

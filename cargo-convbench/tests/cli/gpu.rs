@@ -314,3 +314,48 @@ fn ab_outside_a_checkout_with_shaders_says_what_it_compares() {
     assert_code(&output, 2);
     assert!(stderr_of(&output).contains("shaders"), "{}", stderr_of(&output));
 }
+
+#[test]
+fn ci_in_ab_mode_says_so_in_the_comment() {
+    let test = "ci_in_ab_mode_says_so_in_the_comment";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = package_with_shaders();
+    let output = package
+        .convbench()
+        .args([
+            "ci",
+            "--ab-base",
+            "HEAD",
+            "--pairs",
+            "6",
+            "--model",
+            "lenet",
+            "--batch",
+            "1",
+        ])
+        .args(["--warmup", "1", "--warmup-ms", "0", "--quiet", "--out", "ab.json"])
+        .output()
+        .expect("ci --ab-base");
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        stderr_of(&output)
+    );
+    let body = stdout_of(&output);
+    assert!(body.starts_with("<!-- convbench-comment -->"), "{body}");
+    assert!(
+        body.contains("Decided by A/B mode: 6 pairs per benchmark"),
+        "{body}"
+    );
+    assert!(body.contains("lenet/train/b1/f32/wgpu"), "{body}");
+    assert!(package.path("ab.json").is_file(), "--out keeps every pair");
+}
