@@ -30,3 +30,11 @@ pub mod roofline;
 pub mod stats;
 
 pub use error::{Error, ErrorKind, Result};
+
+/// 64-bit FNV-1a of `bytes`: a stable, dependency-free hash for names that must never change
+/// between builds (adapter folder names, shader digests). Not for anything adversarial.
+pub(crate) fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

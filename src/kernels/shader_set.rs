@@ -151,18 +151,14 @@ impl ShaderSet {
     /// changes whenever a source does: recorded so that a change of numbers can be traced to a
     /// change of kernels.
     pub fn digest(&self) -> String {
-        let mut hash = 0xcbf2_9ce4_8422_2325_u64;
-        for shader in SHADERS {
-            for byte in shader
+        let hash = crate::fnv1a64(SHADERS.iter().flat_map(|shader| {
+            shader
                 .file
                 .bytes()
                 .chain([0])
                 .chain(self.source_of(shader).bytes())
                 .chain([0])
-            {
-                hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-            }
-        }
+        }));
         format!("{hash:016x}")
     }
 }

@@ -51,9 +51,7 @@ impl AdapterFingerprint {
         if slug.len() <= MAX_SLUG_LEN {
             return slug;
         }
-        let hash = slug.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-        });
+        let hash = crate::fnv1a64(slug.bytes());
         // The slug is ASCII, so any byte index is a character boundary.
         let head = slug[..MAX_SLUG_LEN - 17].trim_end_matches('-');
         format!("{head}-{hash:016x}")
