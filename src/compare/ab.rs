@@ -57,6 +57,14 @@ pub struct AbRow {
     pub evidence: String,
 }
 
+impl AbRow {
+    /// Whether there were enough pairs to estimate the change (else `change` is 0 and the
+    /// interval unbounded: show neither).
+    pub fn estimated(&self) -> bool {
+        self.ci.0.is_finite() && self.ci.1.is_finite()
+    }
+}
+
 /// One benchmark's pairs before judging.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AbInput<'a> {
@@ -250,6 +258,7 @@ mod tests {
             "{}",
             verdict[0].evidence
         );
+        assert!(!verdict[0].estimated());
     }
 
     /// Drift between pairs as large as measured between runs on a loaded 2-core runner (run

@@ -206,8 +206,16 @@ fn render(description: &str, rows: &[AbRow]) -> String {
             row.pairs.to_string(),
             format_duration_ns(row.base_median_ns),
             format_duration_ns(row.head_median_ns),
-            format_change(row.change),
-            format!("{} to {}", format_change(row.ci.0), format_change(row.ci.1)),
+            if row.estimated() {
+                format_change(row.change)
+            } else {
+                "–".to_string()
+            },
+            if row.estimated() {
+                format!("{} to {}", format_change(row.ci.0), format_change(row.ci.1))
+            } else {
+                "–".to_string()
+            },
             row.verdict.as_str().to_string(),
         ]);
     }
