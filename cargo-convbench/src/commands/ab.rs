@@ -53,7 +53,7 @@ pub struct AbArgs {
     pub adapter: Option<String>,
     /// Pairs of interleaved iterations per benchmark (shader mode), or pairs of rounds
     /// (process mode).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 60)]
     pub pairs: usize,
     /// Timed iterations per round (process mode).
     #[arg(long, default_value_t = 10)]

@@ -61,7 +61,7 @@ pub struct CiArgs {
     #[arg(long, value_name = "REV", conflicts_with = "results")]
     pub ab_base: Option<String>,
     /// Pairs of interleaved iterations per benchmark in A/B mode.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 60)]
     pub pairs: usize,
     /// Comment policy and labels.
     #[command(flatten)]
