@@ -73,7 +73,7 @@ def stats(kind):
         changes.append(row["change"]); spreads.append(row["pair_spread"])
     walls = [float(r[3]) / 1000 for r in rows if r[0] == kind]
     return statistics.median(changes), statistics.median(spreads), statistics.median(walls)
-print(f"\n{'loaded (parallel cargo build)' if load else 'idle machine'}, {pairs} pairs per trial")
+print(f"\n{'with --load (a parallel cargo build)' if load else 'without --load'}, {pairs} pairs per trial")
 print("| case | trials | exit 1 | median change | median pair spread | wall per trial |")
 print("| --- | ---: | ---: | ---: | ---: | ---: |")
 for kind, label in (("aa", "A/A, identical shaders (false alarm)"), ("ab", "A/B, conv2d_forward slower (detection)")):
