@@ -763,29 +763,12 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + day_of_era - 719_468
 }
 
-/// A time as `YYYY-MM-DD HH:MM:SS UTC` (the inverse of [`days_from_civil`] for the date).
+/// A time as `YYYY-MM-DD HH:MM:SS UTC`: the report's RFC 3339 date, spelled for a sentence.
 fn format_utc(at: SystemTime) -> String {
     let seconds = at.duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs());
-    let days = i64::try_from(seconds / 86_400).unwrap_or(0) + 719_468;
-    let era = days.div_euclid(146_097);
-    let day_of_era = days.rem_euclid(146_097);
-    let year_of_era = (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_from_march = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
-    let month = if month_from_march < 10 {
-        month_from_march + 3
-    } else {
-        month_from_march - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    let clock = seconds % 86_400;
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        clock / 3_600,
-        clock / 60 % 60,
-        clock % 60
-    )
+    crate::report::rfc3339_utc(seconds)
+        .replacen('T', " ", 1)
+        .replacen('Z', " UTC", 1)
 }
 
 /// A duration for a message: whole seconds as `N s`, else to a tenth.

@@ -398,14 +398,19 @@ fn regression_history(workspace: &Workspace, set: &str, judged: &Judged) -> Stri
     )
 }
 
-/// Posts or updates the comment as `policy` says; a missing token or a refusal is reported,
-/// not fatal, in `ci`.
-fn post(env: &ActionsEnv, pr: u64, body: &str, create: bool) -> Result<Option<CommentAction>> {
-    let repository = env.repository.as_ref().ok_or_else(|| {
+/// The repository of the job, or what to set.
+fn repository(env: &ActionsEnv) -> Result<&convbench::github::Repository> {
+    env.repository.as_ref().ok_or_else(|| {
         Error::Environment(
             "GITHUB_REPOSITORY is not set; run inside GitHub Actions or set it to owner/repo".into(),
         )
-    })?;
+    })
+}
+
+/// Posts or updates the comment as `policy` says; a missing token or a refusal is reported,
+/// not fatal, in `ci`.
+fn post(env: &ActionsEnv, pr: u64, body: &str, create: bool) -> Result<Option<CommentAction>> {
+    let repository = repository(env)?;
     let api = GithubApi::from_env(env);
     if create {
         post_or_update_comment(&api, &repository.owner, &repository.name, pr, body).map(Some)
@@ -560,11 +565,7 @@ pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
 /// success otherwise (neutral when a label accepted a regression).
 fn check_run(env: &ActionsEnv, head_sha: &str, details_url: Option<String>, judged: &Judged) -> Result<()> {
     use convbench::github::{CheckConclusion, CheckRun, create_check_run};
-    let repository = env.repository.as_ref().ok_or_else(|| {
-        Error::Environment(
-            "GITHUB_REPOSITORY is not set; run inside GitHub Actions or set it to owner/repo".into(),
-        )
-    })?;
+    let repository = repository(env)?;
     let conclusion = if judged.gate_fails() || judged.incomparable.is_some() {
         CheckConclusion::Failure
     } else if judged.accepted_by.is_some() {
