@@ -38,6 +38,9 @@ pub enum Command {
     Adapters(commands::adapters::AdaptersArgs),
     /// List models, suites and kernels.
     List(commands::list::ListArgs),
+    /// The ops convbench runs; `--contract OP` prints the binding contract a WGSL kernel for
+    /// that op follows, as a skeleton.
+    Kernels(commands::kernels::KernelsArgs),
     /// Run benchmarks.
     Run(commands::run::RunArgs),
     /// Time every kernel variant of the selected benchmarks' ops and cache the fastest for
@@ -84,6 +87,7 @@ pub fn main_impl() -> ExitCode {
     let result = match &args.command {
         Command::Adapters(a) => commands::adapters::run(&args, a),
         Command::List(a) => commands::list::run(&args, a),
+        Command::Kernels(a) => commands::kernels::run(&args, a),
         Command::Run(a) => commands::run::run(&args, a),
         Command::Tune(a) => commands::tune::run(&args, a),
         Command::Verify(a) => commands::verify::run(&args, a),

@@ -97,6 +97,7 @@ impl<'g> GpuProgram<'g> {
         let max_dim = gpu.limits.max_compute_workgroups_per_dimension;
         let mut ops = Vec::with_capacity(program.ops.len());
         for call in &program.ops {
+            let contract = call.op.contract();
             let mut compiled = Vec::new();
             for dispatch in kernels::plan(&call.op, call.variant)? {
                 let pipeline =
@@ -122,7 +123,17 @@ impl<'g> GpuProgram<'g> {
                 }];
                 for &(binding, slot) in &dispatch.bindings {
                     let buffer = match slot {
-                        Slot::Tensor(i) => &buffers[call.tensors[i]],
+                        Slot::Tensor(name) => match contract.iter().position(|b| b.name == name) {
+                            Some(i) => &buffers[call.tensors[i]],
+                            None if crate::kernels::Binding::optional(name) => &unused,
+                            None => {
+                                return Err(Error::InvalidInput(format!(
+                                    "{}: {} binds no tensor {name}",
+                                    dispatch.entry,
+                                    call.op.name()
+                                )));
+                            }
+                        },
                         Slot::Unused => &unused,
                     };
                     entries.push(wgpu::BindGroupEntry {

@@ -7,7 +7,7 @@
 //! one contiguous range that can be timed alone even without GPU timestamps.
 
 use crate::backend::{Program, TensorId};
-use crate::kernels::{ConvGeom, DType, LinearGeom, Op, PoolGeom};
+use crate::kernels::{ConvGeom, DType, LinearGeom, Op, PoolGeom, bind};
 use crate::model::{LayerKind, Network, Precision, Shape, SuiteEntry};
 use crate::results::{Phase, Stage};
 use crate::{Error, Result};
@@ -69,9 +69,6 @@ pub struct PlanOptions {
     pub max_tensor_bytes: u64,
 }
 
-/// A fully connected layer's column slice: its geometry, weight and bias tensors.
-type LinearSlice = (LinearGeom, TensorId, Option<TensorId>);
-
 /// Splits `out_features` columns into slices whose weights fit in `max_bytes`.
 fn linear_slices(
     batch: usize,
@@ -104,14 +101,23 @@ const LEARNING_RATE: f32 = 0.01;
 const MOMENTUM: f32 = 0.9;
 const WEIGHT_DECAY: f32 = 5e-4;
 
-/// What the backward pass of a layer needs from its forward pass.
+/// An op call as planned: the op and its tensors in binding order.
+type Call = (Op, Vec<TensorId>);
+
+/// What the backward pass of a layer needs from its forward pass: its forward calls (one per
+/// column slice of a fully connected layer), whose tensors it decodes by name.
 struct Saved {
     /// Index into the plan's layers.
     layer: usize,
-    /// Input, output, then the layer's own tensors (weights, saved statistics...).
-    tensors: Vec<TensorId>,
-    /// Column slices of a fully connected layer.
-    slices: Vec<LinearSlice>,
+    /// The layer's forward op calls.
+    forward: Vec<Call>,
+}
+
+/// The tensors of a saved forward call, by name.
+fn recall<S: bind::Tensors<TensorId>>(call: Option<&Call>) -> Result<S> {
+    let (op, tensors) =
+        call.ok_or_else(|| Error::InvalidInput("a layer's backward pass has no forward op".into()))?;
+    op.tensors(tensors.clone())
 }
 
 struct Builder {
@@ -143,8 +149,17 @@ impl Builder {
         t
     }
 
-    fn op(&mut self, op: Op, tensors: Vec<TensorId>, layer: usize, phase: Phase) {
-        self.ops.push((op, tensors, OpLabel { layer, phase }));
+    /// Adds `op` with its tensors, named; returns the call in binding order.
+    fn op<S: bind::Tensors<TensorId>>(
+        &mut self,
+        op: Op,
+        tensors: S,
+        layer: usize,
+        phase: Phase,
+    ) -> Result<Call> {
+        let ids = op.encode(tensors)?;
+        self.ops.push((op.clone(), ids.clone(), OpLabel { layer, phase }));
+        Ok((op, ids))
     }
 
     fn layer(&mut self, name: &str, op: &str) -> usize {
@@ -204,8 +219,7 @@ pub fn plan_network(
         let x = act[layer.inputs[0]];
         let (xs, ys) = (shapes[layer.inputs[0]], shapes[i + 1]);
         let y = b.float(format!("{}/output", layer.name), ys.len());
-        let mut keep = vec![x, y];
-        let mut slices: Vec<LinearSlice> = Vec::new();
+        let mut forward: Vec<Call> = Vec::new();
         match &layer.kind {
             LayerKind::Conv2d(conv) => {
                 let fan_in = conv.in_channels / conv.groups * conv.kernel.0 * conv.kernel.1;
@@ -214,47 +228,37 @@ pub fn plan_network(
                     conv.weight_len(),
                     Init::Uniform(fan_in_scale(fan_in)),
                 );
-                let mut tensors = vec![x, w];
-                keep.push(w);
-                if conv.bias {
-                    let bias = b.param(
+                let bias = conv.bias.then(|| {
+                    b.param(
                         format!("{}/bias", layer.name),
                         conv.out_channels,
                         Init::Constant(0.0),
-                    );
-                    tensors.push(bias);
-                    keep.push(bias);
-                }
-                tensors.push(y);
+                    )
+                });
                 let g = ConvGeom {
                     conv: *conv,
                     input: xs,
                     output: ys,
                 };
-                b.op(Op::Conv2dForward(g), tensors, li, Phase::Forward);
+                let t = bind::Affine { x, w, bias, y };
+                forward.push(b.op(Op::Conv2dForward(g), t, li, Phase::Forward)?);
             }
             LayerKind::Pool(pool) => {
-                b.op(
-                    Op::PoolForward(PoolGeom {
-                        pool: *pool,
-                        input: xs,
-                        output: ys,
-                    }),
-                    vec![x, y],
-                    li,
-                    Phase::Forward,
-                );
+                let op = Op::PoolForward(PoolGeom {
+                    pool: *pool,
+                    input: xs,
+                    output: ys,
+                });
+                forward.push(b.op(op, bind::Unary { x, y }, li, Phase::Forward)?);
             }
-            LayerKind::Relu => b.op(Op::ReluForward { len: ys.len() }, vec![x, y], li, Phase::Forward),
+            LayerKind::Relu => {
+                let op = Op::ReluForward { len: ys.len() };
+                forward.push(b.op(op, bind::Unary { x, y }, li, Phase::Forward)?);
+            }
             LayerKind::Lrn(lrn) => {
                 let scale = b.float(format!("{}/scale", layer.name), ys.len());
-                keep.push(scale);
-                b.op(
-                    Op::LrnForward { lrn: *lrn, shape: ys },
-                    vec![x, y, scale],
-                    li,
-                    Phase::Forward,
-                );
+                let op = Op::LrnForward { lrn: *lrn, shape: ys };
+                forward.push(b.op(op, bind::LrnForward { x, y, scale }, li, Phase::Forward)?);
             }
             LayerKind::BatchNorm(bn) => {
                 let c = bn.channels;
@@ -263,24 +267,29 @@ pub fn plan_network(
                 let running_mean = b.param(format!("{}/running_mean", layer.name), c, Init::Constant(0.0));
                 let running_var = b.param(format!("{}/running_var", layer.name), c, Init::Constant(1.0));
                 if train {
-                    let mean = b.float(format!("{}/saved_mean", layer.name), c);
-                    let invstd = b.float(format!("{}/saved_invstd", layer.name), c);
-                    keep.extend([gamma, beta, mean, invstd]);
-                    let tensors = vec![x, gamma, beta, y, mean, invstd, running_mean, running_var];
-                    b.op(
-                        Op::BatchNormForwardTrain { bn: *bn, shape: ys },
-                        tensors,
-                        li,
-                        Phase::Forward,
-                    );
+                    let t = bind::BatchNormTrain {
+                        x,
+                        gamma,
+                        beta,
+                        y,
+                        saved_mean: b.float(format!("{}/saved_mean", layer.name), c),
+                        saved_invstd: b.float(format!("{}/saved_invstd", layer.name), c),
+                        running_mean,
+                        running_var,
+                    };
+                    let op = Op::BatchNormForwardTrain { bn: *bn, shape: ys };
+                    forward.push(b.op(op, t, li, Phase::Forward)?);
                 } else {
-                    let tensors = vec![x, gamma, beta, running_mean, running_var, y];
-                    b.op(
-                        Op::BatchNormForwardEval { bn: *bn, shape: ys },
-                        tensors,
-                        li,
-                        Phase::Forward,
-                    );
+                    let t = bind::BatchNormEval {
+                        x,
+                        gamma,
+                        beta,
+                        running_mean,
+                        running_var,
+                        y,
+                    };
+                    let op = Op::BatchNormForwardEval { bn: *bn, shape: ys };
+                    forward.push(b.op(op, t, li, Phase::Forward)?);
                 }
             }
             LayerKind::Linear(l) => {
@@ -297,20 +306,13 @@ pub fn plan_network(
                     let bias = l
                         .bias
                         .then(|| b.param(format!("{part}/bias"), g.out_features, Init::Constant(0.0)));
-                    let mut tensors = vec![x, w];
-                    tensors.extend(bias);
-                    tensors.push(y);
-                    b.op(Op::LinearForward(g), tensors, li, Phase::Forward);
-                    slices.push((g, w, bias));
+                    let t = bind::Affine { x, w, bias, y };
+                    forward.push(b.op(Op::LinearForward(g), t, li, Phase::Forward)?);
                 }
             }
             LayerKind::GlobalAvgPool => {
-                b.op(
-                    Op::GlobalAvgPoolForward { shape: xs },
-                    vec![x, y],
-                    li,
-                    Phase::Forward,
-                );
+                let op = Op::GlobalAvgPoolForward { shape: xs };
+                forward.push(b.op(op, bind::Unary { x, y }, li, Phase::Forward)?);
             }
             LayerKind::Concat => {
                 let mut offset = 0;
@@ -324,25 +326,25 @@ pub fn plan_network(
                         offset,
                         into_concat: true,
                     };
-                    b.op(op, vec![act[node], y], li, Phase::Forward);
+                    let t = bind::Copy {
+                        src: act[node],
+                        dst: y,
+                    };
+                    forward.push(b.op(op, t, li, Phase::Forward)?);
                     offset += part.c;
                 }
             }
             LayerKind::Add => {
-                b.op(
-                    Op::Add { len: ys.len() },
-                    vec![x, act[layer.inputs[1]], y],
-                    li,
-                    Phase::Forward,
-                );
+                let t = bind::Add {
+                    a: x,
+                    b: act[layer.inputs[1]],
+                    y,
+                };
+                forward.push(b.op(Op::Add { len: ys.len() }, t, li, Phase::Forward)?);
             }
         }
         act.push(y);
-        saved.push(Saved {
-            layer: li,
-            tensors: keep,
-            slices,
-        });
+        saved.push(Saved { layer: li, forward });
     }
     let logits = *act.last().expect("network has layers");
     let classes = shapes.last().map_or(0, Shape::per_image);
@@ -371,25 +373,35 @@ fn plan_loss_and_backward(
     b.inits.push((labels, Init::Labels(classes as u32)));
     let loss = b.float("loss".into(), batch);
     let probs = b.float("probabilities".into(), batch * classes);
+    let t = bind::SoftmaxForward {
+        logits,
+        labels,
+        loss,
+        probs,
+    };
     b.op(
         Op::SoftmaxCrossEntropyForward { batch, classes },
-        vec![logits, labels, loss, probs],
+        t,
         loss_layer,
         Phase::LossForward,
-    );
+    )?;
     let dlogits = b.float("loss/grad".into(), batch * classes);
     b.op(
         Op::SoftmaxCrossEntropyBackward { batch, classes },
-        vec![probs, labels, dlogits],
+        bind::SoftmaxBackward {
+            probs,
+            labels,
+            dlogits,
+        },
         loss_layer,
         Phase::LossBackward,
-    );
+    )?;
 
     // Gradient contributions per node, summed when a node feeds several layers.
     let mut contributions: Vec<Vec<TensorId>> = vec![Vec::new(); act.len()];
     contributions[act.len() - 1].push(dlogits);
     for (i, layer) in network.layers.iter().enumerate().rev() {
-        let (li, keep) = (saved[i].layer, &saved[i].tensors);
+        let (li, forward) = (saved[i].layer, &saved[i].forward);
         let out = i + 1;
         let dy = match contributions[out].len() {
             0 => continue,
@@ -403,10 +415,14 @@ fn plan_loss_and_backward(
                         Op::Add {
                             len: shapes[out].len(),
                         },
-                        vec![sum, part, t],
+                        bind::Add {
+                            a: sum,
+                            b: part,
+                            y: t,
+                        },
                         li,
                         Phase::GradInput,
-                    );
+                    )?;
                     sum = t;
                 }
                 sum
@@ -422,7 +438,6 @@ fn plan_loss_and_backward(
             contributions[node].push(t);
             t
         };
-        let (x, y) = (keep[0], keep[1]);
         match &layer.kind {
             LayerKind::Conv2d(conv) => {
                 let g = ConvGeom {
@@ -430,60 +445,80 @@ fn plan_loss_and_backward(
                     input: xs,
                     output: ys,
                 };
-                let w = keep[2];
+                let bind::Affine { x, w, bias, .. } = recall(forward.first())?;
                 if wants(first) {
                     let dx = grad_for(b, first);
-                    b.op(Op::Conv2dBackwardData(g), vec![dy, w, dx], li, Phase::GradInput);
+                    let t = bind::BackwardData { dy, w, dx };
+                    b.op(Op::Conv2dBackwardData(g), t, li, Phase::GradInput)?;
                 }
                 let dw = b.float(format!("{}/weight_grad", layer.name), conv.weight_len());
-                let mut tensors = vec![x, dy, dw];
                 b.params.push((w, dw));
-                if conv.bias {
+                let dbias = bias.map(|bias| {
                     let db = b.float(format!("{}/bias_grad", layer.name), conv.out_channels);
-                    tensors.push(db);
-                    b.params.push((keep[3], db));
-                }
-                b.op(Op::Conv2dBackwardFilter(g), tensors, li, Phase::GradParams);
+                    b.params.push((bias, db));
+                    db
+                });
+                let t = bind::BackwardParams { x, dy, dw, dbias };
+                b.op(Op::Conv2dBackwardFilter(g), t, li, Phase::GradParams)?;
             }
             LayerKind::Linear(_) => {
                 // Slices' input gradients are partial sums, added like any fan-out.
-                for &(g, w, bias) in &saved[i].slices {
+                for call in forward {
+                    let Op::LinearForward(g) = call.0 else {
+                        return Err(Error::InvalidInput(format!(
+                            "{}: a fully connected layer planned as {}",
+                            layer.name,
+                            call.0.name()
+                        )));
+                    };
+                    let bind::Affine { x, w, bias, .. } = recall(Some(call))?;
                     if wants(first) {
                         let dx = grad_for(b, first);
-                        b.op(Op::LinearBackwardData(g), vec![dy, w, dx], li, Phase::GradInput);
+                        let t = bind::BackwardData { dy, w, dx };
+                        b.op(Op::LinearBackwardData(g), t, li, Phase::GradInput)?;
                     }
                     let dw_name = format!("{}/grad", b.program.tensors[w].name);
                     let dw = b.float(dw_name, g.in_features * g.out_features);
-                    let mut tensors = vec![x, dy, dw];
                     b.params.push((w, dw));
-                    if let Some(bias) = bias {
+                    let dbias = bias.map(|bias| {
                         let db_name = format!("{}/grad", b.program.tensors[bias].name);
                         let db = b.float(db_name, g.out_features);
-                        tensors.push(db);
                         b.params.push((bias, db));
-                    }
-                    b.op(Op::LinearBackwardParams(g), tensors, li, Phase::GradParams);
+                        db
+                    });
+                    let t = bind::BackwardParams { x, dy, dw, dbias };
+                    b.op(Op::LinearBackwardParams(g), t, li, Phase::GradParams)?;
                 }
             }
             LayerKind::BatchNorm(bn) => {
-                let (gamma, beta, mean, invstd) = (keep[2], keep[3], keep[4], keep[5]);
+                let f: bind::BatchNormTrain<TensorId> = recall(forward.first())?;
                 let dx = grad_for(b, first);
                 let dgamma = b.float(format!("{}/gamma_grad", layer.name), bn.channels);
                 let dbeta = b.float(format!("{}/beta_grad", layer.name), bn.channels);
-                b.params.push((gamma, dgamma));
-                b.params.push((beta, dbeta));
+                b.params.push((f.gamma, dgamma));
+                b.params.push((f.beta, dbeta));
                 // cuDNN and Torch compute all three gradients in one kernel pair; it is timed
                 // as grad-input, where it sits on the critical path.
-                let tensors = vec![x, dy, gamma, mean, invstd, dx, dgamma, dbeta];
+                let t = bind::BatchNormBackward {
+                    x: f.x,
+                    dy,
+                    gamma: f.gamma,
+                    saved_mean: f.saved_mean,
+                    saved_invstd: f.saved_invstd,
+                    dx,
+                    dgamma,
+                    dbeta,
+                };
                 b.op(
                     Op::BatchNormBackward { bn: *bn, shape: ys },
-                    tensors,
+                    t,
                     li,
                     Phase::GradInput,
-                );
+                )?;
             }
             _ if !wants(first) => {}
             LayerKind::Pool(pool) => {
+                let bind::Unary { x, .. } = recall(forward.first())?;
                 let dx = grad_for(b, first);
                 b.op(
                     Op::PoolBackward(PoolGeom {
@@ -491,37 +526,39 @@ fn plan_loss_and_backward(
                         input: xs,
                         output: ys,
                     }),
-                    vec![x, dy, dx],
+                    bind::PoolBackward { x, dy, dx },
                     li,
                     Phase::GradInput,
-                );
+                )?;
             }
             LayerKind::Relu => {
+                let bind::Unary { y, .. } = recall(forward.first())?;
                 let dx = grad_for(b, first);
                 b.op(
                     Op::ReluBackward { len: ys.len() },
-                    vec![y, dy, dx],
+                    bind::ReluBackward { y, dy, dx },
                     li,
                     Phase::GradInput,
-                );
+                )?;
             }
             LayerKind::Lrn(lrn) => {
+                let bind::LrnForward { x, y, scale } = recall(forward.first())?;
                 let dx = grad_for(b, first);
                 b.op(
                     Op::LrnBackward { lrn: *lrn, shape: ys },
-                    vec![x, y, keep[2], dy, dx],
+                    bind::LrnBackward { x, y, scale, dy, dx },
                     li,
                     Phase::GradInput,
-                );
+                )?;
             }
             LayerKind::GlobalAvgPool => {
                 let dx = grad_for(b, first);
                 b.op(
                     Op::GlobalAvgPoolBackward { shape: xs },
-                    vec![dy, dx],
+                    bind::Gradient { dy, dx },
                     li,
                     Phase::GradInput,
-                );
+                )?;
             }
             LayerKind::Concat => {
                 let mut offset = 0;
@@ -536,7 +573,7 @@ fn plan_loss_and_backward(
                         offset,
                         into_concat: false,
                     };
-                    b.op(op, vec![dy, dx], li, Phase::GradInput);
+                    b.op(op, bind::Copy { src: dy, dst: dx }, li, Phase::GradInput)?;
                     offset += part.c;
                 }
             }
@@ -550,11 +587,10 @@ fn plan_loss_and_backward(
             }
         }
     }
-    plan_update(b);
-    Ok(())
+    plan_update(b)
 }
 
-fn plan_update(b: &mut Builder) {
+fn plan_update(b: &mut Builder) -> Result<()> {
     let update_layer = b.layer("sgd", "sgd_update");
     for (weight, grad) in std::mem::take(&mut b.params) {
         let len = b.program.tensors[weight].len;
@@ -567,8 +603,14 @@ fn plan_update(b: &mut Builder) {
             momentum: MOMENTUM,
             weight_decay: WEIGHT_DECAY,
         };
-        b.op(op, vec![grad, weight, velocity], update_layer, Phase::Update);
+        let t = bind::Sgd {
+            grad,
+            weight,
+            velocity,
+        };
+        b.op(op, t, update_layer, Phase::Update)?;
     }
+    Ok(())
 }
 
 /// Plans one suite layer: convolution forward, backward-data and backward-filter.
@@ -598,25 +640,50 @@ pub fn plan_suite_entry(
         entry.conv.weight_len(),
         Init::Uniform(fan_in_scale(fan_in)),
     );
-    let mut tensors = vec![x, wt];
     let bias = entry
         .conv
         .bias
         .then(|| b.param("bias".into(), entry.conv.out_channels, Init::Constant(0.0)));
-    tensors.extend(bias);
     let y = b.float("output".into(), g.output.len());
-    tensors.push(y);
-    b.op(Op::Conv2dForward(g), tensors, li, Phase::Forward);
+    let t = bind::Affine { x, w: wt, bias, y };
+    b.op(Op::Conv2dForward(g), t, li, Phase::Forward)?;
     if stage == Stage::Train {
         let dy = b.param("output_grad".into(), g.output.len(), Init::Uniform(1.0));
         let dx = b.float("input_grad".into(), input.len());
-        b.op(Op::Conv2dBackwardData(g), vec![dy, wt, dx], li, Phase::GradInput);
+        let t = bind::BackwardData { dy, w: wt, dx };
+        b.op(Op::Conv2dBackwardData(g), t, li, Phase::GradInput)?;
         let dw = b.float("weight_grad".into(), entry.conv.weight_len());
-        let mut tensors = vec![x, dy, dw];
-        if entry.conv.bias {
-            tensors.push(b.float("bias_grad".into(), entry.conv.out_channels));
-        }
-        b.op(Op::Conv2dBackwardFilter(g), tensors, li, Phase::GradParams);
+        let dbias = entry
+            .conv
+            .bias
+            .then(|| b.float("bias_grad".into(), entry.conv.out_channels));
+        let t = bind::BackwardParams { x, dy, dw, dbias };
+        b.op(Op::Conv2dBackwardFilter(g), t, li, Phase::GradParams)?;
     }
     b.finish()
+}
+
+/// One op of each family, as the zoo plans them at batch 1, with its optional tensors where the
+/// family has any (a layer with a bias): the instances `kernels --contract` documents.
+pub fn representative_ops() -> Result<Vec<Op>> {
+    let mut found: Vec<Op> = Vec::new();
+    for network in crate::model::zoo() {
+        for stage in [Stage::Train, Stage::Eval] {
+            let options = PlanOptions {
+                stage,
+                data_grad: true,
+                max_tensor_bytes: u64::MAX,
+            };
+            let plan = plan_network(&network, 1, Precision::F32, options)?;
+            for call in plan.program.ops {
+                let bound = call.op.contract().len();
+                match found.iter_mut().find(|o| o.name() == call.op.name()) {
+                    Some(o) if o.contract().len() < bound => *o = call.op,
+                    Some(_) => {}
+                    None => found.push(call.op),
+                }
+            }
+        }
+    }
+    Ok(found)
 }

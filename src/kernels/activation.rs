@@ -8,7 +8,7 @@ pub fn relu_forward(len: usize) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &ACTIVATION,
         entry: "relu_forward",
-        bindings: tensors(1, &[0, 1]),
+        bindings: tensors(1, &["x", "y"]),
         params: vec![len as u32],
         grid: Grid::Invocations(len as u64),
         constants: Vec::new(),
@@ -20,7 +20,7 @@ pub fn relu_backward(len: usize) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &ACTIVATION,
         entry: "relu_backward",
-        bindings: tensors(3, &[0, 1, 2]),
+        bindings: tensors(3, &["y", "dy", "dx"]),
         params: vec![len as u32],
         grid: Grid::Invocations(len as u64),
         constants: Vec::new(),

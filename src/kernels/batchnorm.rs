@@ -18,7 +18,19 @@ fn params(bn: &BatchNorm, s: &Shape) -> Vec<u32> {
 
 /// `x, gamma, beta -> y, mean, invstd`, running statistics updated.
 pub fn forward_train(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
-    let bindings = tensors(1, &[0, 1, 2, 3, 4, 5, 6, 7]);
+    let bindings = tensors(
+        1,
+        &[
+            "x",
+            "gamma",
+            "beta",
+            "y",
+            "saved_mean",
+            "saved_invstd",
+            "running_mean",
+            "running_var",
+        ],
+    );
     vec![
         Dispatch {
             shader: &BATCHNORM,
@@ -48,7 +60,7 @@ pub fn forward_eval(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &BATCHNORM,
         entry: "batchnorm_forward_eval",
-        bindings: tensors(9, &[0, 1, 2, 3, 4, 5]),
+        bindings: tensors(9, &["x", "gamma", "beta", "running_mean", "running_var", "y"]),
         params: params(bn, s),
         grid: Grid::Invocations(s.len() as u64),
         constants: Vec::new(),
@@ -57,7 +69,19 @@ pub fn forward_eval(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
 
 /// `x, dy, gamma, mean, invstd -> dx, dgamma, dbeta`.
 pub fn backward(bn: &BatchNorm, s: &Shape) -> Vec<Dispatch> {
-    let bindings = tensors(15, &[0, 1, 2, 3, 4, 5, 6, 7]);
+    let bindings = tensors(
+        15,
+        &[
+            "x",
+            "dy",
+            "gamma",
+            "saved_mean",
+            "saved_invstd",
+            "dx",
+            "dgamma",
+            "dbeta",
+        ],
+    );
     vec![
         Dispatch {
             shader: &BATCHNORM,

@@ -23,7 +23,8 @@
 //! copies, sums) get their magnitude by running the reference on the absolute values of their
 //! inputs, which gives exactly `sum |terms|` per element; the others are written out below.
 
-use super::op::{ConvGeom, Op};
+use super::contract::bind;
+use super::op::{Access, ConvGeom, DType, Op};
 use super::reference;
 
 /// The conditioning of one output binding.
@@ -50,73 +51,67 @@ pub fn conditioning(
     before: &[&[f64]],
     expected: &[&[f64]],
 ) -> Vec<Conditioning> {
+    let outputs = op
+        .contract()
+        .into_iter()
+        .filter(|b| b.access != Access::Read && b.dtype == DType::Float);
     magnitudes(op, inputs, labels, before, expected)
         .into_iter()
-        .zip(depths(op))
-        .zip(composite(op))
-        .map(|((magnitude, depth), composite)| Conditioning {
+        .zip(outputs)
+        .map(|(magnitude, output)| Conditioning {
             magnitude,
-            depth,
-            composite,
+            depth: depth(op),
+            composite: composite(op, output.name),
         })
         .collect()
 }
 
-/// Per output: whether it is computed from intermediates that a kernel may store at the
+/// Whether the output `name` is computed from intermediates that a kernel may store at the
 /// program's precision and read back (batch norm's statistics, LRN's scale, the updated
 /// velocity of SGD, the log-sum-exp of softmax), so that their rounding reaches it. Outputs
 /// rounded once, from values kept in f32, are `false`.
-fn composite(op: &Op) -> Vec<bool> {
+fn composite(op: &Op, name: &str) -> bool {
     match op {
-        Op::BatchNormForwardTrain { .. } => vec![true, false, false, true, true],
-        Op::BatchNormForwardEval { .. } | Op::LrnBackward { .. } => vec![true],
-        Op::BatchNormBackward { .. } => vec![true, false, false],
-        Op::LrnForward { .. } => vec![true, false],
-        Op::SoftmaxCrossEntropyForward { .. } => vec![true, true],
-        Op::SgdUpdate { .. } => vec![true, false],
-        // One entry per float output (written or read-write), as `magnitudes` returns them.
-        op => vec![
-            false;
-            op.bindings()
-                .iter()
-                .filter(|&&a| a != super::op::Access::Read)
-                .count()
-        ],
+        Op::BatchNormForwardTrain { .. } => matches!(name, "y" | "running_mean" | "running_var"),
+        Op::BatchNormForwardEval { .. } => name == "y",
+        Op::BatchNormBackward { .. } | Op::LrnBackward { .. } => name == "dx",
+        Op::LrnForward { .. } => name == "y",
+        Op::SoftmaxCrossEntropyForward { .. } => matches!(name, "loss" | "probs"),
+        Op::SgdUpdate { .. } => name == "weight",
+        _ => false,
     }
 }
 
-/// Terms added per element of each output.
-fn depths(op: &Op) -> Vec<usize> {
+/// Terms a reduction adds per element of the op's outputs (the same for every output).
+fn depth(op: &Op) -> usize {
     let conv_depth = |g: &ConvGeom| (g.conv.in_channels / g.conv.groups) * g.conv.kernel.0 * g.conv.kernel.1;
     match op {
-        Op::Conv2dForward(g) => vec![conv_depth(g) + usize::from(g.conv.bias)],
+        Op::Conv2dForward(g) => conv_depth(g) + usize::from(g.conv.bias),
         Op::Conv2dBackwardData(g) => {
-            vec![(g.conv.out_channels / g.conv.groups) * g.conv.kernel.0 * g.conv.kernel.1]
+            (g.conv.out_channels / g.conv.groups) * g.conv.kernel.0 * g.conv.kernel.1
         }
-        Op::Conv2dBackwardFilter(g) => {
-            let k = g.output.n * g.output.h * g.output.w;
-            vec![k; 1 + usize::from(g.conv.bias)]
-        }
-        Op::PoolForward(g) => vec![g.pool.kernel.0 * g.pool.kernel.1],
+        Op::Conv2dBackwardFilter(g) => g.output.n * g.output.h * g.output.w,
+        Op::PoolForward(g) => g.pool.kernel.0 * g.pool.kernel.1,
         Op::PoolBackward(g) => {
             let (p, s) = (g.pool.kernel, g.pool.stride);
-            vec![p.0.div_ceil(s.0.max(1)) * p.1.div_ceil(s.1.max(1))]
+            p.0.div_ceil(s.0.max(1)) * p.1.div_ceil(s.1.max(1))
         }
-        Op::ReluForward { .. } | Op::ReluBackward { .. } | Op::ChannelCopy { .. } => vec![1],
-        Op::LrnForward { lrn, .. } => vec![lrn.size; 2],
-        Op::LrnBackward { lrn, .. } => vec![lrn.size + 1],
-        Op::BatchNormForwardTrain { shape, .. } => vec![shape.n * shape.h * shape.w; 5],
-        Op::BatchNormForwardEval { .. } => vec![1],
-        Op::BatchNormBackward { shape, .. } => vec![shape.n * shape.h * shape.w; 3],
-        Op::LinearForward(g) => vec![g.in_features + usize::from(g.bias)],
-        Op::LinearBackwardData(g) => vec![g.out_features],
-        Op::LinearBackwardParams(g) => vec![g.batch; 1 + usize::from(g.bias)],
-        Op::SoftmaxCrossEntropyForward { classes, .. } => vec![*classes; 2],
-        Op::SoftmaxCrossEntropyBackward { .. } => vec![1],
-        Op::Add { .. } => vec![2],
-        Op::GlobalAvgPoolForward { shape } => vec![shape.h * shape.w],
-        Op::GlobalAvgPoolBackward { .. } => vec![1],
-        Op::SgdUpdate { .. } => vec![3; 2],
+        Op::ReluForward { .. } | Op::ReluBackward { .. } | Op::ChannelCopy { .. } => 1,
+        Op::LrnForward { lrn, .. } => lrn.size,
+        Op::LrnBackward { lrn, .. } => lrn.size + 1,
+        Op::BatchNormForwardTrain { shape, .. } | Op::BatchNormBackward { shape, .. } => {
+            shape.n * shape.h * shape.w
+        }
+        Op::BatchNormForwardEval { .. } => 1,
+        Op::LinearForward(g) => g.in_features + usize::from(g.bias),
+        Op::LinearBackwardData(g) => g.out_features,
+        Op::LinearBackwardParams(g) => g.batch,
+        Op::SoftmaxCrossEntropyForward { classes, .. } => *classes,
+        Op::SoftmaxCrossEntropyBackward { .. } => 1,
+        Op::Add { .. } => 2,
+        Op::GlobalAvgPoolForward { shape } => shape.h * shape.w,
+        Op::GlobalAvgPoolBackward { .. } => 1,
+        Op::SgdUpdate { .. } => 3,
     }
 }
 
@@ -129,6 +124,45 @@ fn abs_all(values: &[f64]) -> Vec<f64> {
 
 /// The reference run on the absolute values of `inputs` (and of the read-write outputs'
 /// previous values): `sum |terms|` for an op linear in each input.
+/// `op`'s float tensors by name: each read binding from `reads`, each written or read-write one
+/// from `outputs` (both in contract order, as [`reference::execute`] takes them); the labels
+/// binding, whose values are not floats, is empty.
+fn named<'a, S: bind::Tensors<&'a [f64]>>(op: &Op, reads: &[&'a [f64]], outputs: &[&'a [f64]]) -> S {
+    let (mut reads, mut outputs) = (reads.iter(), outputs.iter());
+    let items: Vec<&'a [f64]> = op
+        .contract()
+        .iter()
+        .map(|b| match (b.dtype, b.access) {
+            (DType::U32, _) => None,
+            (DType::Float, Access::Read) => reads.next(),
+            (DType::Float, _) => outputs.next(),
+        })
+        .map(|slice| slice.copied().unwrap_or_default())
+        .collect();
+    op.tensors(items)
+        .unwrap_or_else(|e| unreachable!("conditioning decodes by the op's contract: {e}"))
+}
+
+/// The magnitudes of `op`'s outputs, given by name, in output order (contract order, outputs
+/// only).
+fn in_output_order<S: bind::Tensors<Vec<f64>>>(op: &Op, magnitudes: S) -> Vec<Vec<f64>> {
+    let contract = op.contract();
+    let names: Vec<&'static str> = contract.iter().map(|b| b.name).collect();
+    let outputs = contract
+        .iter()
+        .map(|b| b.access != Access::Read && b.dtype == DType::Float);
+    // Inputs were given empty: encode every binding, keep the outputs.
+    match magnitudes.encode(&names) {
+        Ok(all) => all
+            .into_iter()
+            .zip(outputs)
+            .filter(|(_, o)| *o)
+            .map(|(m, _)| m)
+            .collect(),
+        Err(e) => unreachable!("conditioning encodes by the op's contract: {e}"),
+    }
+}
+
 fn on_absolute_values(
     op: &Op,
     inputs: &[Vec<f64>],
@@ -171,21 +205,29 @@ fn magnitudes(
         | Op::GlobalAvgPoolForward { .. }
         | Op::GlobalAvgPoolBackward { .. } => on_absolute_values(op, &absolute(), labels, before),
         // Which element a window selects depends on the signed input: keep `x`, take |dy|.
-        Op::PoolBackward(_) | Op::ReluBackward { .. } => {
-            let routed = vec![inputs[0].to_vec(), abs_all(inputs[1])];
-            on_absolute_values(op, &routed, labels, before)
+        Op::PoolBackward(_) => {
+            let bind::PoolBackward { x, dy, .. } = named(op, inputs, expected);
+            on_absolute_values(op, &[x.to_vec(), abs_all(dy)], labels, before)
         }
-        Op::ReluForward { .. } => vec![abs_all(expected[0])],
+        Op::ReluBackward { .. } => {
+            let bind::ReluBackward { y, dy, .. } = named(op, inputs, expected);
+            on_absolute_values(op, &[y.to_vec(), abs_all(dy)], labels, before)
+        }
+        Op::ReluForward { .. } => {
+            let bind::Unary { y, .. } = named(op, inputs, expected);
+            vec![abs_all(y)]
+        }
         Op::SoftmaxCrossEntropyBackward { batch, classes } => {
             // (p - onehot) / batch: the terms are p / batch and 1 / batch.
             let scale = 1.0 / *batch as f64;
+            let bind::SoftmaxBackward { probs, .. } = named(op, inputs, expected);
             let labels = labels.unwrap_or_default();
             let magnitude = (0..batch * classes)
                 .map(|i| {
                     let onehot = labels
                         .get(i / classes)
                         .is_some_and(|&l| l as usize == i % classes);
-                    (inputs[0][i].abs() + f64::from(u8::from(onehot))) * scale
+                    (probs[i].abs() + f64::from(u8::from(onehot))) * scale
                 })
                 .collect();
             vec![magnitude]
@@ -194,7 +236,7 @@ fn magnitudes(
             // scale = k + alpha / n * sum x^2 has positive terms only; y = x * scale^-beta
             // inherits scale's relative error times beta, plus that of pow (exp2 of a product
             // with log2, whose absolute error grows with |beta * log2(scale)|).
-            let (y, scale) = (expected[0], expected[1]);
+            let bind::LrnForward { y, scale, .. } = named(op, inputs, expected);
             let pow_factor = |s: f64| 1.0 + lrn.beta.abs() * (1.0 + s.ln().abs());
             let y_magnitude = y
                 .iter()
@@ -206,14 +248,10 @@ fn magnitudes(
         Op::LrnBackward { lrn, .. } => {
             // dx = dy * scale^-beta - factor * x * sum(dy * y / scale): the reference on |x|, |y|,
             // |dy| gives first - second with both terms non-negative, and the first is known.
-            let (scale, dy) = (inputs[2], inputs[3]);
+            let bind::LrnBackward { x, y, scale, dy, .. } = named(op, inputs, expected);
             let pow_factor = |s: f64| 1.0 + lrn.beta.abs() * (1.0 + s.ln().abs());
-            let signed = vec![
-                abs_all(inputs[0]),
-                abs_all(inputs[1]),
-                scale.to_vec(),
-                abs_all(dy),
-            ];
+            // The reference's read-only inputs, in contract order: x, y, scale, dy.
+            let signed = vec![abs_all(x), abs_all(y), scale.to_vec(), abs_all(dy)];
             let difference = on_absolute_values(op, &signed, labels, before).remove(0);
             let magnitude = difference
                 .iter()
@@ -226,12 +264,15 @@ fn magnitudes(
             vec![magnitude]
         }
         Op::BatchNormForwardTrain { bn, shape } => {
-            let [x, gamma, beta] = inputs else {
-                unreachable!("batch norm forward reads three tensors")
-            };
-            let [_, mean, invstd, _, _] = expected else {
-                unreachable!("batch norm forward writes five tensors")
-            };
+            let bind::BatchNormTrain {
+                x,
+                gamma,
+                beta,
+                saved_mean: mean,
+                saved_invstd: invstd,
+                ..
+            } = named(op, inputs, expected);
+            let previous: bind::BatchNormTrain<&[f64]> = named(op, inputs, before);
             let (n, channels, hw) = (shape.n, shape.c, shape.h * shape.w);
             let count = (n * hw) as f64;
             let mean_magnitude: Vec<f64> = (0..channels)
@@ -259,27 +300,36 @@ fn magnitudes(
             let (momentum, keep) = (bn.momentum.abs(), (1.0 - bn.momentum).abs());
             let unbias = count / (count - 1.0).max(1.0);
             let running_mean = (0..channels)
-                .map(|c| keep * before[3][c].abs() + momentum * mean_magnitude[c])
+                .map(|c| keep * previous.running_mean[c].abs() + momentum * mean_magnitude[c])
                 .collect();
             let running_var = (0..channels)
                 .map(|c| {
                     let inverse_square = 1.0 / (invstd[c] * invstd[c]);
                     let var = inverse_square * (1.0 + 2.0 * invstd_magnitude[c] / invstd[c]) + bn.eps;
-                    keep * before[4][c].abs() + momentum * unbias * var
+                    keep * previous.running_var[c].abs() + momentum * unbias * var
                 })
                 .collect();
-            vec![
-                y_magnitude,
-                mean_magnitude,
-                invstd_magnitude,
-                running_mean,
-                running_var,
-            ]
+            in_output_order(
+                op,
+                bind::BatchNormTrain {
+                    y: y_magnitude,
+                    saved_mean: mean_magnitude,
+                    saved_invstd: invstd_magnitude,
+                    running_mean,
+                    running_var,
+                    ..Default::default()
+                },
+            )
         }
         Op::BatchNormForwardEval { bn, shape } => {
-            let [x, gamma, beta, running_mean, running_var] = inputs else {
-                unreachable!("batch norm eval reads five tensors")
-            };
+            let bind::BatchNormEval {
+                x,
+                gamma,
+                beta,
+                running_mean,
+                running_var,
+                ..
+            } = named(op, inputs, expected);
             let (channels, hw) = (shape.c, shape.h * shape.w);
             let magnitude = (0..x.len())
                 .map(|i| {
@@ -291,9 +341,14 @@ fn magnitudes(
             vec![magnitude]
         }
         Op::BatchNormBackward { shape, .. } => {
-            let [x, dy, gamma, mean, invstd] = inputs else {
-                unreachable!("batch norm backward reads five tensors")
-            };
+            let bind::BatchNormBackward {
+                x,
+                dy,
+                gamma,
+                saved_mean: mean,
+                saved_invstd: invstd,
+                ..
+            } = named(op, inputs, expected);
             let (n, channels, hw) = (shape.n, shape.c, shape.h * shape.w);
             let count = (n * hw) as f64;
             let centred = |i: usize, c: usize| (x[i].abs() + mean[c].abs()) * invstd[c].abs();
@@ -311,15 +366,24 @@ fn magnitudes(
                         * (count * dy[i].abs() + dbeta[c] + centred(i, c) * dgamma[c])
                 })
                 .collect();
-            vec![dx, dgamma, dbeta]
+            in_output_order(
+                op,
+                bind::BatchNormBackward {
+                    dx,
+                    dgamma,
+                    dbeta,
+                    ..Default::default()
+                },
+            )
         }
         Op::SoftmaxCrossEntropyForward { classes, .. } => {
             // loss = lse - logit[label] with lse = max + ln(sum exp(v - max)): the sum of
             // positive terms has a small relative error, which ln turns into an absolute one of
             // the same size (the `1 +`). p = exp(v - lse) has the relative error of v - lse.
-            let logits = inputs[0];
+            let bind::SoftmaxForward {
+                logits, loss, probs, ..
+            } = named(op, inputs, expected);
             let labels = labels.unwrap_or_default();
-            let (loss, probs) = (expected[0], expected[1]);
             let rows = loss.len();
             let mut loss_magnitude = Vec::with_capacity(rows);
             let mut prob_magnitude = Vec::with_capacity(probs.len());
@@ -334,7 +398,14 @@ fn magnitudes(
                         .push(probs[n * classes + k].abs() * (1.0 + v.abs() + lse.abs() + max.abs()));
                 }
             }
-            vec![loss_magnitude, prob_magnitude]
+            in_output_order(
+                op,
+                bind::SoftmaxForward {
+                    loss: loss_magnitude,
+                    probs: prob_magnitude,
+                    ..Default::default()
+                },
+            )
         }
         Op::SgdUpdate {
             lr,
@@ -348,14 +419,25 @@ fn magnitudes(
                 f64::from(momentum.abs()),
                 f64::from(weight_decay.abs()),
             );
-            let (grad, weight, velocity) = (inputs[0], before[0], before[1]);
+            let bind::Sgd {
+                grad,
+                weight,
+                velocity,
+            } = named(op, inputs, before);
             let v_magnitude: Vec<f64> = (0..grad.len())
                 .map(|i| momentum * velocity[i].abs() + grad[i].abs() + weight_decay * weight[i].abs())
                 .collect();
             let w_magnitude = (0..grad.len())
                 .map(|i| weight[i].abs() + lr * v_magnitude[i])
                 .collect();
-            vec![w_magnitude, v_magnitude]
+            in_output_order(
+                op,
+                bind::Sgd {
+                    weight: w_magnitude,
+                    velocity: v_magnitude,
+                    grad: Vec::new(),
+                },
+            )
         }
     }
 }

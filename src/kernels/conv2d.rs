@@ -33,14 +33,7 @@ fn params(g: &ConvGeom, total: usize) -> Vec<u32> {
 
 /// `x, w, [bias] -> y`.
 pub fn forward(g: &ConvGeom) -> Vec<Dispatch> {
-    let (bias, y) = if g.conv.bias {
-        (Slot::Tensor(2), 3)
-    } else {
-        (Slot::Unused, 2)
-    };
-    let mut bindings = tensors(1, &[0, 1]);
-    bindings.push((3, bias));
-    bindings.push((4, Slot::Tensor(y)));
+    let bindings = tensors(1, &["x", "w", "bias", "y"]);
     vec![Dispatch {
         shader: &CONV2D,
         entry: "conv2d_forward",
@@ -56,7 +49,7 @@ pub fn backward_data(g: &ConvGeom) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &CONV2D,
         entry: "conv2d_backward_data",
-        bindings: tensors(5, &[0, 1, 2]),
+        bindings: tensors(5, &["dy", "w", "dx"]),
         params: params(g, g.input.len()),
         grid: Grid::Invocations(g.input.len() as u64),
         constants: Vec::new(),
@@ -69,7 +62,7 @@ pub fn backward_filter(g: &ConvGeom) -> Vec<Dispatch> {
     let mut dispatches = vec![Dispatch {
         shader: &CONV2D,
         entry: "conv2d_backward_filter",
-        bindings: tensors(8, &[0, 1, 2]),
+        bindings: tensors(8, &["x", "dy", "dw"]),
         params: params(g, weights),
         grid: Grid::Invocations(weights as u64),
         constants: Vec::new(),
@@ -84,7 +77,7 @@ pub fn backward_bias(g: &ConvGeom) -> Option<Dispatch> {
     g.conv.bias.then(|| Dispatch {
         shader: &CONV2D,
         entry: "conv2d_backward_bias",
-        bindings: vec![(9, Slot::Tensor(1)), (11, Slot::Tensor(3))],
+        bindings: vec![(9, Slot::Tensor("dy")), (11, Slot::Tensor("dbias"))],
         params: params(g, g.conv.out_channels),
         grid: Grid::Workgroups(g.conv.out_channels as u64),
         constants: Vec::new(),

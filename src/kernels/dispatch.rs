@@ -8,10 +8,11 @@ pub const WORKGROUP_SIZE: u32 = 256;
 /// What a shader binding is bound to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Slot {
-    /// The op's binding at this index (see [`super::Op::bindings`]).
-    Tensor(usize),
-    /// A one-element placeholder for a binding the kernel declares but does not read
-    /// (a bias that the layer does not have).
+    /// The op's tensor of this name ([`super::Op::contract`]). An optional tensor the op does
+    /// not bind (a bias the layer does not have) gets a one-element placeholder.
+    Tensor(&'static str),
+    /// A one-element placeholder for a binding the kernel declares but this entry point does
+    /// not touch.
     Unused,
 }
 
@@ -64,11 +65,11 @@ pub struct Dispatch {
     pub constants: Vec<(&'static str, u32)>,
 }
 
-/// Shorthand for `(binding, Slot::Tensor(index))` pairs numbered from `first_binding`.
-pub fn tensors(first_binding: u32, indices: &[usize]) -> Vec<(u32, Slot)> {
-    indices
+/// Shorthand for `(binding, Slot::Tensor(name))` pairs numbered from `first_binding`.
+pub fn tensors(first_binding: u32, names: &[&'static str]) -> Vec<(u32, Slot)> {
+    names
         .iter()
         .enumerate()
-        .map(|(k, &i)| (first_binding + k as u32, Slot::Tensor(i)))
+        .map(|(k, &name)| (first_binding + k as u32, Slot::Tensor(name)))
         .collect()
 }

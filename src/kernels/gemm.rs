@@ -118,17 +118,40 @@ impl GemmParams {
     }
 }
 
-/// The GEMM dispatch: `a` = op tensor 1, `b` = op tensor 0, `bias`, then the output.
-fn dispatch(entry: &'static str, params: GemmParams, tile: &GemmTile, bias: Slot, output: usize) -> Dispatch {
+/// `y = w x^T (+ bias)`: the forward pass of a convolution or fully connected layer.
+const AFFINE: [Slot; 4] = [
+    Slot::Tensor("w"),
+    Slot::Tensor("x"),
+    Slot::Tensor("bias"),
+    Slot::Tensor("y"),
+];
+/// `dx = w^T dy`.
+const BACKWARD_DATA: [Slot; 4] = [
+    Slot::Tensor("w"),
+    Slot::Tensor("dy"),
+    Slot::Unused,
+    Slot::Tensor("dx"),
+];
+/// `dw = dy x^T`.
+const BACKWARD_PARAMS: [Slot; 4] = [
+    Slot::Tensor("dy"),
+    Slot::Tensor("x"),
+    Slot::Unused,
+    Slot::Tensor("dw"),
+];
+
+/// The GEMM dispatch `C = A x B (+ bias)`: the op's tensors bound as `[a, b, bias, c]`
+/// (`bias` [`Slot::Unused`] for the entry points that add none).
+fn dispatch(
+    entry: &'static str,
+    params: GemmParams,
+    tile: &GemmTile,
+    [a, b, bias, c]: [Slot; 4],
+) -> Dispatch {
     Dispatch {
         shader: &GEMM,
         entry,
-        bindings: vec![
-            (1, Slot::Tensor(1)),
-            (2, Slot::Tensor(0)),
-            (3, bias),
-            (4, Slot::Tensor(output)),
-        ],
+        bindings: vec![(1, a), (2, b), (3, bias), (4, c)],
         params: params.words(tile),
         grid: Grid::Workgroups(params.workgroups(tile)),
         constants: tile.constants(),
@@ -181,12 +204,7 @@ pub fn conv_forward(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
         has_bias: u32::from(c.bias),
         ..GemmParams::dense(cout_g as usize, g.output.n * ohw as usize, k as usize)
     };
-    let (bias, y) = if c.bias {
-        (Slot::Tensor(2), 3)
-    } else {
-        (Slot::Unused, 2)
-    };
-    vec![dispatch("conv2d_forward_gemm", params, tile, bias, y)]
+    vec![dispatch("conv2d_forward_gemm", params, tile, AFFINE)]
 }
 
 /// `dy, w -> dx`: `C[ic, (n,ih,iw)] = W^T[ic, (oc,kh,kw)] x col(dY)`, where `col(dY)` holds
@@ -228,7 +246,7 @@ pub fn conv_backward_data(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
     } else {
         "conv2d_backward_data_strided_gemm"
     };
-    vec![dispatch(entry, params, tile, Slot::Unused, 2)]
+    vec![dispatch(entry, params, tile, BACKWARD_DATA)]
 }
 
 /// `x, dy -> dw, [dbias]`: `C[oc, (ic,kh,kw)] = dY[oc, (n,oh,ow)] x im2col(X)^T`; the bias
@@ -266,8 +284,7 @@ pub fn conv_backward_filter(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
         "conv2d_backward_filter_gemm",
         params,
         tile,
-        Slot::Unused,
-        2,
+        BACKWARD_PARAMS,
     )];
     if c.bias {
         dispatches.extend(super::conv2d::backward_bias(g));
@@ -288,12 +305,7 @@ pub fn linear_forward(g: &LinearGeom, tile: &GemmTile) -> Vec<Dispatch> {
         has_bias: u32::from(g.bias),
         ..GemmParams::dense(g.out_features, g.batch, g.in_features)
     };
-    let (bias, y) = if g.bias {
-        (Slot::Tensor(2), 3)
-    } else {
-        (Slot::Unused, 2)
-    };
-    vec![dispatch("linear_forward_gemm", params, tile, bias, y)]
+    vec![dispatch("linear_forward_gemm", params, tile, AFFINE)]
 }
 
 /// `dy, w -> dx`: `C[i, n] = W^T[i, o] x dY^T[o, n]`.
@@ -308,13 +320,7 @@ pub fn linear_backward_data(g: &LinearGeom, tile: &GemmTile) -> Vec<Dispatch> {
         c_col: g.in_features as u32,
         ..GemmParams::dense(g.in_features, g.batch, g.out_features)
     };
-    vec![dispatch(
-        "linear_backward_data_gemm",
-        params,
-        tile,
-        Slot::Unused,
-        2,
-    )]
+    vec![dispatch("linear_backward_data_gemm", params, tile, BACKWARD_DATA)]
 }
 
 /// `x, dy -> dw, [dbias]`: `C[o, i] = dY^T[o, n] x X[n, i]`; the bias gradient is the direct
@@ -334,8 +340,7 @@ pub fn linear_backward_params(g: &LinearGeom, tile: &GemmTile) -> Vec<Dispatch> 
         "linear_backward_weight_gemm",
         params,
         tile,
-        Slot::Unused,
-        2,
+        BACKWARD_PARAMS,
     )];
     if g.bias {
         dispatches.extend(super::linear::backward_bias(g));

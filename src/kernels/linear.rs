@@ -21,14 +21,7 @@ fn params(g: &LinearGeom, total: usize) -> Vec<u32> {
 
 /// `x, w, [bias] -> y`.
 pub fn forward(g: &LinearGeom) -> Vec<Dispatch> {
-    let (bias, y) = if g.bias {
-        (Slot::Tensor(2), 3)
-    } else {
-        (Slot::Unused, 2)
-    };
-    let mut bindings = tensors(1, &[0, 1]);
-    bindings.push((3, bias));
-    bindings.push((4, Slot::Tensor(y)));
+    let bindings = tensors(1, &["x", "w", "bias", "y"]);
     let total = g.batch * g.out_features;
     vec![Dispatch {
         shader: &LINEAR,
@@ -46,7 +39,7 @@ pub fn backward_data(g: &LinearGeom) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &LINEAR,
         entry: "linear_backward_data",
-        bindings: tensors(5, &[0, 1, 2]),
+        bindings: tensors(5, &["dy", "w", "dx"]),
         params: params(g, total),
         grid: Grid::Invocations(total as u64),
         constants: Vec::new(),
@@ -59,7 +52,7 @@ pub fn backward_params(g: &LinearGeom) -> Vec<Dispatch> {
     let mut dispatches = vec![Dispatch {
         shader: &LINEAR,
         entry: "linear_backward_weight",
-        bindings: tensors(8, &[0, 1, 2]),
+        bindings: tensors(8, &["x", "dy", "dw"]),
         params: params(g, total),
         grid: Grid::Invocations(total as u64),
         constants: Vec::new(),
@@ -73,7 +66,7 @@ pub fn backward_bias(g: &LinearGeom) -> Option<Dispatch> {
     g.bias.then(|| Dispatch {
         shader: &LINEAR,
         entry: "linear_backward_bias",
-        bindings: vec![(9, Slot::Tensor(1)), (11, Slot::Tensor(3))],
+        bindings: vec![(9, Slot::Tensor("dy")), (11, Slot::Tensor("dbias"))],
         params: params(g, g.out_features),
         grid: Grid::Invocations(g.out_features as u64),
         constants: Vec::new(),

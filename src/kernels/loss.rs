@@ -8,7 +8,7 @@ pub fn forward(batch: usize, classes: usize) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &LOSS,
         entry: "softmax_cross_entropy_forward",
-        bindings: tensors(1, &[0, 1, 2, 3]),
+        bindings: tensors(1, &["logits", "labels", "loss", "probs"]),
         params: vec![batch as u32, batch as u32, classes as u32],
         grid: Grid::Invocations(batch as u64),
         constants: Vec::new(),
@@ -21,7 +21,7 @@ pub fn backward(batch: usize, classes: usize) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &LOSS,
         entry: "softmax_cross_entropy_backward",
-        bindings: tensors(5, &[0, 1, 2]),
+        bindings: tensors(5, &["probs", "labels", "dlogits"]),
         params: vec![total as u32, batch as u32, classes as u32],
         grid: Grid::Invocations(total as u64),
         constants: Vec::new(),

@@ -21,7 +21,7 @@ pub fn forward(lrn: &Lrn, s: &Shape) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &LRN,
         entry: "lrn_forward",
-        bindings: tensors(1, &[0, 1, 2]),
+        bindings: tensors(1, &["x", "y", "scale"]),
         params: params(lrn, s),
         grid: Grid::Invocations(s.len() as u64),
         constants: Vec::new(),
@@ -33,7 +33,7 @@ pub fn backward(lrn: &Lrn, s: &Shape) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &LRN,
         entry: "lrn_backward",
-        bindings: tensors(4, &[0, 1, 2, 3, 4]),
+        bindings: tensors(4, &["x", "y", "scale", "dy", "dx"]),
         params: params(lrn, s),
         grid: Grid::Invocations(s.len() as u64),
         constants: Vec::new(),

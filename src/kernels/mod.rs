@@ -6,6 +6,7 @@
 mod activation;
 mod batchnorm;
 pub mod conditioning;
+pub mod contract;
 mod conv2d;
 pub mod dispatch;
 mod gemm;
@@ -22,6 +23,7 @@ mod tensor;
 pub mod variant;
 mod winograd;
 
+pub use contract::{Binding, bind};
 pub use dispatch::{Dispatch, Grid, Slot};
 pub use op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
 pub use variant::{GemmTile, Variant};

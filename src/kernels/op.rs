@@ -1,8 +1,8 @@
 //! Ops as backends execute them: fully resolved geometry plus a fixed binding order.
 //!
-//! Every [`Op`] documents the tensors it binds, in order. [`Op::bindings`] gives the access of
-//! each (read, write, or read-write), which the verifier uses to poison outputs with NaN and the
-//! backends use to lay out buffers. Float tensors are stored at the program's precision; label
+//! Every [`Op`] names the tensors it binds, in order, in [`Op::contract`] (see
+//! [`super::contract`]). [`Op::bindings`] gives the access of each (read, write, or read-write),
+//! which the verifier uses to poison outputs with NaN and the backends use to lay out buffers. Float tensors are stored at the program's precision; label
 //! tensors are `u32`.
 
 use crate::model::{BatchNorm, Conv2d, Lrn, Pool2d, Precision, Shape};
@@ -230,150 +230,20 @@ pub enum Op {
     },
 }
 
-use Access::{Read, ReadWrite, Write};
-
 impl Op {
-    /// Access of each binding, in binding order.
+    /// Access of each binding, in binding order (from [`Op::contract`]).
     pub fn bindings(&self) -> Vec<Access> {
-        match self {
-            Op::Conv2dForward(g) => with_bias(vec![Read, Read], g.conv.bias, Read, vec![Write]),
-            Op::Conv2dBackwardData(_) | Op::LinearBackwardData(_) => vec![Read, Read, Write],
-            Op::Conv2dBackwardFilter(g) => {
-                let mut b = vec![Read, Read, Write];
-                if g.conv.bias {
-                    b.push(Write);
-                }
-                b
-            }
-            Op::LinearForward(g) => {
-                let y = if g.is_slice() { ReadWrite } else { Write };
-                with_bias(vec![Read, Read], g.bias, Read, vec![y])
-            }
-            Op::LinearBackwardParams(g) => {
-                let mut b = vec![Read, Read, Write];
-                if g.bias {
-                    b.push(Write);
-                }
-                b
-            }
-            Op::PoolForward(_) | Op::ReluForward { .. } | Op::GlobalAvgPoolForward { .. } => {
-                vec![Read, Write]
-            }
-            Op::GlobalAvgPoolBackward { .. } => vec![Read, Write],
-            Op::PoolBackward(_) | Op::ReluBackward { .. } | Op::Add { .. } => vec![Read, Read, Write],
-            Op::LrnForward { .. } => vec![Read, Write, Write],
-            Op::LrnBackward { .. } => vec![Read, Read, Read, Read, Write],
-            Op::BatchNormForwardTrain { .. } => {
-                vec![Read, Read, Read, Write, Write, Write, ReadWrite, ReadWrite]
-            }
-            Op::BatchNormForwardEval { .. } => vec![Read, Read, Read, Read, Read, Write],
-            Op::BatchNormBackward { .. } => vec![Read, Read, Read, Read, Read, Write, Write, Write],
-            Op::SoftmaxCrossEntropyForward { .. } => vec![Read, Read, Write, Write],
-            Op::SoftmaxCrossEntropyBackward { .. } => vec![Read, Read, Write],
-            Op::ChannelCopy { into_concat, .. } => {
-                if *into_concat {
-                    vec![Read, ReadWrite]
-                } else {
-                    vec![Read, Write]
-                }
-            }
-            Op::SgdUpdate { .. } => vec![Read, ReadWrite, ReadWrite],
-        }
+        self.contract().iter().map(|b| b.access).collect()
     }
 
     /// Element type of each binding (labels are `u32`, everything else float).
     pub fn dtypes(&self) -> Vec<DType> {
-        let mut d = vec![DType::Float; self.bindings().len()];
-        if let Op::SoftmaxCrossEntropyForward { .. } | Op::SoftmaxCrossEntropyBackward { .. } = self {
-            d[1] = DType::U32;
-        }
-        d
+        self.contract().iter().map(|b| b.dtype).collect()
     }
 
     /// Elements of each binding, in binding order.
     pub fn binding_lens(&self) -> Vec<usize> {
-        match self {
-            Op::Conv2dForward(g) => with_bias(
-                vec![g.input.len(), g.conv.weight_len()],
-                g.conv.bias,
-                g.conv.out_channels,
-                vec![g.output.len()],
-            ),
-            Op::Conv2dBackwardData(g) => vec![g.output.len(), g.conv.weight_len(), g.input.len()],
-            Op::Conv2dBackwardFilter(g) => {
-                let mut l = vec![g.input.len(), g.output.len(), g.conv.weight_len()];
-                if g.conv.bias {
-                    l.push(g.conv.out_channels);
-                }
-                l
-            }
-            Op::PoolForward(g) => vec![g.input.len(), g.output.len()],
-            Op::PoolBackward(g) => vec![g.input.len(), g.output.len(), g.input.len()],
-            Op::ReluForward { len } => vec![*len, *len],
-            Op::ReluBackward { len } | Op::Add { len } => vec![*len, *len, *len],
-            Op::LrnForward { shape, .. } => vec![shape.len(); 3],
-            Op::LrnBackward { shape, .. } => vec![shape.len(); 5],
-            Op::BatchNormForwardTrain { shape, .. } => {
-                let c = shape.c;
-                vec![shape.len(), c, c, shape.len(), c, c, c, c]
-            }
-            Op::BatchNormForwardEval { shape, .. } => {
-                let c = shape.c;
-                vec![shape.len(), c, c, c, c, shape.len()]
-            }
-            Op::BatchNormBackward { shape, .. } => {
-                let c = shape.c;
-                vec![shape.len(), shape.len(), c, c, c, shape.len(), c, c]
-            }
-            Op::LinearForward(g) => with_bias(
-                vec![g.batch * g.in_features, g.out_features * g.in_features],
-                g.bias,
-                g.out_features,
-                vec![g.batch * g.y_stride],
-            ),
-            Op::LinearBackwardData(g) => {
-                vec![
-                    g.batch * g.y_stride,
-                    g.out_features * g.in_features,
-                    g.batch * g.in_features,
-                ]
-            }
-            Op::LinearBackwardParams(g) => {
-                let mut l = vec![
-                    g.batch * g.in_features,
-                    g.batch * g.y_stride,
-                    g.out_features * g.in_features,
-                ];
-                if g.bias {
-                    l.push(g.out_features);
-                }
-                l
-            }
-            Op::SoftmaxCrossEntropyForward { batch, classes } => {
-                vec![batch * classes, *batch, *batch, batch * classes]
-            }
-            Op::SoftmaxCrossEntropyBackward { batch, classes } => {
-                vec![batch * classes, *batch, batch * classes]
-            }
-            Op::ChannelCopy {
-                n,
-                hw,
-                total_channels,
-                part_channels,
-                into_concat,
-                ..
-            } => {
-                let (part, total) = (n * hw * part_channels, n * hw * total_channels);
-                if *into_concat {
-                    vec![part, total]
-                } else {
-                    vec![total, part]
-                }
-            }
-            Op::GlobalAvgPoolForward { shape } => vec![shape.len(), shape.n * shape.c],
-            Op::GlobalAvgPoolBackward { shape } => vec![shape.n * shape.c, shape.len()],
-            Op::SgdUpdate { len, .. } => vec![*len; 3],
-        }
+        self.contract().iter().map(|b| b.len).collect()
     }
 
     /// Stable short name of the op family and direction, e.g. `conv2d_backward_data`.
@@ -414,12 +284,4 @@ impl Op {
             _ => 0,
         }
     }
-}
-
-fn with_bias<T: Copy>(mut head: Vec<T>, bias: bool, bias_item: T, tail: Vec<T>) -> Vec<T> {
-    if bias {
-        head.push(bias_item);
-    }
-    head.extend(tail);
-    head
 }

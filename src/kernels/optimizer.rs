@@ -8,7 +8,7 @@ pub fn sgd(len: usize, lr: f32, momentum: f32, weight_decay: f32) -> Vec<Dispatc
     vec![Dispatch {
         shader: &OPTIMIZER,
         entry: "sgd_update",
-        bindings: tensors(1, &[0, 1, 2]),
+        bindings: tensors(1, &["grad", "weight", "velocity"]),
         params: vec![
             len as u32,
             lr.to_bits(),

@@ -32,7 +32,7 @@ pub fn forward(g: &PoolGeom) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &POOL,
         entry: "pool_forward",
-        bindings: tensors(1, &[0, 1]),
+        bindings: tensors(1, &["x", "y"]),
         params: params(g, g.output.len()),
         grid: Grid::Invocations(g.output.len() as u64),
         constants: Vec::new(),
@@ -44,7 +44,7 @@ pub fn backward(g: &PoolGeom) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &POOL,
         entry: "pool_backward",
-        bindings: tensors(3, &[0, 1, 2]),
+        bindings: tensors(3, &["x", "dy", "dx"]),
         params: params(g, g.input.len()),
         grid: Grid::Invocations(g.input.len() as u64),
         constants: Vec::new(),

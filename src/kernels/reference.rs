@@ -6,9 +6,11 @@
 //!
 //! [`execute`] takes an op's float bindings split by access: `inputs` are the read-only float
 //! bindings in binding order, `outputs` the written and read-write ones in binding order, and
-//! `labels` the `u32` binding if the op has one.
+//! `labels` the `u32` binding if the op has one. It decodes them once, through the op's contract
+//! ([`super::contract`]), into the op's named tensor struct.
 
-use super::op::{ConvGeom, LinearGeom, Op, PoolGeom};
+use super::contract::bind;
+use super::op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
 use crate::model::{BatchNorm, Lrn, PoolKind, Shape};
 use rayon::prelude::*;
 use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
@@ -69,67 +71,173 @@ macro_rules! impl_real {
 impl_real!(f32);
 impl_real!(f64);
 
+/// One binding of an op as the reference receives it.
+enum Arg<'a, T> {
+    /// A read-only float tensor.
+    In(&'a [T]),
+    /// A written or read-write float tensor.
+    Out(&'a mut [T]),
+    /// The `u32` labels.
+    Labels(&'a [u32]),
+}
+
+impl<'a, T> Arg<'a, T> {
+    fn input(self) -> &'a [T] {
+        match self {
+            Arg::In(s) => s,
+            _ => unreachable!("the contract reads this binding"),
+        }
+    }
+
+    fn output(self) -> &'a mut [T] {
+        match self {
+            Arg::Out(s) => s,
+            _ => unreachable!("the contract writes this binding"),
+        }
+    }
+
+    fn labels(self) -> &'a [u32] {
+        match self {
+            Arg::Labels(s) => s,
+            _ => unreachable!("the contract binds labels here"),
+        }
+    }
+}
+
 /// Runs one op. See the module docs for how bindings are split.
 ///
 /// # Panics
 /// When the slices do not match the op's contract; [`crate::backend::Program::push`] checks
 /// that contract for every op that reaches a backend.
 pub fn execute<T: Real>(op: &Op, inputs: &[&[T]], labels: Option<&[u32]>, outputs: &mut [&mut [T]]) {
+    let (mut ins, mut outs) = (inputs.iter(), outputs.iter_mut());
+    let items: Vec<Arg<'_, T>> = op
+        .contract()
+        .iter()
+        .filter_map(|b| match (b.dtype, b.access) {
+            (DType::U32, _) => labels.map(Arg::Labels),
+            (DType::Float, Access::Read) => ins.next().map(|s| Arg::In(s)),
+            (DType::Float, _) => outs.next().map(|s| Arg::Out(s)),
+        })
+        .collect();
+    run(op, items).unwrap_or_else(|e| panic!("reference: {e}"));
+}
+
+fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()> {
     match op {
-        Op::Conv2dForward(g) => conv2d_forward(g, inputs[0], inputs[1], inputs.get(2).copied(), outputs[0]),
-        Op::Conv2dBackwardData(g) => conv2d_backward_data(g, inputs[0], inputs[1], outputs[0]),
-        Op::Conv2dBackwardFilter(g) => {
-            let (dw, rest) = outputs.split_at_mut(1);
-            conv2d_backward_filter(g, inputs[0], inputs[1], dw[0], rest.first_mut().map(|d| &mut **d));
+        Op::Conv2dForward(g) => {
+            let bind::Affine { x, w, bias, y } = op.tensors(items)?;
+            conv2d_forward(g, x.input(), w.input(), bias.map(Arg::input), y.output());
         }
-        Op::PoolForward(g) => pool_forward(g, inputs[0], outputs[0]),
-        Op::PoolBackward(g) => pool_backward(g, inputs[0], inputs[1], outputs[0]),
-        Op::ReluForward { .. } => relu_forward(inputs[0], outputs[0]),
-        Op::ReluBackward { .. } => relu_backward(inputs[0], inputs[1], outputs[0]),
+        Op::Conv2dBackwardData(g) => {
+            let bind::BackwardData { dy, w, dx } = op.tensors(items)?;
+            conv2d_backward_data(g, dy.input(), w.input(), dx.output());
+        }
+        Op::Conv2dBackwardFilter(g) => {
+            let bind::BackwardParams { x, dy, dw, dbias } = op.tensors(items)?;
+            conv2d_backward_filter(g, x.input(), dy.input(), dw.output(), dbias.map(Arg::output));
+        }
+        Op::PoolForward(g) => {
+            let bind::Unary { x, y } = op.tensors(items)?;
+            pool_forward(g, x.input(), y.output());
+        }
+        Op::PoolBackward(g) => {
+            let bind::PoolBackward { x, dy, dx } = op.tensors(items)?;
+            pool_backward(g, x.input(), dy.input(), dx.output());
+        }
+        Op::ReluForward { .. } => {
+            let bind::Unary { x, y } = op.tensors(items)?;
+            relu_forward(x.input(), y.output());
+        }
+        Op::ReluBackward { .. } => {
+            let bind::ReluBackward { y, dy, dx } = op.tensors(items)?;
+            relu_backward(y.input(), dy.input(), dx.output());
+        }
         Op::LrnForward { lrn, shape } => {
-            let [y, scale] = outputs else {
-                unreachable!("lrn forward writes y and scale")
-            };
-            lrn_forward(lrn, shape, inputs[0], y, scale);
+            let bind::LrnForward { x, y, scale } = op.tensors(items)?;
+            lrn_forward(lrn, shape, x.input(), y.output(), scale.output());
         }
         Op::LrnBackward { lrn, shape } => {
-            lrn_backward(lrn, shape, inputs[0], inputs[1], inputs[2], inputs[3], outputs[0])
+            let bind::LrnBackward { x, y, scale, dy, dx } = op.tensors(items)?;
+            lrn_backward(
+                lrn,
+                shape,
+                x.input(),
+                y.input(),
+                scale.input(),
+                dy.input(),
+                dx.output(),
+            );
         }
         Op::BatchNormForwardTrain { bn, shape } => {
-            let [y, mean, invstd, running_mean, running_var] = outputs else {
-                unreachable!("batch norm forward writes five tensors")
-            };
-            batch_norm_forward_train(bn, shape, inputs[0], inputs[1], inputs[2], y, mean, invstd);
-            update_running_stats(bn, shape, mean, invstd, running_mean, running_var);
+            let t: bind::BatchNormTrain<Arg<'_, T>> = op.tensors(items)?;
+            let (mean, invstd) = (t.saved_mean.output(), t.saved_invstd.output());
+            batch_norm_forward_train(
+                bn,
+                shape,
+                [t.x.input(), t.gamma.input(), t.beta.input()],
+                t.y.output(),
+                mean,
+                invstd,
+            );
+            update_running_stats(
+                bn,
+                shape,
+                mean,
+                invstd,
+                t.running_mean.output(),
+                t.running_var.output(),
+            );
         }
         Op::BatchNormForwardEval { bn, shape } => {
-            batch_norm_forward_eval(bn, shape, inputs, outputs[0]);
+            let t: bind::BatchNormEval<Arg<'_, T>> = op.tensors(items)?;
+            let stats = [t.gamma, t.beta, t.running_mean, t.running_var].map(Arg::input);
+            batch_norm_forward_eval(bn, shape, t.x.input(), stats, t.y.output());
         }
         Op::BatchNormBackward { shape, .. } => {
-            let [dx, dgamma, dbeta] = outputs else {
-                unreachable!("batch norm backward writes three")
-            };
-            batch_norm_backward(shape, inputs, dx, dgamma, dbeta);
+            let t: bind::BatchNormBackward<Arg<'_, T>> = op.tensors(items)?;
+            let reads = [t.x, t.dy, t.gamma, t.saved_mean, t.saved_invstd].map(Arg::input);
+            batch_norm_backward(shape, reads, t.dx.output(), t.dgamma.output(), t.dbeta.output());
         }
-        Op::LinearForward(g) => linear_forward(g, inputs[0], inputs[1], inputs.get(2).copied(), outputs[0]),
-        Op::LinearBackwardData(g) => linear_backward_data(g, inputs[0], inputs[1], outputs[0]),
+        Op::LinearForward(g) => {
+            let bind::Affine { x, w, bias, y } = op.tensors(items)?;
+            linear_forward(g, x.input(), w.input(), bias.map(Arg::input), y.output());
+        }
+        Op::LinearBackwardData(g) => {
+            let bind::BackwardData { dy, w, dx } = op.tensors(items)?;
+            linear_backward_data(g, dy.input(), w.input(), dx.output());
+        }
         Op::LinearBackwardParams(g) => {
-            let (dw, rest) = outputs.split_at_mut(1);
-            linear_backward_params(g, inputs[0], inputs[1], dw[0], rest.first_mut().map(|d| &mut **d));
+            let bind::BackwardParams { x, dy, dw, dbias } = op.tensors(items)?;
+            linear_backward_params(g, x.input(), dy.input(), dw.output(), dbias.map(Arg::output));
         }
         Op::SoftmaxCrossEntropyForward { classes, .. } => {
-            let [loss, probs] = outputs else {
-                unreachable!("softmax forward writes loss and probs")
-            };
-            softmax_cross_entropy_forward(*classes, inputs[0], labels.unwrap_or_default(), loss, probs);
+            let bind::SoftmaxForward {
+                logits,
+                labels,
+                loss,
+                probs,
+            } = op.tensors(items)?;
+            softmax_cross_entropy_forward(
+                *classes,
+                logits.input(),
+                labels.labels(),
+                loss.output(),
+                probs.output(),
+            );
         }
         Op::SoftmaxCrossEntropyBackward { batch, classes } => {
+            let bind::SoftmaxBackward {
+                probs,
+                labels,
+                dlogits,
+            } = op.tensors(items)?;
             softmax_cross_entropy_backward(
                 *batch,
                 *classes,
-                inputs[0],
-                labels.unwrap_or_default(),
-                outputs[0],
+                probs.input(),
+                labels.labels(),
+                dlogits.output(),
             );
         }
         Op::ChannelCopy {
@@ -139,37 +247,44 @@ pub fn execute<T: Real>(op: &Op, inputs: &[&[T]], labels: Option<&[u32]>, output
             offset,
             into_concat,
             ..
-        } => channel_copy(
-            *hw,
-            *total_channels,
-            *part_channels,
-            *offset,
-            *into_concat,
-            inputs[0],
-            outputs[0],
-        ),
+        } => {
+            let bind::Copy { src, dst } = op.tensors(items)?;
+            channel_copy(
+                *hw,
+                *total_channels,
+                *part_channels,
+                *offset,
+                *into_concat,
+                src.input(),
+                dst.output(),
+            );
+        }
         Op::Add { .. } => {
-            outputs[0]
+            let bind::Add { a, b, y } = op.tensors(items)?;
+            let (a, b) = (a.input(), b.input());
+            y.output()
                 .par_iter_mut()
-                .zip(inputs[0].par_iter().zip(inputs[1].par_iter()))
+                .zip(a.par_iter().zip(b.par_iter()))
                 .for_each(|(y, (&a, &b))| *y = a + b);
         }
         Op::GlobalAvgPoolForward { shape } => {
+            let bind::Unary { x, y } = op.tensors(items)?;
             let hw = shape.h * shape.w;
             let scale = T::of(1.0 / hw as f64);
-            outputs[0]
+            y.output()
                 .par_iter_mut()
-                .zip(inputs[0].par_chunks(hw))
+                .zip(x.input().par_chunks(hw))
                 .for_each(|(y, plane)| {
                     *y = sum(plane.iter().copied()) * scale;
                 });
         }
         Op::GlobalAvgPoolBackward { shape } => {
+            let bind::Gradient { dy, dx } = op.tensors(items)?;
             let hw = shape.h * shape.w;
             let scale = T::of(1.0 / hw as f64);
-            outputs[0]
+            dx.output()
                 .par_chunks_mut(hw)
-                .zip(inputs[0].par_iter())
+                .zip(dy.input().par_iter())
                 .for_each(|(plane, &dy)| {
                     plane.iter_mut().for_each(|dx| *dx = dy * scale);
                 });
@@ -180,23 +295,27 @@ pub fn execute<T: Real>(op: &Op, inputs: &[&[T]], labels: Option<&[u32]>, output
             weight_decay,
             ..
         } => {
+            let bind::Sgd {
+                grad,
+                weight,
+                velocity,
+            } = op.tensors(items)?;
             let (lr, momentum, weight_decay) = (
                 T::of(*lr as f64),
                 T::of(*momentum as f64),
                 T::of(*weight_decay as f64),
             );
-            let [weight, velocity] = outputs else {
-                unreachable!("sgd updates weight and velocity")
-            };
             weight
+                .output()
                 .par_iter_mut()
-                .zip(velocity.par_iter_mut().zip(inputs[0].par_iter()))
+                .zip(velocity.output().par_iter_mut().zip(grad.input().par_iter()))
                 .for_each(|(w, (v, &g))| {
                     *v = momentum * *v + g + weight_decay * *w;
                     *w = *w - lr * *v;
                 });
         }
     }
+    Ok(())
 }
 
 fn sum<T: Real>(values: impl Iterator<Item = T>) -> T {
@@ -464,13 +583,10 @@ fn per_channel_sum<T: Real>(s: &Shape, c: usize, f: impl Fn(usize) -> T) -> T {
         .map(f))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn batch_norm_forward_train<T: Real>(
     bn: &BatchNorm,
     s: &Shape,
-    x: &[T],
-    gamma: &[T],
-    beta: &[T],
+    [x, gamma, beta]: [&[T]; 3],
     y: &mut [T],
     mean: &mut [T],
     invstd: &mut [T],
@@ -511,10 +627,13 @@ fn update_running_stats<T: Real>(
     }
 }
 
-fn batch_norm_forward_eval<T: Real>(bn: &BatchNorm, s: &Shape, inputs: &[&[T]], y: &mut [T]) {
-    let [x, gamma, beta, running_mean, running_var] = inputs else {
-        unreachable!("batch norm eval reads five tensors")
-    };
+fn batch_norm_forward_eval<T: Real>(
+    bn: &BatchNorm,
+    s: &Shape,
+    x: &[T],
+    [gamma, beta, running_mean, running_var]: [&[T]; 4],
+    y: &mut [T],
+) {
     let hw = s.h * s.w;
     y.par_chunks_mut(hw).enumerate().for_each(|(p, yp)| {
         let c = p % s.c;
@@ -525,10 +644,13 @@ fn batch_norm_forward_eval<T: Real>(bn: &BatchNorm, s: &Shape, inputs: &[&[T]], 
     });
 }
 
-fn batch_norm_backward<T: Real>(s: &Shape, inputs: &[&[T]], dx: &mut [T], dgamma: &mut [T], dbeta: &mut [T]) {
-    let [x, dy, gamma, mean, invstd] = inputs else {
-        unreachable!("batch norm backward reads five tensors")
-    };
+fn batch_norm_backward<T: Real>(
+    s: &Shape,
+    [x, dy, gamma, mean, invstd]: [&[T]; 5],
+    dx: &mut [T],
+    dgamma: &mut [T],
+    dbeta: &mut [T],
+) {
     dgamma
         .par_iter_mut()
         .zip(dbeta.par_iter_mut())

@@ -4,12 +4,16 @@ use super::dispatch::{Dispatch, Grid, tensors};
 use super::registry::TENSOR;
 use crate::model::Shape;
 
-fn dispatch(entry: &'static str, first_binding: u32, arity: usize, params: [usize; 5]) -> Vec<Dispatch> {
-    let indices: Vec<usize> = (0..arity).collect();
+fn dispatch(
+    entry: &'static str,
+    first_binding: u32,
+    names: &[&'static str],
+    params: [usize; 5],
+) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &TENSOR,
         entry,
-        bindings: tensors(first_binding, &indices),
+        bindings: tensors(first_binding, names),
         params: params.map(|v| v as u32).to_vec(),
         grid: Grid::Invocations(params[0] as u64),
         constants: Vec::new(),
@@ -27,23 +31,33 @@ pub fn channel_copy(
 ) -> Vec<Dispatch> {
     let params = [n * part_channels * hw, hw, total_channels, part_channels, offset];
     if into_concat {
-        dispatch("concat_forward", 1, 2, params)
+        dispatch("concat_forward", 1, &["src", "dst"], params)
     } else {
-        dispatch("split_forward", 3, 2, params)
+        dispatch("split_forward", 3, &["src", "dst"], params)
     }
 }
 
 /// `a, b -> a + b`.
 pub fn add(len: usize) -> Vec<Dispatch> {
-    dispatch("add", 5, 3, [len, 0, 0, 0, 0])
+    dispatch("add", 5, &["a", "b", "y"], [len, 0, 0, 0, 0])
 }
 
 /// `x -> mean over h*w`.
 pub fn global_avgpool_forward(s: &Shape) -> Vec<Dispatch> {
-    dispatch("global_avgpool_forward", 8, 2, [s.n * s.c, s.h * s.w, 0, 0, 0])
+    dispatch(
+        "global_avgpool_forward",
+        8,
+        &["x", "y"],
+        [s.n * s.c, s.h * s.w, 0, 0, 0],
+    )
 }
 
 /// `dy -> dx`.
 pub fn global_avgpool_backward(s: &Shape) -> Vec<Dispatch> {
-    dispatch("global_avgpool_backward", 10, 2, [s.len(), s.h * s.w, 0, 0, 0])
+    dispatch(
+        "global_avgpool_backward",
+        10,
+        &["dy", "dx"],
+        [s.len(), s.h * s.w, 0, 0, 0],
+    )
 }

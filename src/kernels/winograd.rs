@@ -94,18 +94,12 @@ fn params(
 fn dispatch(
     entry: &'static str,
     (params, workgroups): (Vec<u32>, u64),
-    bias: Slot,
-    output: usize,
+    [input, filter, bias, output]: [Slot; 4],
 ) -> Dispatch {
     Dispatch {
         shader: &WINOGRAD,
         entry,
-        bindings: vec![
-            (1, Slot::Tensor(0)),
-            (2, Slot::Tensor(1)),
-            (3, bias),
-            (4, Slot::Tensor(output)),
-        ],
+        bindings: vec![(1, input), (2, filter), (3, bias), (4, output)],
         params,
         grid: Grid::Workgroups(workgroups),
         constants: Vec::new(),
@@ -146,12 +140,8 @@ pub fn conv_forward(g: &ConvGeom) -> Vec<Dispatch> {
     };
     let offset = (-(c.padding.0 as i32), -(c.padding.1 as i32));
     let words = params(groups, g.input.n as u32, input, output, offset, filter, c.bias);
-    let (bias, y) = if c.bias {
-        (Slot::Tensor(2), 3)
-    } else {
-        (Slot::Unused, 2)
-    };
-    vec![dispatch("conv2d_forward_winograd", words, bias, y)]
+    let slots = ["x", "w", "bias", "y"].map(Slot::Tensor);
+    vec![dispatch("conv2d_forward_winograd", words, slots)]
 }
 
 /// `dy, w -> dx`: the forward convolution of `dy` with `w[r, o, 2 - ky, 2 - kx]` at padding
@@ -169,5 +159,11 @@ pub fn conv_backward_data(g: &ConvGeom) -> Vec<Dispatch> {
     };
     let offset = (c.padding.0 as i32 - 2, c.padding.1 as i32 - 2);
     let words = params(groups, g.input.n as u32, output, input, offset, filter, false);
-    vec![dispatch("conv2d_backward_data_winograd", words, Slot::Unused, 2)]
+    let slots = [
+        Slot::Tensor("dy"),
+        Slot::Tensor("w"),
+        Slot::Unused,
+        Slot::Tensor("dx"),
+    ];
+    vec![dispatch("conv2d_backward_data_winograd", words, slots)]
 }

@@ -96,3 +96,66 @@ fn help_lists_every_subcommand() {
     assert_code(&output, 0);
     insta::assert_snapshot!("help", stdout_of(&output));
 }
+
+#[test]
+fn kernels_contract_prints_the_bindings_of_an_op_as_wgsl() {
+    let output = convbench()
+        .args(["kernels", "--contract", "conv2d_forward"])
+        .output()
+        .expect("kernels --contract");
+    assert_code(&output, 0);
+    let text = stdout_of(&output);
+    for line in [
+        "@group(0) @binding(1) var<storage, read> x: array<T>;",
+        "@group(0) @binding(2) var<storage, read> w: array<T>;",
+        "@group(0) @binding(3) var<storage, read> bias: array<T>;",
+        "@group(0) @binding(4) var<storage, read_write> y: array<T>;",
+    ] {
+        assert!(text.contains(line), "{line} missing from\n{text}");
+    }
+    let output = convbench()
+        .args(["kernels", "--contract", "conv3d_forward"])
+        .output()
+        .expect("kernels --contract");
+    assert_code(&output, 2);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        err.contains("no op named conv3d_forward") && err.contains("conv2d_backward_filter"),
+        "{err}"
+    );
+}
+
+#[test]
+fn kernels_json_lists_every_op_with_named_bindings() {
+    let output = convbench()
+        .args(["kernels", "--format", "json"])
+        .output()
+        .expect("kernels");
+    assert_code(&output, 0);
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("kernels --format json is JSON");
+    let ops = doc.as_array().expect("an array of ops");
+    assert_eq!(ops.len(), 22);
+    let bn = ops
+        .iter()
+        .find(|o| o["op"] == "batchnorm_backward")
+        .expect("batchnorm_backward listed");
+    let names: Vec<&str> = bn["bindings"]
+        .as_array()
+        .expect("bindings")
+        .iter()
+        .filter_map(|b| b["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "x",
+            "dy",
+            "gamma",
+            "saved_mean",
+            "saved_invstd",
+            "dx",
+            "dgamma",
+            "dbeta"
+        ]
+    );
+}

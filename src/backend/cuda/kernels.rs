@@ -173,6 +173,15 @@ impl Kernels {
     }
 }
 
+/// Every tensor of `op` in contract order ([`Op::contract`]), then `scalars`: the signature of
+/// each of convbench's CUDA kernels that implements a whole op.
+fn contract_order(op: &Op, scalars: Vec<Arg>) -> Vec<Arg> {
+    (0..op.contract().len())
+        .map(Arg::Binding)
+        .chain(scalars)
+        .collect()
+}
+
 /// A kernel argument, resolved against an op's bindings when it runs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Arg {
@@ -260,6 +269,7 @@ impl Launch {
 /// Pooling with Torch's semantics in every case (ceil-mode windows included).
 pub(super) fn pool(
     kernels: &Kernels,
+    op: &Op,
     g: &PoolGeom,
     backward: bool,
     dtype: DataType,
@@ -283,12 +293,10 @@ pub(super) fn pool(
     ];
     if backward {
         // x, dy -> dx; one thread per input element.
-        let mut args = vec![Arg::Binding(0), Arg::Binding(1), Arg::Binding(2)];
-        args.extend(geometry);
+        let args = contract_order(op, geometry.to_vec());
         Launch::elementwise(kernels, Kernel::PoolBackward, dtype, i.len(), args)
     } else {
-        let mut args = vec![Arg::Binding(0), Arg::Binding(1)];
-        args.extend(geometry);
+        let args = contract_order(op, geometry.to_vec());
         Launch::elementwise(kernels, Kernel::PoolForward, dtype, o.len(), args)
     }
 }
@@ -300,14 +308,14 @@ pub(super) fn single_kernel_op(
     op: &Op,
     dtype: DataType,
 ) -> Result<Option<Launch>, CallError> {
-    use Arg::{Binding, F32, I32, I64};
+    use Arg::{F32, I32, I64};
     let launch = match *op {
         Op::Add { len } => Launch::elementwise(
             kernels,
             Kernel::Add,
             dtype,
             len,
-            vec![Binding(0), Binding(1), Binding(2), I64(count(len))],
+            contract_order(op, vec![I64(count(len))]),
         )?,
         Op::SgdUpdate {
             len,
@@ -319,15 +327,10 @@ pub(super) fn single_kernel_op(
             Kernel::Sgd,
             dtype,
             len,
-            vec![
-                Binding(0),
-                Binding(1),
-                Binding(2),
-                I64(count(len)),
-                F32(lr),
-                F32(momentum),
-                F32(weight_decay),
-            ],
+            contract_order(
+                op,
+                vec![I64(count(len)), F32(lr), F32(momentum), F32(weight_decay)],
+            ),
         )?,
         Op::ChannelCopy {
             n,
@@ -341,16 +344,17 @@ pub(super) fn single_kernel_op(
             Kernel::ChannelCopy,
             dtype,
             n * part_channels * hw,
-            vec![
-                Binding(0),
-                Binding(1),
-                I64(count(n)),
-                I64(count(hw)),
-                I64(count(total_channels)),
-                I64(count(part_channels)),
-                I64(count(offset)),
-                I32(i32::from(into_concat)),
-            ],
+            contract_order(
+                op,
+                vec![
+                    I64(count(n)),
+                    I64(count(hw)),
+                    I64(count(total_channels)),
+                    I64(count(part_channels)),
+                    I64(count(offset)),
+                    I32(i32::from(into_concat)),
+                ],
+            ),
         )?,
         Op::GlobalAvgPoolForward { shape } => {
             let (planes, hw) = (shape.n * shape.c, shape.h * shape.w);
@@ -358,7 +362,7 @@ pub(super) fn single_kernel_op(
             Launch {
                 function: kernels.function(Kernel::GlobalAvgPoolForward, dtype)?,
                 grid: blocks(planes, u64::from(BLOCK / 32)),
-                args: vec![Binding(0), Binding(1), I64(count(planes)), I64(count(hw))],
+                args: contract_order(op, vec![I64(count(planes)), I64(count(hw))]),
             }
         }
         Op::GlobalAvgPoolBackward { shape } => {
@@ -368,71 +372,56 @@ pub(super) fn single_kernel_op(
                 Kernel::GlobalAvgPoolBackward,
                 dtype,
                 planes * hw,
-                vec![Binding(0), Binding(1), I64(count(planes)), I64(count(hw))],
+                contract_order(op, vec![I64(count(planes)), I64(count(hw))]),
             )?
         }
         Op::SoftmaxCrossEntropyForward { batch, classes } => Launch {
             // One block per image.
             function: kernels.function(Kernel::SoftmaxCrossEntropyForward, dtype)?,
             grid: blocks(batch, 1),
-            args: vec![
-                Binding(0),
-                Binding(1),
-                Binding(2),
-                Binding(3),
-                I64(count(batch)),
-                I64(count(classes)),
-            ],
+            args: contract_order(op, vec![I64(count(batch)), I64(count(classes))]),
         },
         Op::SoftmaxCrossEntropyBackward { batch, classes } => Launch::elementwise(
             kernels,
             Kernel::SoftmaxCrossEntropyBackward,
             dtype,
             batch * classes,
-            vec![
-                Binding(0),
-                Binding(1),
-                Binding(2),
-                I64(count(batch)),
-                I64(count(classes)),
-            ],
+            contract_order(op, vec![I64(count(batch)), I64(count(classes))]),
         )?,
         Op::LrnForward { lrn, shape } => Launch::elementwise(
             kernels,
             Kernel::LrnForward,
             dtype,
             shape.len(),
-            vec![
-                Binding(0),
-                Binding(1),
-                Binding(2),
-                I64(count(shape.n)),
-                I32(int(shape.c)),
-                I64(count(shape.h * shape.w)),
-                I32(int(lrn.size)),
-                F32((lrn.alpha / lrn.size as f64) as f32),
-                F32(lrn.beta as f32),
-                F32(lrn.k as f32),
-            ],
+            contract_order(
+                op,
+                vec![
+                    I64(count(shape.n)),
+                    I32(int(shape.c)),
+                    I64(count(shape.h * shape.w)),
+                    I32(int(lrn.size)),
+                    F32((lrn.alpha / lrn.size as f64) as f32),
+                    F32(lrn.beta as f32),
+                    F32(lrn.k as f32),
+                ],
+            ),
         )?,
         Op::LrnBackward { lrn, shape } => Launch::elementwise(
             kernels,
             Kernel::LrnBackward,
             dtype,
             shape.len(),
-            vec![
-                Binding(0),
-                Binding(1),
-                Binding(2),
-                Binding(3),
-                Binding(4),
-                I64(count(shape.n)),
-                I32(int(shape.c)),
-                I64(count(shape.h * shape.w)),
-                I32(int(lrn.size)),
-                F32(lrn.beta as f32),
-                F32((2.0 * lrn.alpha * lrn.beta / lrn.size as f64) as f32),
-            ],
+            contract_order(
+                op,
+                vec![
+                    I64(count(shape.n)),
+                    I32(int(shape.c)),
+                    I64(count(shape.h * shape.w)),
+                    I32(int(lrn.size)),
+                    F32(lrn.beta as f32),
+                    F32((2.0 * lrn.alpha * lrn.beta / lrn.size as f64) as f32),
+                ],
+            ),
         )?,
         _ => return Ok(None),
     };

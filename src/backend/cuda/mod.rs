@@ -425,14 +425,16 @@ impl<'b> CudaProgram<'b> {
         for (k, index) in ops.clone().enumerate() {
             let call = &self.program.ops[index];
             let bindings: Vec<Region<'_>> = call.tensors.iter().map(|&t| self.buffers[t].region()).collect();
-            self.steps[index].run(gpu, &bindings, workspace).map_err(|e| {
-                Error::Environment(format!(
-                    "cuda backend: op {index} ({}, {}) failed: {}",
-                    call.op.name(),
-                    self.steps[index].describe(),
-                    e.0
-                ))
-            })?;
+            self.steps[index]
+                .run(gpu, &call.op, &bindings, workspace)
+                .map_err(|e| {
+                    Error::Environment(format!(
+                        "cuda backend: op {index} ({}, {}) failed: {}",
+                        call.op.name(),
+                        self.steps[index].describe(),
+                        e.0
+                    ))
+                })?;
             if per_op {
                 self.events[k + 1].record(stream).map_err(event_error)?;
             }

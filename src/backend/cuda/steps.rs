@@ -1,13 +1,14 @@
 //! How each op runs on the `cuda` backend: a [`Step`] prepared once when a program loads
 //! (descriptors built, convolution algorithms measured, launches sized), then run as often as
-//! asked with the op's bindings in [`crate::kernels::Op::bindings`] order.
+//! asked with the op's bindings in [`crate::kernels::Op::contract`] order, which each step
+//! decodes by name into the op's tensor struct ([`crate::kernels::bind`]).
 
 use super::ffi::{
     Buffer, CallError, ConvAlgo, ConvChoice, ConvDesc, ConvDescs, ConvParams, ConvPass, DataType, FilterDesc,
     Gemm, Gpu, MathMode, PoolDesc, PoolMode, Region, ReluDesc, TensorDesc,
 };
 use super::kernels::{self, Kernels, Launch};
-use crate::kernels::{ConvGeom, LinearGeom, Op, PoolGeom};
+use crate::kernels::{ConvGeom, LinearGeom, Op, PoolGeom, bind};
 use crate::model::{BatchNorm, PoolKind, Shape};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -32,20 +33,21 @@ pub(super) enum Step {
 }
 
 impl Step {
-    /// Runs the op on `bindings` (its tensors in binding order), with the program's shared
+    /// Runs `op` on `bindings` (its tensors in binding order), with the program's shared
     /// convolution `workspace`.
     pub(super) fn run(
         &self,
         gpu: &Gpu,
+        op: &Op,
         bindings: &[Region<'_>],
         workspace: Option<Region<'_>>,
     ) -> Result<(), CallError> {
         match self {
-            Step::Conv(s) => s.run(gpu, bindings, workspace),
-            Step::CudnnPool(s) => s.run(gpu, bindings),
-            Step::Relu(s) => s.run(gpu, bindings),
-            Step::BatchNorm(s) => s.run(gpu, bindings),
-            Step::Linear(s) => s.run(gpu, bindings),
+            Step::Conv(s) => s.run(gpu, op, bindings, workspace),
+            Step::CudnnPool(s) => s.run(gpu, op, bindings),
+            Step::Relu(s) => s.run(gpu, op, bindings),
+            Step::BatchNorm(s) => s.run(gpu, op, bindings),
+            Step::Linear(s) => s.run(gpu, op, bindings),
             Step::Kernel(launch) => launch.run(gpu, bindings, None),
         }
     }
@@ -71,12 +73,10 @@ impl Step {
     }
 }
 
-/// The binding `index`, or an error naming the op's contract.
-fn binding<'a>(bindings: &[Region<'a>], index: usize) -> Result<Region<'a>, CallError> {
-    bindings
-        .get(index)
-        .copied()
-        .ok_or_else(|| CallError(format!("the op binds no tensor {index}")))
+/// The tensors of `op`, by name.
+fn named<'a, S: bind::Tensors<Region<'a>>>(op: &Op, bindings: &[Region<'a>]) -> Result<S, CallError> {
+    op.tensors(bindings.to_vec())
+        .map_err(|e| CallError(e.to_string()))
 }
 
 /// A convolution pass.
@@ -88,41 +88,31 @@ pub(super) struct ConvStep {
 }
 
 impl ConvStep {
-    fn run(&self, gpu: &Gpu, b: &[Region<'_>], workspace: Option<Region<'_>>) -> Result<(), CallError> {
+    fn run(
+        &self,
+        gpu: &Gpu,
+        op: &Op,
+        b: &[Region<'_>],
+        workspace: Option<Region<'_>>,
+    ) -> Result<(), CallError> {
         let workspace = workspace.filter(|_| self.choice.workspace_bytes > 0);
         match self.choice.algo {
             ConvAlgo::Forward(_) => {
-                // x, w, [bias], y
-                let y = binding(b, if self.bias.is_some() { 3 } else { 2 })?;
-                gpu.conv(
-                    &self.descs,
-                    &self.choice,
-                    [binding(b, 0)?, binding(b, 1)?, y],
-                    workspace,
-                )?;
-                if let Some(bias) = &self.bias {
-                    gpu.add_bias(bias, binding(b, 2)?, &self.descs.y, y)?;
+                let bind::Affine { x, w, bias, y } = named(op, b)?;
+                gpu.conv(&self.descs, &self.choice, [x, w, y], workspace)?;
+                if let (Some(desc), Some(bias)) = (&self.bias, bias) {
+                    gpu.add_bias(desc, bias, &self.descs.y, y)?;
                 }
             }
             ConvAlgo::BackwardData(_) => {
-                // dy, w, dx
-                gpu.conv(
-                    &self.descs,
-                    &self.choice,
-                    [binding(b, 0)?, binding(b, 1)?, binding(b, 2)?],
-                    workspace,
-                )?;
+                let bind::BackwardData { dy, w, dx } = named(op, b)?;
+                gpu.conv(&self.descs, &self.choice, [dy, w, dx], workspace)?;
             }
             ConvAlgo::BackwardFilter(_) => {
-                // x, dy, dw, [dbias]
-                gpu.conv(
-                    &self.descs,
-                    &self.choice,
-                    [binding(b, 0)?, binding(b, 1)?, binding(b, 2)?],
-                    workspace,
-                )?;
-                if let Some(bias) = &self.bias {
-                    gpu.conv_backward_bias(&self.descs.y, binding(b, 1)?, bias, binding(b, 3)?)?;
+                let bind::BackwardParams { x, dy, dw, dbias } = named(op, b)?;
+                gpu.conv(&self.descs, &self.choice, [x, dy, dw], workspace)?;
+                if let (Some(desc), Some(dbias)) = (&self.bias, dbias) {
+                    gpu.conv_backward_bias(&self.descs.y, dy, desc, dbias)?;
                 }
             }
         }
@@ -139,19 +129,14 @@ pub(super) struct CudnnPoolStep {
 }
 
 impl CudnnPoolStep {
-    fn run(&self, gpu: &Gpu, b: &[Region<'_>]) -> Result<(), CallError> {
+    fn run(&self, gpu: &Gpu, op: &Op, b: &[Region<'_>]) -> Result<(), CallError> {
         if self.backward {
-            // x, dy -> dx (average pooling only)
-            gpu.average_pool_backward(
-                &self.pool,
-                &self.x,
-                binding(b, 0)?,
-                &self.y,
-                binding(b, 1)?,
-                binding(b, 2)?,
-            )
+            // average pooling only
+            let bind::PoolBackward { x, dy, dx } = named(op, b)?;
+            gpu.average_pool_backward(&self.pool, &self.x, x, &self.y, dy, dx)
         } else {
-            gpu.pool_forward(&self.pool, &self.x, binding(b, 0)?, &self.y, binding(b, 1)?)
+            let bind::Unary { x, y } = named(op, b)?;
+            gpu.pool_forward(&self.pool, &self.x, x, &self.y, y)
         }
     }
 }
@@ -164,18 +149,13 @@ pub(super) struct ReluStep {
 }
 
 impl ReluStep {
-    fn run(&self, gpu: &Gpu, b: &[Region<'_>]) -> Result<(), CallError> {
+    fn run(&self, gpu: &Gpu, op: &Op, b: &[Region<'_>]) -> Result<(), CallError> {
         if self.backward {
-            // y, dy -> dx
-            gpu.relu_backward(
-                &self.relu,
-                &self.desc,
-                binding(b, 0)?,
-                binding(b, 1)?,
-                binding(b, 2)?,
-            )
+            let bind::ReluBackward { y, dy, dx } = named(op, b)?;
+            gpu.relu_backward(&self.relu, &self.desc, y, dy, dx)
         } else {
-            gpu.relu_forward(&self.relu, &self.desc, binding(b, 0)?, binding(b, 1)?)
+            let bind::Unary { x, y } = named(op, b)?;
+            gpu.relu_forward(&self.relu, &self.desc, x, y)
         }
     }
 }
@@ -187,6 +167,29 @@ enum BatchNormPass {
     Backward,
 }
 
+impl BatchNormPass {
+    /// The per-channel tensors cuDNN reads and writes, in the order of the `ffi` call; how many
+    /// of the first are read; the first that is written.
+    fn param_names(self) -> (&'static [&'static str], usize, usize) {
+        match self {
+            BatchNormPass::Train { .. } => (
+                &[
+                    "gamma",
+                    "beta",
+                    "running_mean",
+                    "running_var",
+                    "saved_mean",
+                    "saved_invstd",
+                ],
+                4,
+                2,
+            ),
+            BatchNormPass::Eval => (&["gamma", "beta", "running_mean", "running_var"], 4, 4),
+            BatchNormPass::Backward => (&["gamma", "saved_mean", "saved_invstd", "dgamma", "dbeta"], 3, 3),
+        }
+    }
+}
+
 /// Batch normalisation through cuDNN. cuDNN takes the per-channel tensors in f32; an f16
 /// program stores them in f16, so they go through an f32 scratch buffer (`unpack` before,
 /// `pack` after).
@@ -196,64 +199,73 @@ pub(super) struct BatchNormStep {
     params: TensorDesc,
     channels: usize,
     eps: f64,
+    /// Binding positions of the per-channel tensors, in the order of the `ffi` call
+    /// ([`BatchNormPass::param_names`]).
+    param_positions: Vec<usize>,
     scratch: Option<Buffer>,
     unpack: Option<Launch>,
     pack: Option<Launch>,
 }
 
 impl BatchNormStep {
-    /// Bindings of the per-channel tensors cuDNN reads and writes, in the order of the `ffi` call.
-    fn param_bindings(&self) -> &'static [usize] {
-        match self.pass {
-            // x, gamma, beta -> y, mean, invstd; running_mean, running_var updated
-            BatchNormPass::Train { .. } => &[1, 2, 6, 7, 4, 5],
-            // x, gamma, beta, running_mean, running_var -> y
-            BatchNormPass::Eval => &[1, 2, 3, 4],
-            // x, dy, gamma, mean, invstd -> dx, dgamma, dbeta
-            BatchNormPass::Backward => &[2, 3, 4, 6, 7],
-        }
-    }
-
-    fn run(&self, gpu: &Gpu, b: &[Region<'_>]) -> Result<(), CallError> {
+    fn run(&self, gpu: &Gpu, op: &Op, b: &[Region<'_>]) -> Result<(), CallError> {
         let scratch = self.scratch.as_ref().map(Buffer::region);
         if let Some(unpack) = &self.unpack {
             unpack.run(gpu, b, scratch)?;
         }
         let vector = self.channels * DataType::F32.bytes();
         let params = self
-            .param_bindings()
+            .param_positions
             .iter()
             .enumerate()
             .map(|(k, &index)| match scratch {
                 Some(s) => s
                     .slice(k * vector, vector)
                     .ok_or_else(|| CallError("batch norm scratch too small".into())),
-                None => binding(b, index),
+                None => b
+                    .get(index)
+                    .copied()
+                    .ok_or_else(|| CallError(format!("{} binds no tensor {index}", op.name()))),
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let param = |k: usize| {
+            params
+                .get(k)
+                .copied()
+                .ok_or_else(|| CallError("batch norm parameter missing".into()))
+        };
         match self.pass {
-            BatchNormPass::Train { momentum } => gpu.batch_norm_forward_train(
-                &self.x,
-                [binding(b, 0)?, binding(b, 3)?],
-                &self.params,
-                [params[0], params[1], params[2], params[3], params[4], params[5]],
-                momentum,
-                self.eps,
-            )?,
-            BatchNormPass::Eval => gpu.batch_norm_forward_eval(
-                &self.x,
-                [binding(b, 0)?, binding(b, 5)?],
-                &self.params,
-                [params[0], params[1], params[2], params[3]],
-                self.eps,
-            )?,
-            BatchNormPass::Backward => gpu.batch_norm_backward(
-                &self.x,
-                [binding(b, 0)?, binding(b, 1)?, binding(b, 5)?],
-                &self.params,
-                [params[0], params[1], params[2], params[3], params[4]],
-                self.eps,
-            )?,
+            BatchNormPass::Train { momentum } => {
+                let bind::BatchNormTrain { x, y, .. } = named(op, b)?;
+                gpu.batch_norm_forward_train(
+                    &self.x,
+                    [x, y],
+                    &self.params,
+                    [param(0)?, param(1)?, param(2)?, param(3)?, param(4)?, param(5)?],
+                    momentum,
+                    self.eps,
+                )?
+            }
+            BatchNormPass::Eval => {
+                let bind::BatchNormEval { x, y, .. } = named(op, b)?;
+                gpu.batch_norm_forward_eval(
+                    &self.x,
+                    [x, y],
+                    &self.params,
+                    [param(0)?, param(1)?, param(2)?, param(3)?],
+                    self.eps,
+                )?
+            }
+            BatchNormPass::Backward => {
+                let bind::BatchNormBackward { x, dy, dx, .. } = named(op, b)?;
+                gpu.batch_norm_backward(
+                    &self.x,
+                    [x, dy, dx],
+                    &self.params,
+                    [param(0)?, param(1)?, param(2)?, param(3)?, param(4)?],
+                    self.eps,
+                )?
+            }
         }
         if let Some(pack) = &self.pack {
             pack.run(gpu, b, scratch)?;
@@ -279,7 +291,7 @@ pub(super) struct LinearStep {
 }
 
 impl LinearStep {
-    fn run<'a>(&self, gpu: &Gpu, b: &[Region<'a>]) -> Result<(), CallError> {
+    fn run<'a>(&self, gpu: &Gpu, op: &Op, b: &[Region<'a>]) -> Result<(), CallError> {
         let g = &self.geom;
         let offset = g.y_offset * self.dtype.bytes();
         let column_slice = |region: Region<'a>| {
@@ -289,8 +301,8 @@ impl LinearStep {
         };
         match self.pass {
             LinearPass::Forward => {
-                // x, w, [bias], y: y[n, offset + o] = sum_i x[n, i] w[o, i] (+ bias[o])
-                let y = binding(b, if g.bias { 3 } else { 2 })?;
+                // y[n, offset + o] = sum_i x[n, i] w[o, i] (+ bias[o])
+                let bind::Affine { x, w, y, .. } = named(op, b)?;
                 if let Some(bias) = &self.bias {
                     bias.run(gpu, b, None)?;
                 }
@@ -300,39 +312,41 @@ impl LinearStep {
                     m: g.out_features,
                     n: g.batch,
                     k: g.in_features,
-                    a: (binding(b, 1)?, g.in_features),
-                    b: (binding(b, 0)?, g.in_features),
+                    a: (w, g.in_features),
+                    b: (x, g.in_features),
                     c: (column_slice(y)?, g.y_stride),
                     accumulate: self.bias.is_some(),
                     dtype: self.dtype,
                 })
             }
             LinearPass::BackwardData => {
-                // dy, w -> dx: dx[n, i] = sum_o dy[n, offset + o] w[o, i]
+                // dx[n, i] = sum_o dy[n, offset + o] w[o, i]
+                let bind::BackwardData { dy, w, dx } = named(op, b)?;
                 gpu.gemm(&Gemm {
                     trans_a: false,
                     trans_b: false,
                     m: g.in_features,
                     n: g.batch,
                     k: g.out_features,
-                    a: (binding(b, 1)?, g.in_features),
-                    b: (column_slice(binding(b, 0)?)?, g.y_stride),
-                    c: (binding(b, 2)?, g.in_features),
+                    a: (w, g.in_features),
+                    b: (column_slice(dy)?, g.y_stride),
+                    c: (dx, g.in_features),
                     accumulate: false,
                     dtype: self.dtype,
                 })
             }
             LinearPass::BackwardParams => {
-                // x, dy -> dw, [dbias]: dw[o, i] = sum_n dy[n, offset + o] x[n, i]
+                // dw[o, i] = sum_n dy[n, offset + o] x[n, i]
+                let bind::BackwardParams { x, dy, dw, .. } = named(op, b)?;
                 gpu.gemm(&Gemm {
                     trans_a: false,
                     trans_b: true,
                     m: g.in_features,
                     n: g.out_features,
                     k: g.batch,
-                    a: (binding(b, 0)?, g.in_features),
-                    b: (column_slice(binding(b, 1)?)?, g.y_stride),
-                    c: (binding(b, 2)?, g.in_features),
+                    a: (x, g.in_features),
+                    b: (column_slice(dy)?, g.y_stride),
+                    c: (dw, g.in_features),
                     accumulate: false,
                     dtype: self.dtype,
                 })?;
@@ -388,11 +402,13 @@ impl Planner<'_> {
             return Ok(Step::Kernel(launch));
         }
         Ok(match op {
-            Op::Conv2dForward(g) => Step::Conv(self.conv(ConvPass::Forward, g, bindings)?),
-            Op::Conv2dBackwardData(g) => Step::Conv(self.conv(ConvPass::BackwardData, g, bindings)?),
-            Op::Conv2dBackwardFilter(g) => Step::Conv(self.conv(ConvPass::BackwardFilter, g, bindings)?),
-            Op::PoolForward(g) => self.pool(g, false)?,
-            Op::PoolBackward(g) => self.pool(g, true)?,
+            Op::Conv2dForward(g) => Step::Conv(self.conv(op, ConvPass::Forward, g, bindings)?),
+            Op::Conv2dBackwardData(g) => Step::Conv(self.conv(op, ConvPass::BackwardData, g, bindings)?),
+            Op::Conv2dBackwardFilter(g) => {
+                Step::Conv(self.conv(op, ConvPass::BackwardFilter, g, bindings)?)
+            }
+            Op::PoolForward(g) => self.pool(op, g, false)?,
+            Op::PoolBackward(g) => self.pool(op, g, true)?,
             Op::ReluForward { len } | Op::ReluBackward { len } => Step::Relu(ReluStep {
                 relu: ReluDesc::new()?,
                 desc: TensorDesc::nchw(self.dtype, [1, 1, 1, *len])?,
@@ -406,6 +422,7 @@ impl Planner<'_> {
                     )));
                 }
                 self.batch_norm(
+                    op,
                     BatchNormPass::Train {
                         momentum: bn.momentum,
                     },
@@ -413,11 +430,11 @@ impl Planner<'_> {
                     shape,
                 )?
             }
-            Op::BatchNormForwardEval { bn, shape } => self.batch_norm(BatchNormPass::Eval, bn, shape)?,
-            Op::BatchNormBackward { bn, shape } => self.batch_norm(BatchNormPass::Backward, bn, shape)?,
-            Op::LinearForward(g) => self.linear(LinearPass::Forward, g)?,
-            Op::LinearBackwardData(g) => self.linear(LinearPass::BackwardData, g)?,
-            Op::LinearBackwardParams(g) => self.linear(LinearPass::BackwardParams, g)?,
+            Op::BatchNormForwardEval { bn, shape } => self.batch_norm(op, BatchNormPass::Eval, bn, shape)?,
+            Op::BatchNormBackward { bn, shape } => self.batch_norm(op, BatchNormPass::Backward, bn, shape)?,
+            Op::LinearForward(g) => self.linear(op, LinearPass::Forward, g)?,
+            Op::LinearBackwardData(g) => self.linear(op, LinearPass::BackwardData, g)?,
+            Op::LinearBackwardParams(g) => self.linear(op, LinearPass::BackwardParams, g)?,
             other => {
                 return Err(PlanError::NotImplemented(format!(
                     "{} has no cuda implementation",
@@ -427,7 +444,13 @@ impl Planner<'_> {
         })
     }
 
-    fn conv(&mut self, pass: ConvPass, g: &ConvGeom, bindings: &[Region<'_>]) -> Result<ConvStep, PlanError> {
+    fn conv(
+        &mut self,
+        op: &Op,
+        pass: ConvPass,
+        g: &ConvGeom,
+        bindings: &[Region<'_>],
+    ) -> Result<ConvStep, PlanError> {
         let c = &g.conv;
         let descs = ConvDescs {
             x: TensorDesc::nchw(self.dtype, shape4(&g.input))?,
@@ -452,18 +475,18 @@ impl Planner<'_> {
             Some(choice) => choice,
             None => {
                 let regions = match pass {
-                    // x, w, [bias], y
-                    ConvPass::Forward => [
-                        binding(bindings, 0)?,
-                        binding(bindings, 1)?,
-                        binding(bindings, if c.bias { 3 } else { 2 })?,
-                    ],
-                    // dy, w, dx and x, dy, dw
-                    ConvPass::BackwardData | ConvPass::BackwardFilter => [
-                        binding(bindings, 0)?,
-                        binding(bindings, 1)?,
-                        binding(bindings, 2)?,
-                    ],
+                    ConvPass::Forward => {
+                        let bind::Affine { x, w, y, .. } = named(op, bindings)?;
+                        [x, w, y]
+                    }
+                    ConvPass::BackwardData => {
+                        let bind::BackwardData { dy, w, dx } = named(op, bindings)?;
+                        [dy, w, dx]
+                    }
+                    ConvPass::BackwardFilter => {
+                        let bind::BackwardParams { x, dy, dw, .. } = named(op, bindings)?;
+                        [x, dy, dw]
+                    }
                 };
                 self.allocate_search_workspace()?;
                 let workspace = self.search_workspace.as_ref().and_then(Option::as_ref);
@@ -512,7 +535,7 @@ impl Planner<'_> {
         Ok(())
     }
 
-    fn pool(&mut self, g: &PoolGeom, backward: bool) -> Result<Step, PlanError> {
+    fn pool(&mut self, op: &Op, g: &PoolGeom, backward: bool) -> Result<Step, PlanError> {
         let p = &g.pool;
         // cuDNN has no ceil mode: it computes a ceil-mode layer only when rounding up adds no
         // window. Its max-pooling gradient does not document which of tied maxima gets the
@@ -527,6 +550,7 @@ impl Planner<'_> {
         if !cudnn {
             return Ok(Step::Kernel(kernels::pool(
                 self.kernels,
+                op,
                 g,
                 backward,
                 self.dtype,
@@ -545,54 +569,67 @@ impl Planner<'_> {
         }))
     }
 
-    fn batch_norm(&mut self, pass: BatchNormPass, bn: &BatchNorm, shape: &Shape) -> Result<Step, PlanError> {
+    fn batch_norm(
+        &mut self,
+        op: &Op,
+        pass: BatchNormPass,
+        bn: &BatchNorm,
+        shape: &Shape,
+    ) -> Result<Step, PlanError> {
         let x = TensorDesc::nchw(self.dtype, shape4(shape))?;
         let params = TensorDesc::batch_norm_params(&x, shape.c)?;
+        let (names, reads, first_written) = pass.param_names();
+        let param_positions = names
+            .iter()
+            .map(|name| {
+                op.position(name).ok_or_else(|| {
+                    PlanError::NotImplemented(format!("{} binds no {name} for cuDNN", op.name()))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut step = BatchNormStep {
             pass,
             x,
             params,
             channels: shape.c,
             eps: bn.eps,
+            param_positions: param_positions.clone(),
             scratch: None,
             unpack: None,
             pack: None,
         };
         if self.dtype == DataType::F16 {
             let c = shape.c;
-            // The scratch holds the per-channel tensors in `param_bindings` order.
-            let (inputs, outputs): (&[usize], (usize, &[usize])) = match pass {
-                BatchNormPass::Train { .. } => (&[1, 2, 6, 7], (2, &[6, 7, 4, 5])),
-                BatchNormPass::Eval => (&[1, 2, 3, 4], (4, &[])),
-                BatchNormPass::Backward => (&[2, 3, 4], (3, &[6, 7])),
-            };
+            // The scratch holds the per-channel tensors in `param_names` order.
             step.scratch = Some(Buffer::zeros(self.gpu.stream(), 6 * c * DataType::F32.bytes())?);
-            step.unpack = Some(kernels::unpack_half(self.kernels, inputs, c)?);
-            let (from, packed) = outputs;
+            step.unpack = Some(kernels::unpack_half(self.kernels, &param_positions[..reads], c)?);
+            let packed = &param_positions[first_written..];
             if !packed.is_empty() {
-                step.pack = Some(kernels::pack_half(self.kernels, from * c, packed, c)?);
+                step.pack = Some(kernels::pack_half(self.kernels, first_written * c, packed, c)?);
             }
         }
         Ok(Step::BatchNorm(step))
     }
 
-    fn linear(&mut self, pass: LinearPass, g: &LinearGeom) -> Result<Step, PlanError> {
+    fn linear(&mut self, op: &Op, pass: LinearPass, g: &LinearGeom) -> Result<Step, PlanError> {
+        let at = |name: &str| {
+            op.position(name)
+                .ok_or_else(|| PlanError::NotImplemented(format!("{} binds no {name}", op.name())))
+        };
         let bias = match (pass, g.bias) {
-            // x, w, bias, y
             (LinearPass::Forward, true) => Some(kernels::bias_fill_rows(
                 self.kernels,
                 self.dtype,
-                [2, 3],
+                [at("bias")?, at("y")?],
                 g.batch,
                 g.out_features,
                 g.y_stride,
                 g.y_offset,
             )?),
-            // x, dy -> dw, dbias
             (LinearPass::BackwardParams, true) => Some(kernels::bias_grad_rows(
                 self.kernels,
                 self.dtype,
-                [1, 3],
+                [at("dy")?, at("dbias")?],
                 g.batch,
                 g.out_features,
                 g.y_stride,

@@ -1,0 +1,80 @@
+//! `cargo convbench kernels`: the ops convbench runs, and with `--contract OP` the binding
+//! contract a WGSL kernel for that op follows, as a skeleton.
+
+use super::adapters::ListFormat;
+use crate::cli::Args;
+use crate::output::print;
+use comfy_table::Table;
+use convbench::harness::plan::representative_ops;
+use convbench::kernels::Access;
+use convbench::kernels::contract::wgsl_skeleton;
+use convbench::{Error, Result};
+use serde_json::json;
+
+/// Arguments of `kernels`.
+#[derive(Debug, clap::Args)]
+pub struct KernelsArgs {
+    /// Print the contract of this op (e.g. `conv2d_forward`) as a WGSL skeleton.
+    #[arg(long, value_name = "OP")]
+    pub contract: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    pub format: ListFormat,
+}
+
+/// `cargo convbench kernels`.
+pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
+    let ops = representative_ops()?;
+    let Some(name) = &a.contract else {
+        if a.format == ListFormat::Json {
+            let list: Vec<_> = ops.iter().map(contract_json).collect();
+            print(&serde_json::to_string_pretty(&list).unwrap_or_default());
+        } else {
+            let mut table = Table::new();
+            table.set_header(["op", "reads", "writes"]);
+            for op in &ops {
+                let names = |read: bool| {
+                    op.contract()
+                        .iter()
+                        .filter(|b| (b.access == Access::Read) == read)
+                        .map(|b| b.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                table.add_row([op.name().to_string(), names(true), names(false)]);
+            }
+            print(&format!(
+                "{table}\n\n`cargo convbench kernels --contract OP` prints an op's contract as a WGSL skeleton."
+            ));
+        }
+        return Ok(0);
+    };
+    let op = ops.iter().find(|op| op.name() == name).ok_or_else(|| {
+        let known: Vec<&str> = ops.iter().map(|op| op.name()).collect();
+        Error::InvalidInput(format!("no op named {name}; the ops are: {}", known.join(", ")))
+    })?;
+    match a.format {
+        ListFormat::Json => print(&serde_json::to_string_pretty(&contract_json(op)).unwrap_or_default()),
+        ListFormat::Table => print(wgsl_skeleton(op).trim_end()),
+    }
+    Ok(0)
+}
+
+fn contract_json(op: &convbench::kernels::Op) -> serde_json::Value {
+    let bindings: Vec<_> = op
+        .contract()
+        .iter()
+        .enumerate()
+        .map(|(k, b)| {
+            json!({
+                "binding": k + 1,
+                "name": b.name,
+                "access": format!("{:?}", b.access).to_lowercase(),
+                "dtype": format!("{:?}", b.dtype).to_lowercase(),
+                "about": b.about,
+                "optional": b.is_optional(),
+            })
+        })
+        .collect();
+    json!({ "op": op.name(), "bindings": bindings })
+}
