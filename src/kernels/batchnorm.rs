@@ -5,15 +5,30 @@ use super::dispatch::{Dispatch, Grid, tensors};
 use super::registry::BATCHNORM;
 use crate::model::{BatchNorm, Shape};
 
+use super::uniform::{Uniform, uniform};
+
+uniform! {
+    /// `shaders/batchnorm.wgsl`'s `Params`.
+    pub(crate) struct BatchNormParams {
+        total: u32,
+        n: u32,
+        c: u32,
+        hw: u32,
+        eps: f32,
+        momentum: f32,
+    }
+}
+
 fn params(bn: &BatchNorm, s: &Shape) -> Vec<u32> {
-    vec![
-        s.len() as u32,
-        s.n as u32,
-        s.c as u32,
-        (s.h * s.w) as u32,
-        (bn.eps as f32).to_bits(),
-        (bn.momentum as f32).to_bits(),
-    ]
+    BatchNormParams {
+        total: s.len() as u32,
+        n: s.n as u32,
+        c: s.c as u32,
+        hw: (s.h * s.w) as u32,
+        eps: bn.eps as f32,
+        momentum: bn.momentum as f32,
+    }
+    .words()
 }
 
 /// `x, gamma, beta -> y, mean, invstd`, running statistics updated.

@@ -4,31 +4,47 @@
 use super::dispatch::{Dispatch, Grid, Slot, tensors};
 use super::op::ConvGeom;
 use super::registry::CONV2D;
+use super::uniform::{Uniform, uniform};
+
+uniform! {
+    /// `shaders/conv2d.wgsl`'s `Params`.
+    pub(crate) struct ConvParams {
+        total: u32,
+        n: u32, cin: u32, h: u32, w: u32,
+        cout: u32, oh: u32, ow: u32,
+        kh: u32, kw: u32,
+        sh: u32, sw: u32,
+        ph: u32, pw: u32,
+        dh: u32, dw: u32,
+        groups: u32,
+        has_bias: u32,
+    }
+}
 
 fn params(g: &ConvGeom, total: usize) -> Vec<u32> {
     let c = &g.conv;
-    [
-        total,
-        g.input.n,
-        g.input.c,
-        g.input.h,
-        g.input.w,
-        g.output.c,
-        g.output.h,
-        g.output.w,
-        c.kernel.0,
-        c.kernel.1,
-        c.stride.0,
-        c.stride.1,
-        c.padding.0,
-        c.padding.1,
-        c.dilation.0,
-        c.dilation.1,
-        c.groups,
-        usize::from(c.bias),
-    ]
-    .map(|v| v as u32)
-    .to_vec()
+    let u = |v: usize| v as u32;
+    ConvParams {
+        total: u(total),
+        n: u(g.input.n),
+        cin: u(g.input.c),
+        h: u(g.input.h),
+        w: u(g.input.w),
+        cout: u(g.output.c),
+        oh: u(g.output.h),
+        ow: u(g.output.w),
+        kh: u(c.kernel.0),
+        kw: u(c.kernel.1),
+        sh: u(c.stride.0),
+        sw: u(c.stride.1),
+        ph: u(c.padding.0),
+        pw: u(c.padding.1),
+        dh: u(c.dilation.0),
+        dw: u(c.dilation.1),
+        groups: u(c.groups),
+        has_bias: u32::from(c.bias),
+    }
+    .words()
 }
 
 /// `x, w, [bias] -> y`.

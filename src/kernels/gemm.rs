@@ -9,45 +9,47 @@
 use super::dispatch::{Dispatch, Grid, Slot};
 use super::op::{ConvGeom, LinearGeom};
 use super::registry::GEMM;
+use super::uniform::{Uniform, uniform};
 use super::variant::GemmTile;
 
-/// The shader's `Params`, field for field (see `shaders/gemm.wgsl` for their meaning).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct GemmParams {
-    m: u32,
-    n: u32,
-    k: u32,
-    tiles_m: u32,
-    tiles_n: u32,
-    groups: u32,
-    k_mid: u32,
-    k_lo: u32,
-    a_offset: u32,
-    a_group: u32,
-    a_row: u32,
-    a_hi: u32,
-    a_mid: u32,
-    c_mid_n: u32,
-    c_lo_n: u32,
-    b_offset: u32,
-    b_group: u32,
-    b_col: u32,
-    b_hi: u32,
-    y_mul: i32,
-    y_add: i32,
-    y_step: i32,
-    x_mul: i32,
-    x_add: i32,
-    x_step: i32,
-    b_height: u32,
-    b_width: u32,
-    div_y: u32,
-    div_x: u32,
-    c_offset: u32,
-    c_row: u32,
-    c_span: u32,
-    c_col: u32,
-    has_bias: u32,
+uniform! {
+    /// The shader's `Params`, field for field (see `shaders/gemm.wgsl` for their meaning).
+    pub(crate) struct GemmParams {
+        m: u32,
+        n: u32,
+        k: u32,
+        tiles_m: u32,
+        tiles_n: u32,
+        groups: u32,
+        k_mid: u32,
+        k_lo: u32,
+        a_offset: u32,
+        a_group: u32,
+        a_row: u32,
+        a_hi: u32,
+        a_mid: u32,
+        c_mid_n: u32,
+        c_lo_n: u32,
+        b_offset: u32,
+        b_group: u32,
+        b_col: u32,
+        b_hi: u32,
+        y_mul: i32,
+        y_add: i32,
+        y_step: i32,
+        x_mul: i32,
+        x_add: i32,
+        x_step: i32,
+        b_height: u32,
+        b_width: u32,
+        div_y: u32,
+        div_x: u32,
+        c_offset: u32,
+        c_row: u32,
+        c_span: u32,
+        c_col: u32,
+        has_bias: u32,
+    }
 }
 
 impl GemmParams {
@@ -71,46 +73,14 @@ impl GemmParams {
         }
     }
 
-    fn words(&self, tile: &GemmTile) -> Vec<u32> {
-        let tiles_m = self.m.div_ceil(tile.bm);
-        let tiles_n = self.n.div_ceil(tile.bn);
-        let signed = |v: i32| v as u32;
-        vec![
-            self.m,
-            self.n,
-            self.k,
-            tiles_m,
-            tiles_n,
-            self.groups,
-            self.k_mid,
-            self.k_lo,
-            self.a_offset,
-            self.a_group,
-            self.a_row,
-            self.a_hi,
-            self.a_mid,
-            self.c_mid_n,
-            self.c_lo_n,
-            self.b_offset,
-            self.b_group,
-            self.b_col,
-            self.b_hi,
-            signed(self.y_mul),
-            signed(self.y_add),
-            signed(self.y_step),
-            signed(self.x_mul),
-            signed(self.x_add),
-            signed(self.x_step),
-            self.b_height,
-            self.b_width,
-            self.div_y,
-            self.div_x,
-            self.c_offset,
-            self.c_row,
-            self.c_span,
-            self.c_col,
-            self.has_bias,
-        ]
+    /// The uniform's words for `tile` (which sets the tile counts).
+    fn words_for(&self, tile: &GemmTile) -> Vec<u32> {
+        Self {
+            tiles_m: self.m.div_ceil(tile.bm),
+            tiles_n: self.n.div_ceil(tile.bn),
+            ..*self
+        }
+        .words()
     }
 
     fn workgroups(&self, tile: &GemmTile) -> u64 {
@@ -152,7 +122,7 @@ fn dispatch(
         shader: &GEMM,
         entry,
         bindings: vec![(1, a), (2, b), (3, bias), (4, c)],
-        params: params.words(tile),
+        params: params.words_for(tile),
         grid: Grid::Workgroups(params.workgroups(tile)),
         constants: tile.constants(),
     }

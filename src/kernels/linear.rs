@@ -5,18 +5,33 @@ use super::dispatch::{Dispatch, Grid, Slot, tensors};
 use super::op::LinearGeom;
 use super::registry::LINEAR;
 
+use super::uniform::{Uniform, uniform};
+
+uniform! {
+    /// `shaders/linear.wgsl`'s `Params`.
+    pub(crate) struct LinearParams {
+        total: u32,
+        batch: u32,
+        in_features: u32,
+        out_features: u32,
+        has_bias: u32,
+        y_stride: u32,
+        y_offset: u32,
+    }
+}
+
 fn params(g: &LinearGeom, total: usize) -> Vec<u32> {
-    [
-        total,
-        g.batch,
-        g.in_features,
-        g.out_features,
-        usize::from(g.bias),
-        g.y_stride,
-        g.y_offset,
-    ]
-    .map(|v| v as u32)
-    .to_vec()
+    let u = |v: usize| v as u32;
+    LinearParams {
+        total: u(total),
+        batch: u(g.batch),
+        in_features: u(g.in_features),
+        out_features: u(g.out_features),
+        has_bias: u32::from(g.bias),
+        y_stride: u(g.y_stride),
+        y_offset: u(g.y_offset),
+    }
+    .words()
 }
 
 /// `x, w, [bias] -> y`.

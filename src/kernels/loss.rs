@@ -2,6 +2,26 @@
 
 use super::dispatch::{Dispatch, Grid, tensors};
 use super::registry::LOSS;
+use super::uniform::{Uniform, uniform};
+
+uniform! {
+    /// `shaders/loss.wgsl`'s `Params`.
+    pub(crate) struct LossParams {
+        total: u32,
+        batch: u32,
+        classes: u32,
+    }
+}
+
+fn params(total: usize, batch: usize, classes: usize) -> Vec<u32> {
+    let u = |v: usize| v as u32;
+    LossParams {
+        total: u(total),
+        batch: u(batch),
+        classes: u(classes),
+    }
+    .words()
+}
 
 /// `logits, labels -> loss, probabilities`: one invocation per image.
 pub fn forward(batch: usize, classes: usize) -> Vec<Dispatch> {
@@ -9,7 +29,7 @@ pub fn forward(batch: usize, classes: usize) -> Vec<Dispatch> {
         shader: &LOSS,
         entry: "softmax_cross_entropy_forward",
         bindings: tensors(1, &["logits", "labels", "loss", "probs"]),
-        params: vec![batch as u32, batch as u32, classes as u32],
+        params: params(batch, batch, classes),
         grid: Grid::Invocations(batch as u64),
         constants: Vec::new(),
     }]
@@ -22,7 +42,7 @@ pub fn backward(batch: usize, classes: usize) -> Vec<Dispatch> {
         shader: &LOSS,
         entry: "softmax_cross_entropy_backward",
         bindings: tensors(5, &["probs", "labels", "dlogits"]),
-        params: vec![total as u32, batch as u32, classes as u32],
+        params: params(total, batch, classes),
         grid: Grid::Invocations(total as u64),
         constants: Vec::new(),
     }]

@@ -4,16 +4,32 @@ use super::dispatch::{Dispatch, Grid, tensors};
 use super::registry::LRN;
 use crate::model::{Lrn, Shape};
 
+use super::uniform::{Uniform, uniform};
+
+uniform! {
+    /// `shaders/lrn.wgsl`'s `Params`.
+    pub(crate) struct LrnParams {
+        total: u32,
+        c: u32,
+        hw: u32,
+        size: u32,
+        alpha_over_size: f32,
+        beta: f32,
+        k: f32,
+    }
+}
+
 fn params(lrn: &Lrn, s: &Shape) -> Vec<u32> {
-    vec![
-        s.len() as u32,
-        s.c as u32,
-        (s.h * s.w) as u32,
-        lrn.size as u32,
-        ((lrn.alpha / lrn.size as f64) as f32).to_bits(),
-        (lrn.beta as f32).to_bits(),
-        (lrn.k as f32).to_bits(),
-    ]
+    LrnParams {
+        total: s.len() as u32,
+        c: s.c as u32,
+        hw: (s.h * s.w) as u32,
+        size: lrn.size as u32,
+        alpha_over_size: (lrn.alpha / lrn.size as f64) as f32,
+        beta: lrn.beta as f32,
+        k: lrn.k as f32,
+    }
+    .words()
 }
 
 /// `x -> y, scale`.

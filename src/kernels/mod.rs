@@ -20,6 +20,7 @@ pub mod reference;
 pub mod registry;
 pub mod shader_set;
 mod tensor;
+pub mod uniform;
 pub mod variant;
 mod winograd;
 

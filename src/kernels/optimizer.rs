@@ -2,6 +2,17 @@
 
 use super::dispatch::{Dispatch, Grid, tensors};
 use super::registry::OPTIMIZER;
+use super::uniform::{Uniform, uniform};
+
+uniform! {
+    /// `shaders/optimizer.wgsl`'s `Params`.
+    pub(crate) struct SgdParams {
+        total: u32,
+        lr: f32,
+        momentum: f32,
+        weight_decay: f32,
+    }
+}
 
 /// `grad, weight (rw), velocity (rw)`.
 pub fn sgd(len: usize, lr: f32, momentum: f32, weight_decay: f32) -> Vec<Dispatch> {
@@ -9,12 +20,13 @@ pub fn sgd(len: usize, lr: f32, momentum: f32, weight_decay: f32) -> Vec<Dispatc
         shader: &OPTIMIZER,
         entry: "sgd_update",
         bindings: tensors(1, &["grad", "weight", "velocity"]),
-        params: vec![
-            len as u32,
-            lr.to_bits(),
-            momentum.to_bits(),
-            weight_decay.to_bits(),
-        ],
+        params: SgdParams {
+            total: len as u32,
+            lr,
+            momentum,
+            weight_decay,
+        }
+        .words(),
         grid: Grid::Invocations(len as u64),
         constants: Vec::new(),
     }]

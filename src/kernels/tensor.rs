@@ -2,20 +2,32 @@
 
 use super::dispatch::{Dispatch, Grid, tensors};
 use super::registry::TENSOR;
+use super::uniform::{Uniform, uniform};
 use crate::model::Shape;
+
+uniform! {
+    /// `shaders/tensor.wgsl`'s `Params`.
+    pub(crate) struct TensorParams {
+        total: u32,
+        hw: u32,
+        total_channels: u32,
+        part_channels: u32,
+        offset: u32,
+    }
+}
 
 fn dispatch(
     entry: &'static str,
     first_binding: u32,
     names: &[&'static str],
-    params: [usize; 5],
+    params: TensorParams,
 ) -> Vec<Dispatch> {
     vec![Dispatch {
         shader: &TENSOR,
         entry,
         bindings: tensors(first_binding, names),
-        params: params.map(|v| v as u32).to_vec(),
-        grid: Grid::Invocations(params[0] as u64),
+        params: params.words(),
+        grid: Grid::Invocations(u64::from(params.total)),
         constants: Vec::new(),
     }]
 }
@@ -29,7 +41,14 @@ pub fn channel_copy(
     offset: usize,
     into_concat: bool,
 ) -> Vec<Dispatch> {
-    let params = [n * part_channels * hw, hw, total_channels, part_channels, offset];
+    let u = |v: usize| v as u32;
+    let params = TensorParams {
+        total: u(n * part_channels * hw),
+        hw: u(hw),
+        total_channels: u(total_channels),
+        part_channels: u(part_channels),
+        offset: u(offset),
+    };
     if into_concat {
         dispatch("concat_forward", 1, &["src", "dst"], params)
     } else {
@@ -39,7 +58,11 @@ pub fn channel_copy(
 
 /// `a, b -> a + b`.
 pub fn add(len: usize) -> Vec<Dispatch> {
-    dispatch("add", 5, &["a", "b", "y"], [len, 0, 0, 0, 0])
+    let params = TensorParams {
+        total: len as u32,
+        ..TensorParams::default()
+    };
+    dispatch("add", 5, &["a", "b", "y"], params)
 }
 
 /// `x -> mean over h*w`.
@@ -48,7 +71,11 @@ pub fn global_avgpool_forward(s: &Shape) -> Vec<Dispatch> {
         "global_avgpool_forward",
         8,
         &["x", "y"],
-        [s.n * s.c, s.h * s.w, 0, 0, 0],
+        TensorParams {
+            total: (s.n * s.c) as u32,
+            hw: (s.h * s.w) as u32,
+            ..TensorParams::default()
+        },
     )
 }
 
@@ -58,6 +85,10 @@ pub fn global_avgpool_backward(s: &Shape) -> Vec<Dispatch> {
         "global_avgpool_backward",
         10,
         &["dy", "dx"],
-        [s.len(), s.h * s.w, 0, 0, 0],
+        TensorParams {
+            total: s.len() as u32,
+            hw: (s.h * s.w) as u32,
+            ..TensorParams::default()
+        },
     )
 }

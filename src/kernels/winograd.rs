@@ -10,6 +10,7 @@
 use super::dispatch::{Dispatch, Grid, Slot};
 use super::op::ConvGeom;
 use super::registry::WINOGRAD;
+use super::uniform::{Uniform, uniform};
 
 /// Destination channels per workgroup (`BO` in the shader).
 const BLOCK_CHANNELS: u32 = 16;
@@ -46,7 +47,36 @@ struct Filter {
     kx_step: i32,
 }
 
-/// The shader's `Params`, word for word, and the workgroup count.
+uniform! {
+    /// The shader's `Params`, field for field (see `shaders/winograd.wgsl` for their meaning).
+    pub(crate) struct WinogradParams {
+        groups: u32,
+        src_c: u32,
+        src_cg: u32,
+        src_h: u32,
+        src_w: u32,
+        dst_c: u32,
+        dst_cg: u32,
+        dst_h: u32,
+        dst_w: u32,
+        tiles_y: u32,
+        tiles_x: u32,
+        tiles: u32,
+        o_blocks: u32,
+        t_blocks: u32,
+        off_y: i32,
+        off_x: i32,
+        w_group: u32,
+        w_o: u32,
+        w_r: u32,
+        w_base: u32,
+        w_ky: i32,
+        w_kx: i32,
+        has_bias: u32,
+    }
+}
+
+/// The shader's `Params` words and the workgroup count.
 fn params(
     groups: u32,
     batch: u32,
@@ -61,32 +91,32 @@ fn params(
     let tiles = batch * tiles_y * tiles_x;
     let o_blocks = dst.per_group.div_ceil(BLOCK_CHANNELS);
     let t_blocks = tiles.div_ceil(BLOCK_TILES);
-    let signed = |v: i32| v as u32;
-    let words = vec![
+    let words = WinogradParams {
         groups,
-        src.channels,
-        src.per_group,
-        src.height,
-        src.width,
-        dst.channels,
-        dst.per_group,
-        dst.height,
-        dst.width,
+        src_c: src.channels,
+        src_cg: src.per_group,
+        src_h: src.height,
+        src_w: src.width,
+        dst_c: dst.channels,
+        dst_cg: dst.per_group,
+        dst_h: dst.height,
+        dst_w: dst.width,
         tiles_y,
         tiles_x,
         tiles,
         o_blocks,
         t_blocks,
-        signed(offset.0),
-        signed(offset.1),
-        filter.group,
-        filter.out,
-        filter.red,
-        filter.base,
-        signed(filter.ky_step),
-        signed(filter.kx_step),
-        u32::from(has_bias),
-    ];
+        off_y: offset.0,
+        off_x: offset.1,
+        w_group: filter.group,
+        w_o: filter.out,
+        w_r: filter.red,
+        w_base: filter.base,
+        w_ky: filter.ky_step,
+        w_kx: filter.kx_step,
+        has_bias: u32::from(has_bias),
+    }
+    .words();
     let workgroups = u64::from(o_blocks) * u64::from(t_blocks) * u64::from(groups);
     (words, workgroups)
 }
