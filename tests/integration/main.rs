@@ -1,5 +1,7 @@
 //! Integration tests of the convbench library (one test binary, modules by area).
 
+mod catalogue;
+mod cpu;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod gradcheck;

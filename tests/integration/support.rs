@@ -1,12 +1,14 @@
 //! Shared test support: seeds, the GPU under test, random tensors.
 
 use convbench::backend::wgpu::WgpuBackend;
-use convbench::harness::verify::OpCheck;
-use convbench::kernels::{ConvGeom, Op};
-use convbench::model::{Conv2d, Shape};
+use convbench::backend::{Backend, Program};
+use convbench::harness::verify::{self, OpCheck};
+use convbench::kernels::{ConvGeom, DType, Op};
+use convbench::model::{Conv2d, Precision, Shape};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, OnceLock};
 
 /// The seed of this test run: `CONVBENCH_SEED` to replay, else fresh. Printed on failure by the
 /// callers (every assertion message includes it).
@@ -94,21 +96,96 @@ pub fn random_conv(rng: &mut StdRng) -> ConvGeom {
     }
 }
 
-/// Values in the op's domain for binding `index` of `op`, uniform in `[-1, 1)` or, where the op
+/// Values in the op's domain for its binding `name`, uniform in `[-1, 1)` or, where the op
 /// divides by them or takes their powers (LRN's scale, batch norm's variances), in `[1, 2)`.
-pub fn input_values(op: &Op, index: usize, len: usize, rng: &mut StdRng) -> Vec<f32> {
+pub fn input_values(op: &Op, name: &str, len: usize, rng: &mut StdRng) -> Vec<f32> {
     let positive = matches!(
-        (op, index),
-        (Op::LrnBackward { .. }, 2)
-            | (Op::BatchNormForwardEval { .. }, 4)
-            | (Op::BatchNormBackward { .. }, 4)
-            | (Op::BatchNormForwardTrain { .. }, 7)
+        (op, name),
+        (Op::LrnBackward { .. }, "scale")
+            | (Op::BatchNormForwardEval { .. }, "running_var")
+            | (Op::BatchNormBackward { .. }, "saved_invstd")
+            | (Op::BatchNormForwardTrain { .. }, "running_var")
     );
     let values = uniform(rng, len);
     if positive {
         values.into_iter().map(|v| 1.0 + v.abs()).collect()
     } else {
         values
+    }
+}
+
+/// Per (backend, op, precision): worst ratio of error to bound on the largest case, and that
+/// case's element count.
+type WorstTable = BTreeMap<(String, String, &'static str), (f64, usize)>;
+static WORST: Mutex<WorstTable> = Mutex::new(BTreeMap::new());
+
+/// Runs `op` on `backend` on random inputs (outputs poisoned with NaN by the verifier) and
+/// checks it against the f64 reference; returns the worst ratio of error to bound.
+pub fn check_on(backend: &dyn Backend, op: &Op, precision: Precision, rng: &mut StdRng) -> f64 {
+    let contract = op.contract();
+    let mut program = Program::new(precision);
+    let ids: Vec<usize> = contract
+        .iter()
+        .map(|b| program.tensor(b.name, b.len, b.dtype))
+        .collect();
+    program.push(op.clone(), ids.clone()).expect("op contract");
+    let kind = backend.kind().as_str();
+    let context = || {
+        format!(
+            "{} {precision} on {kind} (seed {}, replay with CONVBENCH_SEED={}); op: {op:?}",
+            op.name(),
+            seed(),
+            seed()
+        )
+    };
+    let mut loaded = backend
+        .load(&program)
+        .unwrap_or_else(|e| panic!("{}: {e}", context()));
+    for (b, &id) in contract.iter().zip(&ids) {
+        match b.dtype {
+            DType::U32 => {
+                let classes = (contract[0].len / b.len) as u32;
+                let labels: Vec<u32> = (0..b.len).map(|_| rng.random_range(0..classes)).collect();
+                loaded.write_u32(id, &labels).expect("write labels");
+            }
+            DType::Float => loaded
+                .write(id, &input_values(op, b.name, b.len, rng))
+                .expect("write"),
+        }
+    }
+    let result =
+        verify::check_op(loaded.as_mut(), &program, 0).unwrap_or_else(|e| panic!("{}: {e}", context()));
+    assert_within_bound(&result, context());
+    let size: usize = contract.iter().map(|b| b.len).sum();
+    let mut table = WORST.lock().expect("lock");
+    let entry = table
+        .entry((kind.to_string(), op.name().to_string(), precision.as_str()))
+        .or_insert((0.0, 0));
+    if size > entry.1 {
+        *entry = (result.ratio, size);
+    } else if size == entry.1 {
+        entry.0 = entry.0.max(result.ratio);
+    }
+    result.ratio
+}
+
+/// Runs each op on `backend` in f32, and in f16 when the backend has it, then prints the worst
+/// ratio of error to bound per op and precision.
+pub fn check_all_on(backend: &dyn Backend, ops: &[Op], rng: &mut StdRng) {
+    for op in ops {
+        check_on(backend, op, Precision::F32, rng);
+        if backend.supports(Precision::F16) {
+            check_on(backend, op, Precision::F16, rng);
+        }
+    }
+    let kind = backend.kind().as_str();
+    let table = WORST.lock().expect("lock");
+    for op in ops.iter().map(Op::name).collect::<BTreeSet<_>>() {
+        for p in ["f32", "f16"] {
+            if let Some((err, size)) = table.get(&(kind.to_string(), op.to_string(), p)) {
+                eprintln!("error/bound {kind:<5} {op:<32} {p}  {err:.3}  (largest case: {size} elements)");
+            }
+        }
     }
 }
 

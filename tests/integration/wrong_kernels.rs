@@ -115,19 +115,20 @@ fn store(value: f64, precision: Precision) -> f64 {
 }
 
 fn bindings(op: &Op, precision: Precision, rng: &mut StdRng) -> Bound {
-    let lens = op.binding_lens();
+    let contract = op.contract();
     let mut bound = Bound {
         inputs: Vec::new(),
         labels: None,
         outputs: Vec::new(),
     };
-    for (i, ((&access, &dtype), &len)) in op.bindings().iter().zip(&op.dtypes()).zip(&lens).enumerate() {
-        if dtype == DType::U32 {
-            let classes = (lens[0] / len) as u32;
+    for (i, b) in contract.iter().enumerate() {
+        let (access, len) = (b.access, b.len);
+        if b.dtype == DType::U32 {
+            let classes = (contract[0].len / len) as u32;
             bound.labels = Some((0..len).map(|_| rng.random_range(0..classes)).collect());
             continue;
         }
-        let values: Vec<f64> = input_values(op, i, len, rng)
+        let values: Vec<f64> = input_values(op, b.name, len, rng)
             .into_iter()
             .map(|v| store(f64::from(v), precision))
             .collect();

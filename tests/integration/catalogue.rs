@@ -1,0 +1,282 @@
+//! The one catalogue of op cases that every backend runs against the f64 reference: wgpu
+//! (`ops.rs`), cpu (`cpu.rs`) and cuda (`cuda.rs`) draw the same families from here, so a case
+//! added for one backend is checked on all of them.
+//!
+//! Random shapes come from the run's seed (printed on failure, `CONVBENCH_SEED` to replay);
+//! fixed cases cover the shapes that made bugs before: AlexNet's strided 11x11 layer at batch
+//! 1, ceil-mode and floor-sized pools, batch norm over many pixels at batch 1, column slices of
+//! fully connected layers, ImageNet-22k's 21,841 classes, ResNet's last pool.
+
+use super::support::random_conv;
+use convbench::kernels::{ConvGeom, LinearGeom, Op, PoolGeom};
+use convbench::model::{BatchNorm, Conv2d, Lrn, Pool2d, PoolKind, Shape};
+use rand::Rng;
+use rand::rngs::StdRng;
+
+/// A group of ops tested together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `conv2d_forward`.
+    ConvForward,
+    /// `conv2d_backward_data`.
+    ConvBackwardData,
+    /// `conv2d_backward_filter`.
+    ConvBackwardFilter,
+    /// `pool_forward`, `pool_backward`.
+    Pool,
+    /// `relu_forward`, `relu_backward`, `add`, `sgd_update`.
+    Elementwise,
+    /// `lrn_forward`, `lrn_backward`.
+    Lrn,
+    /// `batchnorm_forward_train`, `batchnorm_forward_eval`, `batchnorm_backward`.
+    BatchNorm,
+    /// `linear_forward`, `linear_backward_data`, `linear_backward_params`.
+    Linear,
+    /// `softmax_cross_entropy_forward`, `softmax_cross_entropy_backward`.
+    Softmax,
+    /// `channel_copy` both ways, `global_avgpool_forward`, `global_avgpool_backward`.
+    Tensor,
+}
+
+/// The ops of `family`.
+pub fn ops(family: Family, rng: &mut StdRng) -> Vec<Op> {
+    match family {
+        Family::ConvForward => conv_cases(rng).into_iter().map(Op::Conv2dForward).collect(),
+        Family::ConvBackwardData => conv_cases(rng).into_iter().map(Op::Conv2dBackwardData).collect(),
+        Family::ConvBackwardFilter => conv_cases(rng)
+            .into_iter()
+            .map(Op::Conv2dBackwardFilter)
+            .collect(),
+        Family::Pool => pool_cases(rng)
+            .into_iter()
+            .flat_map(|g| [Op::PoolForward(g), Op::PoolBackward(g)])
+            .collect(),
+        Family::Elementwise => [1, rng.random_range(2..=70_000), 1 << 20]
+            .into_iter()
+            .flat_map(|len| {
+                [
+                    Op::ReluForward { len },
+                    Op::ReluBackward { len },
+                    Op::Add { len },
+                    Op::SgdUpdate {
+                        len,
+                        lr: 0.01,
+                        momentum: 0.9,
+                        weight_decay: 5e-4,
+                    },
+                ]
+            })
+            .collect(),
+        Family::Lrn => [1, 3, 5, 4]
+            .into_iter()
+            .flat_map(|size| {
+                let lrn = Lrn {
+                    size,
+                    alpha: rng.random_range(0.1..1.0),
+                    beta: 0.75,
+                    k: if rng.random_bool(0.5) { 1.0 } else { 2.0 },
+                };
+                let shape = Shape::new(
+                    rng.random_range(1..=3),
+                    rng.random_range(1..=9),
+                    rng.random_range(1..=7),
+                    rng.random_range(1..=7),
+                );
+                [Op::LrnForward { lrn, shape }, Op::LrnBackward { lrn, shape }]
+            })
+            .collect(),
+        Family::BatchNorm => batch_norm_cases(rng),
+        Family::Linear => linear_cases(rng)
+            .into_iter()
+            .flat_map(|g| {
+                [
+                    Op::LinearForward(g),
+                    Op::LinearBackwardData(g),
+                    Op::LinearBackwardParams(g),
+                ]
+            })
+            .collect(),
+        Family::Softmax => [
+            (1, 2),
+            (3, 17),
+            (rng.random_range(1..=8), rng.random_range(2..=50)),
+            (4, 1000),
+            (2, 21_841),
+        ]
+        .into_iter()
+        .flat_map(|(batch, classes)| {
+            [
+                Op::SoftmaxCrossEntropyForward { batch, classes },
+                Op::SoftmaxCrossEntropyBackward { batch, classes },
+            ]
+        })
+        .collect(),
+        Family::Tensor => tensor_cases(rng),
+    }
+}
+
+fn conv_cases(rng: &mut StdRng) -> Vec<ConvGeom> {
+    let mut cases: Vec<ConvGeom> = (0..8).map(|_| random_conv(rng)).collect();
+    // AlexNet-like layers at small sizes: 5x5 pad 2, and 11x11 stride 4 at batch 1.
+    cases.push(ConvGeom {
+        conv: Conv2d::square(16, 24, 5, 1, 2),
+        input: Shape::new(2, 16, 17, 17),
+        output: Shape::new(2, 24, 17, 17),
+    });
+    cases.push(ConvGeom {
+        conv: Conv2d::square(3, 8, 11, 4, 2),
+        input: Shape::new(1, 3, 35, 35),
+        output: Shape::new(1, 8, 8, 8),
+    });
+    // A 3x3 layer wide enough for cuDNN's Winograd and FFT algorithms to compete.
+    cases.push(ConvGeom {
+        conv: Conv2d::square(64, 64, 3, 1, 1),
+        input: Shape::new(4, 64, 28, 28),
+        output: Shape::new(4, 64, 28, 28),
+    });
+    cases
+}
+
+fn pool_case(pool: Pool2d, input: Shape) -> PoolGeom {
+    let (h, w) = pool.output_hw(input.h, input.w).expect("window fits");
+    PoolGeom {
+        pool,
+        input,
+        output: Shape::new(input.n, input.c, h, w),
+    }
+}
+
+fn pool_cases(rng: &mut StdRng) -> Vec<PoolGeom> {
+    let mut cases = Vec::new();
+    while cases.len() < 12 {
+        let k = rng.random_range(1..=4);
+        let pool = Pool2d {
+            kind: if rng.random_bool(0.5) {
+                PoolKind::Max
+            } else {
+                PoolKind::Avg
+            },
+            kernel: (k, rng.random_range(1..=4)),
+            stride: (rng.random_range(1..=3), rng.random_range(1..=3)),
+            padding: (rng.random_range(0..=k / 2), 0),
+            ceil_mode: rng.random_bool(0.5),
+            count_include_pad: rng.random_bool(0.5),
+        };
+        let input = Shape::new(
+            rng.random_range(1..=3),
+            rng.random_range(1..=4),
+            rng.random_range(3..=13),
+            rng.random_range(3..=13),
+        );
+        if pool.output_hw(input.h, input.w).is_some() {
+            cases.push(pool_case(pool, input));
+        }
+    }
+    let input = Shape::new(2, 8, 15, 15);
+    // GoogLeNet's ceil-mode pools (rounding up adds a window) ...
+    cases.push(pool_case(Pool2d::max(3, 2, 0, true), Shape::new(2, 8, 14, 14)));
+    cases.push(pool_case(Pool2d::max(3, 1, 1, true), input));
+    cases.push(pool_case(Pool2d::avg(3, 2, 1, true), Shape::new(2, 8, 14, 14)));
+    cases.push(pool_case(Pool2d::avg(3, 2, 1, true), input));
+    // ... and floor-sized ones, with and without padding in the average's divisor.
+    cases.push(pool_case(Pool2d::max(3, 2, 0, false), input));
+    cases.push(pool_case(Pool2d::max(3, 2, 1, false), input));
+    cases.push(pool_case(Pool2d::avg(3, 2, 1, false), input));
+    cases.push(pool_case(
+        Pool2d {
+            count_include_pad: false,
+            ..Pool2d::avg(3, 2, 1, false)
+        },
+        input,
+    ));
+    cases
+}
+
+fn batch_norm_cases(rng: &mut StdRng) -> Vec<Op> {
+    let mut shapes: Vec<Shape> = (0..4)
+        .map(|_| {
+            Shape::new(
+                rng.random_range(1..=3),
+                rng.random_range(1..=6),
+                rng.random_range(2..=9),
+                rng.random_range(1..=9),
+            )
+        })
+        .collect();
+    // Batch 1 with many pixels (a reduction longer than one workgroup), and a ResNet-like layer.
+    shapes.push(Shape::new(1, 3, 40, 40));
+    shapes.push(Shape::new(8, 64, 14, 14));
+    shapes
+        .into_iter()
+        .flat_map(|shape| {
+            let bn = BatchNorm {
+                channels: shape.c,
+                eps: 1e-5,
+                momentum: 0.1,
+            };
+            [
+                Op::BatchNormForwardTrain { bn, shape },
+                Op::BatchNormForwardEval { bn, shape },
+                Op::BatchNormBackward { bn, shape },
+            ]
+        })
+        .collect()
+}
+
+fn linear_cases(rng: &mut StdRng) -> Vec<LinearGeom> {
+    let mut geoms: Vec<LinearGeom> = (0..5)
+        .map(|_| {
+            let mut g = LinearGeom::new(
+                rng.random_range(1..=5),
+                rng.random_range(1..=300),
+                rng.random_range(1..=40),
+                rng.random_bool(0.7),
+            );
+            if rng.random_bool(0.5) {
+                // A column slice of a wider layer (how layers too large for one binding run).
+                g.y_stride = g.out_features + rng.random_range(1..=20);
+                g.y_offset = rng.random_range(0..=g.y_stride - g.out_features);
+            }
+            g
+        })
+        .collect();
+    // AlexNet's fc7 at batch 8, and an odd slice (an unaligned f16 column offset).
+    geoms.push(LinearGeom::new(8, 4096, 4096, true));
+    geoms.push(LinearGeom {
+        y_stride: 37,
+        y_offset: 3,
+        ..LinearGeom::new(3, 65, 31, true)
+    });
+    geoms
+}
+
+fn tensor_cases(rng: &mut StdRng) -> Vec<Op> {
+    let mut ops = Vec::new();
+    for _ in 0..4 {
+        let (n, hw, total) = (
+            rng.random_range(1..=3),
+            rng.random_range(1..=30),
+            rng.random_range(2..=9),
+        );
+        let part = rng.random_range(1..total);
+        let offset = rng.random_range(0..=total - part);
+        for into_concat in [true, false] {
+            ops.push(Op::ChannelCopy {
+                n,
+                hw,
+                total_channels: total,
+                part_channels: part,
+                offset,
+                into_concat,
+            });
+        }
+        let shape = Shape::new(n, total, rng.random_range(1..=9), rng.random_range(1..=9));
+        ops.push(Op::GlobalAvgPoolForward { shape });
+        ops.push(Op::GlobalAvgPoolBackward { shape });
+    }
+    // ResNet-50's last pool at batch 4: more planes than one block of threads.
+    let shape = Shape::new(4, 2048, 7, 7);
+    ops.push(Op::GlobalAvgPoolForward { shape });
+    ops.push(Op::GlobalAvgPoolBackward { shape });
+    ops
+}
