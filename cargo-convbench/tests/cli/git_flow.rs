@@ -2,7 +2,7 @@
 //! `history`, and the errors outside a repository or across adapters.
 
 use crate::support::{
-    Package, assert_code, convbench, raw_samples, read_record, stderr_of, stdout_of, write_record,
+    Package, assert_code, convbench, raw_samples, read_record, scaled, stderr_of, stdout_of, write_record,
 };
 use convbench::results::RunRecord;
 
@@ -107,18 +107,98 @@ fn history_after_two_blessed_commits_shows_two_rows() {
         assert_code(&output, 0);
         stdout_of(&output)
     };
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&history("json")).expect("history JSON");
-    assert_eq!(rows.len(), 2, "{rows:?}");
+    let series: Vec<serde_json::Value> = serde_json::from_str(&history("json")).expect("history JSON");
+    assert_eq!(series.len(), 1, "one series per benchmark and phase: {series:?}");
     let id = &record.benchmarks[0].id;
-    assert!(rows.iter().all(|r| r["benchmark"] == id.as_str()), "{rows:?}");
-    let first = rows[0]["total_median_ns"].as_f64().expect("median");
-    let second = rows[1]["total_median_ns"].as_f64().expect("median");
+    assert_eq!(series[0]["benchmark"], id.as_str());
+    assert_eq!(series[0]["phase"], "total");
+    let points = series[0]["points"].as_array().expect("points");
+    assert_eq!(points.len(), 2, "{points:?}");
+    let first = points[0]["median_ns"].as_f64().expect("median");
+    let second = points[1]["median_ns"].as_f64().expect("median");
     assert!(
         (second / first - 1.4).abs() < 0.01,
         "oldest first: {first} then {second}"
     );
+    // The second blessing keeps both runs: its spread between runs covers both medians.
+    assert_eq!(points[1]["spread"]["runs"], 2);
+    assert_eq!(points[1]["spread"]["min_ns"].as_f64(), Some(first));
+    assert_eq!(points[1]["spread"]["max_ns"].as_f64(), Some(second));
+    assert_eq!(
+        series[0]["change_points"],
+        serde_json::json!([]),
+        "two points are too few"
+    );
     let table = history("table");
     assert_eq!(table.matches(id.as_str()).count(), 2, "{table}");
+}
+
+/// Between-run noise of ten blessed runs: log-normal draws with a CV of 3.7%, the spread
+/// between run medians of an idle 2-core machine.
+const RUN_NOISE: [f64; 10] = [
+    1.046, 0.958, 1.012, 0.967, 1.038, 0.981, 1.052, 0.949, 1.021, 0.994,
+];
+
+/// Blesses ten runs of the tiny cpu benchmark with `baseline update --commit`, run `i` scaled
+/// by `RUN_NOISE[i]` and by `step` from the sixth run on; returns the package and the commits.
+fn ten_blessed_runs(step: f64) -> (Package, Vec<String>) {
+    let package = Package::git();
+    let record = package.cpu_record("rec.json");
+    let commits = RUN_NOISE
+        .iter()
+        .enumerate()
+        .map(|(run, noise)| {
+            let factor = noise * if run >= 5 { step } else { 1.0 };
+            write_record(&package.path("run.json"), &scaled(record.clone(), factor));
+            package.bless("run.json");
+            package.head()
+        })
+        .collect();
+    (package, commits)
+}
+
+/// The change points `history --format json` lists: (commit, relative step) of every series.
+fn listed_change_points(package: &Package) -> Vec<(String, f64)> {
+    let output = package
+        .convbench()
+        .args(["history", "--format", "json"])
+        .output()
+        .expect("history");
+    assert_code(&output, 0);
+    let series: Vec<serde_json::Value> = serde_json::from_str(&stdout_of(&output)).expect("history JSON");
+    assert!(!series.is_empty());
+    series
+        .iter()
+        .flat_map(|s| s["change_points"].as_array().cloned().unwrap_or_default())
+        .map(|c| {
+            (
+                c["commit"].as_str().unwrap_or_default().to_string(),
+                c["relative_step"].as_f64().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn history_finds_a_15_percent_step_at_the_sixth_blessing_and_no_other() {
+    let (package, commits) = ten_blessed_runs(1.15);
+    let found = listed_change_points(&package);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, commits[5], "{found:?}");
+    assert!((found[0].1 - 0.15).abs() < 0.05, "{found:?}");
+    let output = package.convbench().arg("history").output().expect("history");
+    assert_code(&output, 0);
+    let table = stdout_of(&output);
+    assert!(
+        table.contains("change points:") && table.contains(&commits[5][..10]),
+        "{table}"
+    );
+}
+
+#[test]
+fn history_of_a_flat_noisy_baseline_lists_no_change_point() {
+    let (package, _) = ten_blessed_runs(1.0);
+    assert_eq!(listed_change_points(&package), []);
 }
 
 #[test]
