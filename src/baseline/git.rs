@@ -156,6 +156,11 @@ impl GitBaselineStore {
         &self.baseline_dir
     }
 
+    /// The URL of remote `name` (e.g. `origin`), when it exists and is UTF-8.
+    pub fn remote_url(&self, name: &str) -> Option<String> {
+        self.repo.find_remote(name).ok()?.url().ok().map(str::to_string)
+    }
+
     /// Whether the repository is a shallow clone.
     pub fn is_shallow(&self) -> bool {
         self.repo.is_shallow()
@@ -565,6 +570,7 @@ impl GitBaselineStore {
                         adapter: result.adapter.label(),
                         phase: phase.phase,
                         median_ns,
+                        round_medians_ns: last_run_round_medians(result, phase.phase),
                         run_medians_ns: result.run_medians(phase.phase),
                     });
                 }
@@ -585,6 +591,17 @@ impl BaselineStore for GitBaselineStore {
     fn write(&self, record: &RunRecord, slug: &str, set: &str, dry_run: bool) -> Result<BaselineChange> {
         GitBaselineStore::write(self, record, slug, set, dry_run)
     }
+}
+
+/// The round medians of `phase` in the newest run of `result`.
+fn last_run_round_medians(
+    result: &crate::results::BenchmarkResult,
+    phase: crate::results::Phase,
+) -> Vec<f64> {
+    let mut medians = result.round_medians(phase);
+    let last_run = result.run_sizes().last().copied().unwrap_or(medians.len());
+    medians.drain(..medians.len().saturating_sub(last_run));
+    medians
 }
 
 /// The first 7 hex digits of a commit id.

@@ -38,53 +38,59 @@ pub struct HistoryPoint {
     pub phase: Phase,
     /// Median of the samples of the run this commit blessed, the newest of the baseline (ns).
     pub median_ns: f64,
+    /// Median of each round of the run this commit blessed (ns): rounds are re-warmed and
+    /// interleaved across a sweep, so their spread is the drift between runs of that moment.
+    pub round_medians_ns: Vec<f64>,
     /// Median of every run the baseline keeps at this commit, oldest first; the last is the
     /// run this commit blessed (ns).
     pub run_medians_ns: Vec<f64>,
 }
 
-/// The spread between the blessed runs a baseline keeps (ns): the band around a point.
+/// The spread of a few medians (ns): a point's band.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Spread {
-    /// Runs it is computed from.
-    pub runs: usize,
-    /// Smallest run median (ns).
+    /// Medians it is computed from.
+    pub count: usize,
+    /// Smallest median (ns).
     pub min_ns: f64,
-    /// First quartile of the run medians (ns; type 7 quantile).
+    /// First quartile of the medians (ns; type 7 quantile).
     pub q1_ns: f64,
-    /// Third quartile of the run medians (ns).
+    /// Third quartile of the medians (ns).
     pub q3_ns: f64,
-    /// Largest run median (ns).
+    /// Largest median (ns).
     pub max_ns: f64,
 }
 
 impl Spread {
-    /// `(max - min) / median` of the point, the width of the band relative to its level.
-    pub fn relative_range(&self, median_ns: f64) -> f64 {
-        if median_ns > 0.0 {
-            (self.max_ns - self.min_ns) / median_ns
-        } else {
-            0.0
-        }
-    }
-}
-
-impl HistoryPoint {
-    /// The spread of [`HistoryPoint::run_medians_ns`]; with one run it is that run's median.
-    pub fn spread(&self) -> Spread {
-        let mut sorted = self.run_medians_ns.clone();
+    /// The spread of `medians_ns`; of `fallback_ns` alone when there are none.
+    pub fn of(medians_ns: &[f64], fallback_ns: f64) -> Self {
+        let mut sorted = medians_ns.to_vec();
         if sorted.is_empty() {
-            sorted.push(self.median_ns);
+            sorted.push(fallback_ns);
         }
         sorted.sort_by(f64::total_cmp);
-        let at = |p| stats::quantile_sorted(&sorted, p).unwrap_or(self.median_ns);
+        let at = |p| stats::quantile_sorted(&sorted, p).unwrap_or(fallback_ns);
         Spread {
-            runs: self.run_medians_ns.len(),
+            count: medians_ns.len(),
             min_ns: at(0.0),
             q1_ns: at(0.25),
             q3_ns: at(0.75),
             max_ns: at(1.0),
         }
+    }
+}
+
+impl HistoryPoint {
+    /// The spread between the rounds of the run this commit blessed: the band of the point,
+    /// how far apart runs of the same code landed at that moment.
+    pub fn round_spread(&self) -> Spread {
+        Spread::of(&self.round_medians_ns, self.median_ns)
+    }
+
+    /// The spread between the blessed runs the baseline keeps at this commit: the drift
+    /// `compare` allows for. After a step it spans both levels until the older runs roll out.
+    pub fn run_spread(&self) -> Spread {
+        Spread::of(&self.run_medians_ns, self.median_ns)
     }
 }
 

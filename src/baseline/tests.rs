@@ -776,8 +776,8 @@ fn history_finds_a_15_percent_step_at_the_commit_that_blessed_it_and_no_other() 
         assert!((steps[0].1 - 0.15).abs() < 0.06, "seed {seed}: {steps:?}");
         assert_eq!(history.steps[0].summary, "bless run 6");
         // The baseline keeps every run so far, so the last point spreads over all ten.
-        let last = history.points.last().expect("points").spread();
-        assert_eq!(last.runs, 10);
+        let last = history.points.last().expect("points").run_spread();
+        assert_eq!(last.count, 10);
         assert!(last.min_ns < 2.2e6 && last.max_ns > 2.2e6, "{last:?}");
     }
 }
@@ -799,9 +799,15 @@ fn history_points_carry_the_median_of_every_kept_run() {
     for (index, point) in history.points.iter().enumerate() {
         assert_eq!(point.run_medians_ns.len(), index + 1);
         assert_eq!(point.run_medians_ns.last(), Some(&point.median_ns));
-        let spread = point.spread();
-        assert!(
-            spread.min_ns <= spread.q1_ns && spread.q1_ns <= spread.q3_ns && spread.q3_ns <= spread.max_ns
-        );
+        assert_eq!(point.round_medians_ns.len(), 3, "the rounds of the blessed run");
+        for spread in [point.run_spread(), point.round_spread()] {
+            assert!(
+                spread.min_ns <= spread.q1_ns
+                    && spread.q1_ns <= spread.q3_ns
+                    && spread.q3_ns <= spread.max_ns
+            );
+        }
+        let rounds = point.round_spread();
+        assert!(rounds.min_ns <= point.median_ns && point.median_ns <= rounds.max_ns);
     }
 }

@@ -3,13 +3,14 @@
 
 use super::adapters::ListFormat;
 use crate::cli::Args;
-use crate::output::print_untrusted;
+use crate::output::{print_untrusted, write_atomic};
 use comfy_table::Table;
 use convbench::baseline::{BenchmarkHistory, GitBaselineStore};
 use convbench::config;
 use convbench::results::Phase;
 use convbench::stats::ChangePointConfig;
-use convbench::{Error, Result};
+use convbench::{Error, Result, report};
+use std::path::{Path, PathBuf};
 
 /// Arguments of `history`.
 #[derive(Debug, clap::Args)]
@@ -23,9 +24,10 @@ pub struct HistoryArgs {
     /// Baseline set.
     #[arg(long, default_value = "default")]
     pub set: String,
-    /// Only this phase (`total`, `forward`, `grad_input`, ...) or `all`.
-    #[arg(long, default_value = "total")]
-    pub phase: String,
+    /// Only this phase (`total`, `forward`, `grad_input`, ...) or `all` [default: `total` in the
+    /// table and JSON, `all` in the dashboard].
+    #[arg(long)]
+    pub phase: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
@@ -35,15 +37,39 @@ pub struct HistoryArgs {
     /// Smallest relative step reported as a change point, in percent.
     #[arg(long, default_value_t = ChangePointConfig::default().min_relative_step * 100.0)]
     pub min_step: f64,
+    /// Write the dashboard to DIR/index.html: one self-contained page with a chart per
+    /// benchmark and phase, a filter and the change points.
+    #[arg(long, value_name = "DIR")]
+    pub html: Option<PathBuf>,
+    /// Write one SVG chart per benchmark and phase into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+    /// Link of a commit in the charts, `{commit}` standing for its id [default: the GitHub
+    /// commit page of the `origin` remote, when it is on GitHub].
+    #[arg(long, value_name = "URL")]
+    pub commit_url: Option<String>,
+    /// Heading of the dashboard.
+    #[arg(long, default_value = "convbench history")]
+    pub title: String,
 }
 
 /// `cargo convbench history`.
 pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
-    let phases = phases(&a.phase)?;
+    let dashboard = a.html.is_some() || a.svg.is_some();
+    let default_phase = if dashboard { "all" } else { "total" };
+    let phases = phases(a.phase.as_deref().unwrap_or(default_phase))?;
     if !(a.alpha > 0.0 && a.alpha < 1.0) || !(a.min_step >= 0.0) {
         return Err(Error::InvalidInput(format!(
             "--alpha {} must lie strictly between 0 and 1 and --min-step {} must not be negative",
             a.alpha, a.min_step
+        )));
+    }
+    if let Some(url) = &a.commit_url
+        && !(url.starts_with("https://") || url.starts_with("http://"))
+    {
+        return Err(Error::InvalidInput(format!(
+            "--commit-url `{url}` is not an http(s) URL; pass e.g. \
+             `https://github.com/OWNER/REPO/commit/{{commit}}`"
         )));
     }
     let change_points = ChangePointConfig {
@@ -59,12 +85,53 @@ pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
         points.retain(|point| phases.contains(&point.phase));
         series.extend(BenchmarkHistory::group(&slug, points, &change_points));
     }
+    if dashboard {
+        let commit_url = a.commit_url.clone().or_else(|| {
+            store
+                .remote_url("origin")
+                .and_then(|remote| report::github_commit_url(&remote))
+        });
+        if let Some(dir) = &a.html {
+            let path = dir.join("index.html");
+            write_atomic(
+                &path,
+                &report::history_html(&series, &a.title, commit_url.as_deref()),
+            )?;
+            print_untrusted(&format!(
+                "wrote the dashboard of {} charts to {}",
+                series.len(),
+                path.display()
+            ));
+        }
+        if let Some(dir) = &a.svg {
+            write_svgs(dir, &series, commit_url.as_deref())?;
+        }
+        return Ok(0);
+    }
     match a.format {
         ListFormat::Json => print_untrusted(&json(&series)),
         ListFormat::Table if series.is_empty() => print_untrusted("no blessed values found in the history"),
         ListFormat::Table => print_untrusted(&table(&series)),
     }
     Ok(0)
+}
+
+/// One SVG per series into `dir`, named by [`report::history_svg_file_name`] (a numbered
+/// suffix keeps two series whose names collide apart).
+fn write_svgs(dir: &Path, series: &[BenchmarkHistory], commit_url: Option<&str>) -> Result<()> {
+    let mut used = std::collections::HashSet::new();
+    for history in series {
+        let mut name = report::history_svg_file_name(history);
+        let stem = name.trim_end_matches(".svg").to_string();
+        let mut copy = 1;
+        while !used.insert(name.clone()) {
+            copy += 1;
+            name = format!("{stem}-{copy}.svg");
+        }
+        write_atomic(&dir.join(&name), &report::history_svg(history, commit_url))?;
+    }
+    print_untrusted(&format!("wrote {} SVG charts to {}", series.len(), dir.display()));
+    Ok(())
 }
 
 /// The phases `--phase` selects.
@@ -117,8 +184,9 @@ fn json(series: &[BenchmarkHistory]) -> String {
                 .map(|p| {
                     serde_json::json!({
                         "commit": p.commit, "time_unix_s": p.time_unix_s, "summary": p.summary,
-                        "median_ns": p.median_ns, "run_medians_ns": p.run_medians_ns,
-                        "spread": p.spread(),
+                        "median_ns": p.median_ns,
+                        "round_medians_ns": p.round_medians_ns, "round_spread": p.round_spread(),
+                        "run_medians_ns": p.run_medians_ns, "run_spread": p.run_spread(),
                     })
                 })
                 .collect();
@@ -164,7 +232,7 @@ fn table(series: &[BenchmarkHistory]) -> String {
         ]);
     for history in series {
         for (index, p) in history.points.iter().enumerate() {
-            let spread = p.spread();
+            let (rounds, runs) = (p.round_spread(), p.run_spread());
             let step = history
                 .steps
                 .iter()
@@ -177,8 +245,8 @@ fn table(series: &[BenchmarkHistory]) -> String {
                 p.commit.chars().take(10).collect(),
                 convbench::report::rfc3339_utc(p.time_unix_s.max(0) as u64),
                 ms(p.median_ns),
-                format!("{}–{}", ms(spread.min_ns), ms(spread.max_ns)),
-                spread.runs.to_string(),
+                format!("{}–{} ({})", ms(rounds.min_ns), ms(rounds.max_ns), rounds.count),
+                format!("{}–{} ({})", ms(runs.min_ns), ms(runs.max_ns), runs.count),
                 step,
                 p.summary.clone(),
             ]);

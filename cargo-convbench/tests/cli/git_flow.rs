@@ -120,10 +120,12 @@ fn history_after_two_blessed_commits_shows_two_rows() {
         (second / first - 1.4).abs() < 0.01,
         "oldest first: {first} then {second}"
     );
-    // The second blessing keeps both runs: its spread between runs covers both medians.
-    assert_eq!(points[1]["spread"]["runs"], 2);
-    assert_eq!(points[1]["spread"]["min_ns"].as_f64(), Some(first));
-    assert_eq!(points[1]["spread"]["max_ns"].as_f64(), Some(second));
+    // The second blessing keeps both runs: the spread between kept runs covers both medians.
+    assert_eq!(points[1]["run_spread"]["count"], 2);
+    assert_eq!(points[1]["run_spread"]["min_ns"].as_f64(), Some(first));
+    assert_eq!(points[1]["run_spread"]["max_ns"].as_f64(), Some(second));
+    let rounds = &points[1]["round_spread"];
+    assert!(rounds["min_ns"].as_f64() <= Some(second) && rounds["max_ns"].as_f64() >= Some(second));
     assert_eq!(
         series[0]["change_points"],
         serde_json::json!([]),
@@ -199,6 +201,86 @@ fn history_finds_a_15_percent_step_at_the_sixth_blessing_and_no_other() {
 fn history_of_a_flat_noisy_baseline_lists_no_change_point() {
     let (package, _) = ten_blessed_runs(1.0);
     assert_eq!(listed_change_points(&package), []);
+}
+
+/// `text` with every commit id of `commits` (full, 10 and 7 digits) named by its run, the
+/// y-axis ticks (their count follows the timings) left out, and every number (digits with an
+/// optional decimal part) replaced by `#`: the structure of a chart without its timings,
+/// coordinates, dates or hashes, which differ from run to run.
+fn without_timings(text: &str, commits: &[String]) -> String {
+    let mut text: String = text
+        .lines()
+        .filter(|line| !line.contains("dominant-baseline=\"middle\""))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    for (run, commit) in commits.iter().enumerate() {
+        for length in [40, 10, 7] {
+            text = text.replace(&commit[..length], &format!("<commit of run {}>", run + 1));
+        }
+    }
+    let mut filtered = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if !ch.is_ascii_digit() {
+            filtered.push(ch);
+            continue;
+        }
+        while chars.peek().is_some_and(|c| c.is_ascii_digit() || *c == '.') {
+            chars.next();
+        }
+        filtered.push('#');
+    }
+    filtered
+}
+
+#[test]
+fn history_html_and_svg_write_a_well_formed_dashboard_with_the_step_marked() {
+    let (package, commits) = ten_blessed_runs(1.15);
+    let output = package
+        .convbench()
+        .args(["history", "--html", "site", "--svg", "charts"])
+        .args(["--commit-url", "https://example.com/commit/{commit}"])
+        .output()
+        .expect("history --html --svg");
+    assert_code(&output, 0);
+    let html = std::fs::read_to_string(package.path("site/index.html")).expect("index.html");
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let page = roxmltree::Document::parse_with_options(&html, options).expect("the page is XML");
+    let sections = page.descendants().filter(|n| n.has_tag_name("section")).count();
+    assert!(sections >= 2, "a chart for every measured phase: {sections}");
+    assert!(
+        html.contains(&format!("https://example.com/commit/{}", commits[5])),
+        "the step's commit is linked"
+    );
+    assert!(
+        !html.contains(" src=") && !html.contains("<link"),
+        "nothing is loaded"
+    );
+
+    let mut names: Vec<String> = std::fs::read_dir(package.path("charts"))
+        .expect("charts")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), sections, "{names:?}");
+    for name in &names {
+        let svg = std::fs::read_to_string(package.path(&format!("charts/{name}"))).expect("svg");
+        let chart = roxmltree::Document::parse(&svg).expect("each SVG is XML");
+        let points = chart
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("point"))
+            .count();
+        assert_eq!(points, 10, "{name}");
+    }
+    let total = names
+        .iter()
+        .find(|name| name.ends_with("__total.svg"))
+        .expect("the total chart");
+    let svg = std::fs::read_to_string(package.path(&format!("charts/{total}"))).expect("svg");
+    insta::assert_snapshot!("history_total_svg", without_timings(&svg, &commits));
 }
 
 #[test]
