@@ -166,7 +166,7 @@ pub fn history_svg(history: &BenchmarkHistory, commit_url: Option<&str>) -> Stri
     );
     let label_every = points.len().div_ceil(MAX_X_LABELS).max(1);
     for (index, point) in points.iter().enumerate() {
-        if index % label_every == 0 || index + 1 == points.len() {
+        if index % label_every == 0 {
             let _ = writeln!(
                 svg,
                 "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-family=\"monospace\" font-size=\"10\">{}</text>",

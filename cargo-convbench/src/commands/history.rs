@@ -225,8 +225,8 @@ fn table(series: &[BenchmarkHistory]) -> String {
             "commit",
             "time (UTC)",
             "median ms",
-            "between runs ms (min–max)",
-            "runs",
+            "rounds min–max ms",
+            "kept runs min–max ms",
             "step",
             "commit message",
         ]);

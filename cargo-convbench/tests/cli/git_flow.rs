@@ -143,7 +143,7 @@ const RUN_NOISE: [f64; 10] = [
 
 /// Blesses ten runs of the tiny cpu benchmark with `baseline update --commit`, run `i` scaled
 /// by `RUN_NOISE[i]` and by `step` from the sixth run on; returns the package and the commits.
-fn ten_blessed_runs(step: f64) -> (Package, Vec<String>) {
+pub fn ten_blessed_runs(step: f64) -> (Package, Vec<String>) {
     let package = Package::git();
     let record = package.cpu_record("rec.json");
     let commits = RUN_NOISE
