@@ -125,10 +125,10 @@ pub fn history_svg(history: &BenchmarkHistory, commit_url: Option<&str>) -> Stri
     let y = |ns: f64| top + plot_height * (1.0 - (ns - low) / (high - low));
 
     let mut svg = String::new();
-    let _ = write!(
+    let _ = writeln!(
         svg,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" \
-         viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"12\" role=\"img\">\n"
+         viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"12\" role=\"img\">"
     );
     let title = escape_xml(&chart_title(history));
     let _ = writeln!(svg, "<title>{title}</title>");

@@ -58,7 +58,8 @@ pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
     let dashboard = a.html.is_some() || a.svg.is_some();
     let default_phase = if dashboard { "all" } else { "total" };
     let phases = phases(a.phase.as_deref().unwrap_or(default_phase))?;
-    if !(a.alpha > 0.0 && a.alpha < 1.0) || !(a.min_step >= 0.0) {
+    let valid = a.alpha > 0.0 && a.alpha < 1.0 && a.min_step >= 0.0;
+    if !valid {
         return Err(Error::InvalidInput(format!(
             "--alpha {} must lie strictly between 0 and 1 and --min-step {} must not be negative",
             a.alpha, a.min_step

@@ -284,6 +284,33 @@ fn history_html_and_svg_write_a_well_formed_dashboard_with_the_step_marked() {
 }
 
 #[test]
+fn history_rejects_an_unknown_phase_a_script_url_and_a_bad_alpha_with_exit_2() {
+    let (package, _) = Package::blessed();
+    for (args, said) in [
+        (&["--phase", "backward"][..], "unknown phase"),
+        (
+            &["--html", "site", "--commit-url", "javascript:alert(1)//{commit}"][..],
+            "not an http(s) URL",
+        ),
+        (&["--alpha", "1.5"][..], "--alpha"),
+    ] {
+        let output = package
+            .convbench()
+            .arg("history")
+            .args(args)
+            .output()
+            .expect("history");
+        assert_code(&output, 2);
+        assert!(
+            stderr_of(&output).contains(said),
+            "{args:?}: {}",
+            stderr_of(&output)
+        );
+    }
+    assert!(!package.path("site").exists(), "nothing is written on bad input");
+}
+
+#[test]
 fn compare_outside_a_git_repository_exits_3_with_advice() {
     let package = Package::plain();
     package.cpu_record("rec.json");
