@@ -1,9 +1,10 @@
 //! [`GitBaselineStore`]: baselines as files in a git repository, read at a base revision.
 
 use super::{
-    BaselineChange, BaselineStore, check_name, contents_differ, merge, parse_record, write_atomically,
+    BaselineChange, BaselineStore, HistoryPoint, check_name, contents_differ, merge, parse_record,
+    write_atomically,
 };
-use crate::results::{Phase, RunRecord};
+use crate::results::RunRecord;
 use crate::{Error, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Sort, Tree};
 use std::path::{Component, Path, PathBuf};
@@ -31,21 +32,6 @@ impl BaseRevision {
     pub fn short_sha(&self) -> &str {
         self.oid.get(..7).unwrap_or(&self.oid)
     }
-}
-
-/// One blessed value in the history of a baseline file.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HistoryPoint {
-    /// Commit that changed the baseline file (full hex id).
-    pub commit: String,
-    /// Commit time, seconds since the Unix epoch.
-    pub time_unix_s: i64,
-    /// First line of the commit message.
-    pub summary: String,
-    /// Benchmark id.
-    pub benchmark_id: String,
-    /// Median of the blessed `total` phase samples (ns).
-    pub phase_total_median_ns: f64,
 }
 
 /// Baselines stored as files in the git repository that contains the workspace.
@@ -168,6 +154,11 @@ impl GitBaselineStore {
     /// The baseline folder, relative to the repository root.
     pub fn baseline_dir(&self) -> &Path {
         &self.baseline_dir
+    }
+
+    /// The URL of remote `name` (e.g. `origin`), when it exists and is UTF-8.
+    pub fn remote_url(&self, name: &str) -> Option<String> {
+        self.repo.find_remote(name).ok()?.url().ok().map(str::to_string)
     }
 
     /// Whether the repository is a shallow clone.
@@ -507,10 +498,12 @@ impl GitBaselineStore {
         Ok(oid.to_string())
     }
 
-    /// The blessed `total` medians of the baseline of `slug` and `set` through history: one
-    /// point per benchmark (or only `benchmark`) for every commit reachable from `HEAD` whose
-    /// baseline file differs from that of each of its parents, oldest first (parents before
-    /// children, then by commit time). Empty when `HEAD` has no commits.
+    /// The blessed medians of the baseline of `slug` and `set` through history: one point per
+    /// benchmark (or only `benchmark`) and measured phase for every commit reachable from
+    /// `HEAD` whose baseline file differs from that of each of its parents, oldest first
+    /// (parents before children, then by commit time). Each point holds the median of the run
+    /// that commit blessed (the newest of the baseline) and the medians of every run the
+    /// baseline kept then. Empty when `HEAD` has no commits.
     pub fn history(&self, slug: &str, set: &str, benchmark: Option<&str>) -> Result<Vec<HistoryPoint>> {
         let path = self.repo_path(slug, set)?;
         let git = |what: &str, error: git2::Error| {
@@ -559,17 +552,28 @@ impl GitBaselineStore {
                 if benchmark.is_some_and(|wanted| wanted != result.id) {
                     continue;
                 }
-                // The run this commit blessed: the newest of the baseline's history.
-                let Some(total) = result.last_run_median(Phase::Total) else {
-                    continue;
-                };
-                points.push(HistoryPoint {
-                    commit: oid.to_string(),
-                    time_unix_s: commit.time().seconds(),
-                    summary: summary.clone(),
-                    benchmark_id: result.id.clone(),
-                    phase_total_median_ns: total,
-                });
+                for phase in &result.phases {
+                    // The run this commit blessed: the newest of the baseline's history.
+                    let Some(median_ns) = result.last_run_median(phase.phase) else {
+                        continue;
+                    };
+                    points.push(HistoryPoint {
+                        commit: oid.to_string(),
+                        time_unix_s: commit.time().seconds(),
+                        summary: summary.clone(),
+                        benchmark_id: result.id.clone(),
+                        model: result.model.clone(),
+                        stage: result.stage,
+                        batch: result.batch,
+                        precision: result.precision,
+                        backend: result.backend.clone(),
+                        adapter: result.adapter.label(),
+                        phase: phase.phase,
+                        median_ns,
+                        round_medians_ns: last_run_round_medians(result, phase.phase),
+                        run_medians_ns: result.run_medians(phase.phase),
+                    });
+                }
             }
         }
         Ok(points)
@@ -587,6 +591,17 @@ impl BaselineStore for GitBaselineStore {
     fn write(&self, record: &RunRecord, slug: &str, set: &str, dry_run: bool) -> Result<BaselineChange> {
         GitBaselineStore::write(self, record, slug, set, dry_run)
     }
+}
+
+/// The round medians of `phase` in the newest run of `result`.
+fn last_run_round_medians(
+    result: &crate::results::BenchmarkResult,
+    phase: crate::results::Phase,
+) -> Vec<f64> {
+    let mut medians = result.round_medians(phase);
+    let last_run = result.run_sizes().last().copied().unwrap_or(medians.len());
+    medians.drain(..medians.len().saturating_sub(last_run));
+    medians
 }
 
 /// The first 7 hex digits of a commit id.

@@ -20,10 +20,12 @@
 //! store could replace the git one.
 
 mod git;
+mod history;
 #[cfg(test)]
 mod tests;
 
-pub use git::{BaseRevision, GitBaselineStore, HistoryPoint};
+pub use git::{BaseRevision, GitBaselineStore};
+pub use history::{BenchmarkHistory, HistoryPoint, Spread, Step};
 
 use crate::results::RunRecord;
 use crate::{Error, Result};

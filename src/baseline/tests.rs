@@ -655,14 +655,7 @@ fn history_lists_each_blessed_value() {
     let points = store.history(&slug, SET, Some(ids[0])).expect("history");
     let values: Vec<(String, i64, &str, f64)> = points
         .iter()
-        .map(|p| {
-            (
-                p.commit.clone(),
-                p.time_unix_s,
-                p.summary.as_str(),
-                p.phase_total_median_ns,
-            )
-        })
+        .map(|p| (p.commit.clone(), p.time_unix_s, p.summary.as_str(), p.median_ns))
         .collect();
     assert_eq!(
         values,
@@ -708,4 +701,113 @@ fn an_adapter_with_a_240_character_name_gets_a_short_distinct_slug() {
         .write(&record(vec![bench]), &a, SET, false)
         .expect("write under a long name");
     assert!(store.load_worktree(&a, SET).expect("load").is_some());
+}
+
+/// A standard normal draw (Box–Muller).
+fn normal(rng: &mut rand::rngs::SmallRng) -> f64 {
+    use rand::Rng;
+    let (u1, u2): (f64, f64) = (rng.random_range(f64::EPSILON..1.0), rng.random());
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+/// A run of `id` around `level_ns` as `run --rounds 3 --samples 5` records it: each round's
+/// level off by 2% (CV), each sample by 1% around its round.
+fn noisy_run(id: &str, level_ns: f64, rng: &mut rand::rngs::SmallRng) -> BenchmarkResult {
+    let mut samples_ns = Vec::new();
+    for _ in 0..3 {
+        let round_ns = level_ns * (0.02 * normal(rng)).exp();
+        samples_ns.extend((0..5).map(|_| (round_ns * (0.01 * normal(rng)).exp()) as u64));
+    }
+    let mut result = benchmark(id, 0);
+    result.phases[0].summary = Summary::of(&samples_ns).expect("samples");
+    result.phases[0].samples_ns = samples_ns;
+    result.rounds = vec![5; 3];
+    result
+}
+
+/// Blesses and commits 10 runs of one benchmark through the store, run `i`'s level
+/// `level(i)` with 4% noise between runs (CV, log-normal): the spread between blessed runs of
+/// an idle machine. Returns the store, its folder and the ids of the 10 commits.
+fn blessed_history(
+    level: impl Fn(usize) -> f64,
+    seed: u64,
+) -> (tempfile::TempDir, GitBaselineStore, Vec<String>) {
+    use rand::SeedableRng;
+    let (dir, _repo) = init_repo();
+    let store = open(dir.path());
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let commits = (0..10)
+        .map(|run| {
+            let level_ns = level(run) * (0.04 * normal(&mut rng)).exp();
+            let blessed = record(vec![noisy_run("alexnet/train/b128/f32/wgpu", level_ns, &mut rng)]);
+            let change = store.write(&blessed, &slug(), SET, false).expect("write");
+            store
+                .commit(&change, Some(&format!("bless run {}", run + 1)))
+                .expect("commit")
+        })
+        .collect();
+    (dir, store, commits)
+}
+
+fn total_history(store: &GitBaselineStore) -> BenchmarkHistory {
+    let mut points = store.history(&slug(), SET, None).expect("history");
+    points.retain(|p| p.phase == Phase::Total);
+    let mut series = BenchmarkHistory::group(&slug(), points, &crate::stats::ChangePointConfig::default());
+    assert_eq!(series.len(), 1);
+    series.remove(0)
+}
+
+#[test]
+fn history_finds_a_15_percent_step_at_the_commit_that_blessed_it_and_no_other() {
+    for seed in [1, 2, 3] {
+        let (_dir, store, commits) = blessed_history(|run| if run < 5 { 2e6 } else { 2.3e6 }, seed);
+        let history = total_history(&store);
+        assert_eq!(history.points.len(), 10);
+        let steps: Vec<(&str, f64)> = history
+            .steps
+            .iter()
+            .map(|s| (s.commit.as_str(), s.relative_step))
+            .collect();
+        assert_eq!(steps.len(), 1, "seed {seed}: {steps:?}");
+        assert_eq!(
+            steps[0].0, commits[5],
+            "seed {seed}: the step is blessed by run 6"
+        );
+        assert!((steps[0].1 - 0.15).abs() < 0.06, "seed {seed}: {steps:?}");
+        assert_eq!(history.steps[0].summary, "bless run 6");
+        // The baseline keeps every run so far, so the last point spreads over all ten.
+        let last = history.points.last().expect("points").run_spread();
+        assert_eq!(last.count, 10);
+        assert!(last.min_ns < 2.2e6 && last.max_ns > 2.2e6, "{last:?}");
+    }
+}
+
+#[test]
+fn a_flat_noisy_history_has_no_change_point() {
+    for seed in [1, 2, 3] {
+        let (_dir, store, _) = blessed_history(|_| 2e6, seed);
+        let history = total_history(&store);
+        assert_eq!(history.points.len(), 10);
+        assert!(history.steps.is_empty(), "seed {seed}: {:?}", history.steps);
+    }
+}
+
+#[test]
+fn history_points_carry_the_median_of_every_kept_run() {
+    let (_dir, store, _) = blessed_history(|run| 1e6 * (run + 1) as f64, 9);
+    let history = total_history(&store);
+    for (index, point) in history.points.iter().enumerate() {
+        assert_eq!(point.run_medians_ns.len(), index + 1);
+        assert_eq!(point.run_medians_ns.last(), Some(&point.median_ns));
+        assert_eq!(point.round_medians_ns.len(), 3, "the rounds of the blessed run");
+        for spread in [point.run_spread(), point.round_spread()] {
+            assert!(
+                spread.min_ns <= spread.q1_ns
+                    && spread.q1_ns <= spread.q3_ns
+                    && spread.q3_ns <= spread.max_ns
+            );
+        }
+        let rounds = point.round_spread();
+        assert!(rounds.min_ns <= point.median_ns && point.median_ns <= rounds.max_ns);
+    }
 }

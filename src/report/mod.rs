@@ -1,10 +1,11 @@
 //! Pure renderers: a [`RunRecord`] or a [`Comparison`] in, text out.
 //!
 //! Terminal tables ([`table`], [`layers_table`], [`comparison_table`]), GitHub Markdown
-//! ([`markdown`], [`comparison_markdown`]), CSV ([`csv()`]), JSON ([`json`]) and SVG charts
-//! ([`chart_svg`]). No function here prints, reads or writes a file: the binary decides
-//! whether the text goes to the terminal, to `--out`, to `$GITHUB_STEP_SUMMARY` or into a PR
-//! comment. Every text ends with exactly one newline.
+//! ([`markdown`], [`comparison_markdown`]), CSV ([`csv()`]), JSON ([`json`]), SVG charts
+//! ([`chart_svg`]) and the history dashboard ([`history_svg`], [`history_html`]). No function
+//! here prints, reads or writes a file: the binary decides whether the text goes to the
+//! terminal, to `--out`, to `$GITHUB_STEP_SUMMARY` or into a PR comment. Every text ends with
+//! exactly one newline.
 //!
 //! Conventions shared by every human-readable output:
 //! - times are medians of the raw samples, in milliseconds with 3 decimals, and more below
@@ -23,6 +24,7 @@ mod cells;
 mod chart;
 mod comparison;
 mod csv_export;
+mod history;
 mod markdown;
 mod ratio;
 mod terminal;
@@ -33,6 +35,7 @@ mod tests;
 pub use chart::chart_svg;
 pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
+pub use history::{escape_xml, github_commit_url, history_html, history_svg, history_svg_file_name};
 pub use markdown::{escape_markdown, markdown};
 pub use ratio::vendor_ratio_table;
 pub use terminal::{layers_table, table, verification_table};

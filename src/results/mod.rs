@@ -353,6 +353,30 @@ impl BenchmarkResult {
         medians
     }
 
+    /// The median of the samples of each run of `phase`, oldest first (one value when the result
+    /// holds one run; empty when the phase was not measured). In a baseline these are the
+    /// blessed runs it keeps, whose spread is the drift between runs that `compare` measures.
+    pub fn run_medians(&self, phase: Phase) -> Vec<f64> {
+        let Some(result) = self.phase(phase) else {
+            return Vec::new();
+        };
+        let rounds = self.round_sizes();
+        let mut round_start = 0;
+        let mut sample_start = 0;
+        let mut medians = Vec::new();
+        for run_rounds in self.run_sizes() {
+            let round_end = (round_start + run_rounds).min(rounds.len());
+            let samples: usize = rounds[round_start..round_end].iter().sum();
+            let sample_end = (sample_start + samples).min(result.samples_ns.len());
+            if let Some(summary) = Summary::of(&result.samples_ns[sample_start..sample_end]) {
+                medians.push(summary.median_ns);
+            }
+            round_start = round_end;
+            sample_start = sample_end;
+        }
+        medians
+    }
+
     /// The median of the samples of `phase` in the last run (the newest blessed run of a
     /// baseline; the whole result when it holds one run).
     pub fn last_run_median(&self, phase: Phase) -> Option<f64> {

@@ -1,6 +1,6 @@
 //! Pure statistics for comparing timing samples: quantiles, a bootstrap confidence interval of
 //! a ratio of medians, the Mann–Whitney U rank test and Benjamini–Hochberg false-discovery
-//! control.
+//! control, and change points in a history (e-divisive means).
 //!
 //! Nothing here does I/O or keeps state; every random procedure takes an explicit seed, so the
 //! same inputs always give the same answer and a CI verdict can be reproduced on a laptop.
@@ -8,10 +8,12 @@
 //! skewed and have outliers (a preempted frame, a clock change) that should not move a verdict.
 
 mod bootstrap;
+mod change_points;
 mod fdr;
 mod rank;
 
 pub use bootstrap::bootstrap_ratio_ci;
+pub use change_points::{ChangePoint, ChangePointConfig, change_points};
 pub use fdr::benjamini_hochberg;
 pub use rank::{Alternative, mann_whitney_u, normal_cdf};
 

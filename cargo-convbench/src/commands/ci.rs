@@ -367,9 +367,11 @@ fn regression_history(workspace: &Workspace, set: &str, judged: &Judged) -> Stri
                 continue;
             }
             shown.push(row.benchmark_id.clone());
-            let Ok(points) = store.history(&benchmark.adapter.slug(), set, Some(&row.benchmark_id)) else {
+            let Ok(mut points) = store.history(&benchmark.adapter.slug(), set, Some(&row.benchmark_id))
+            else {
                 continue;
             };
+            points.retain(|point| point.phase == convbench::results::Phase::Total);
             out.push_str(&format!(
                 "\n#### History of {}\n\n| commit | blessed (UTC) | total median | commit message |\n| --- | --- | ---: | --- |\n",
                 escape_markdown(&row.benchmark_id)
@@ -380,7 +382,7 @@ fn regression_history(workspace: &Workspace, set: &str, judged: &Judged) -> Stri
                     "| {} | {} | {} | {} |\n",
                     escape_markdown(&point.commit.chars().take(10).collect::<String>()),
                     convbench::report::rfc3339_utc(point.time_unix_s.max(0) as u64),
-                    convbench::github::format_duration_ns(point.phase_total_median_ns),
+                    convbench::github::format_duration_ns(point.median_ns),
                     escape_markdown(&point.summary),
                 ));
             }

@@ -2,7 +2,7 @@
 //! `history`, and the errors outside a repository or across adapters.
 
 use crate::support::{
-    Package, assert_code, convbench, raw_samples, read_record, stderr_of, stdout_of, write_record,
+    Package, assert_code, convbench, raw_samples, read_record, scaled, stderr_of, stdout_of, write_record,
 };
 use convbench::results::RunRecord;
 
@@ -107,18 +107,207 @@ fn history_after_two_blessed_commits_shows_two_rows() {
         assert_code(&output, 0);
         stdout_of(&output)
     };
-    let rows: Vec<serde_json::Value> = serde_json::from_str(&history("json")).expect("history JSON");
-    assert_eq!(rows.len(), 2, "{rows:?}");
+    let series: Vec<serde_json::Value> = serde_json::from_str(&history("json")).expect("history JSON");
+    assert_eq!(series.len(), 1, "one series per benchmark and phase: {series:?}");
     let id = &record.benchmarks[0].id;
-    assert!(rows.iter().all(|r| r["benchmark"] == id.as_str()), "{rows:?}");
-    let first = rows[0]["total_median_ns"].as_f64().expect("median");
-    let second = rows[1]["total_median_ns"].as_f64().expect("median");
+    assert_eq!(series[0]["benchmark"], id.as_str());
+    assert_eq!(series[0]["phase"], "total");
+    let points = series[0]["points"].as_array().expect("points");
+    assert_eq!(points.len(), 2, "{points:?}");
+    let first = points[0]["median_ns"].as_f64().expect("median");
+    let second = points[1]["median_ns"].as_f64().expect("median");
     assert!(
         (second / first - 1.4).abs() < 0.01,
         "oldest first: {first} then {second}"
     );
+    // The second blessing keeps both runs: the spread between kept runs covers both medians.
+    assert_eq!(points[1]["run_spread"]["count"], 2);
+    assert_eq!(points[1]["run_spread"]["min_ns"].as_f64(), Some(first));
+    assert_eq!(points[1]["run_spread"]["max_ns"].as_f64(), Some(second));
+    let rounds = &points[1]["round_spread"];
+    assert!(rounds["min_ns"].as_f64() <= Some(second) && rounds["max_ns"].as_f64() >= Some(second));
+    assert_eq!(
+        series[0]["change_points"],
+        serde_json::json!([]),
+        "two points are too few"
+    );
     let table = history("table");
     assert_eq!(table.matches(id.as_str()).count(), 2, "{table}");
+}
+
+/// Between-run noise of ten blessed runs: log-normal draws with a CV of 3.7%, the spread
+/// between run medians of an idle 2-core machine.
+const RUN_NOISE: [f64; 10] = [
+    1.046, 0.958, 1.012, 0.967, 1.038, 0.981, 1.052, 0.949, 1.021, 0.994,
+];
+
+/// Blesses ten runs of the tiny cpu benchmark with `baseline update --commit`, run `i` scaled
+/// by `RUN_NOISE[i]` and by `step` from the sixth run on; returns the package and the commits.
+pub fn ten_blessed_runs(step: f64) -> (Package, Vec<String>) {
+    let package = Package::git();
+    let record = package.cpu_record("rec.json");
+    let commits = RUN_NOISE
+        .iter()
+        .enumerate()
+        .map(|(run, noise)| {
+            let factor = noise * if run >= 5 { step } else { 1.0 };
+            write_record(&package.path("run.json"), &scaled(record.clone(), factor));
+            package.bless("run.json");
+            package.head()
+        })
+        .collect();
+    (package, commits)
+}
+
+/// The change points `history --format json` lists: (commit, relative step) of every series.
+fn listed_change_points(package: &Package) -> Vec<(String, f64)> {
+    let output = package
+        .convbench()
+        .args(["history", "--format", "json"])
+        .output()
+        .expect("history");
+    assert_code(&output, 0);
+    let series: Vec<serde_json::Value> = serde_json::from_str(&stdout_of(&output)).expect("history JSON");
+    assert!(!series.is_empty());
+    series
+        .iter()
+        .flat_map(|s| s["change_points"].as_array().cloned().unwrap_or_default())
+        .map(|c| {
+            (
+                c["commit"].as_str().unwrap_or_default().to_string(),
+                c["relative_step"].as_f64().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn history_finds_a_15_percent_step_at_the_sixth_blessing_and_no_other() {
+    let (package, commits) = ten_blessed_runs(1.15);
+    let found = listed_change_points(&package);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, commits[5], "{found:?}");
+    assert!((found[0].1 - 0.15).abs() < 0.05, "{found:?}");
+    let output = package.convbench().arg("history").output().expect("history");
+    assert_code(&output, 0);
+    let table = stdout_of(&output);
+    assert!(
+        table.contains("change points:") && table.contains(&commits[5][..10]),
+        "{table}"
+    );
+}
+
+#[test]
+fn history_of_a_flat_noisy_baseline_lists_no_change_point() {
+    let (package, _) = ten_blessed_runs(1.0);
+    assert_eq!(listed_change_points(&package), []);
+}
+
+/// `text` with every commit id of `commits` (full, 10 and 7 digits) named by its run, the
+/// y-axis ticks (their count follows the timings) left out, and every number (digits with an
+/// optional decimal part) replaced by `#`: the structure of a chart without its timings,
+/// coordinates, dates or hashes, which differ from run to run.
+fn without_timings(text: &str, commits: &[String]) -> String {
+    let mut text: String = text
+        .lines()
+        .filter(|line| !line.contains("dominant-baseline=\"middle\""))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    for (run, commit) in commits.iter().enumerate() {
+        for length in [40, 10, 7] {
+            text = text.replace(&commit[..length], &format!("<commit of run {}>", run + 1));
+        }
+    }
+    let mut filtered = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if !ch.is_ascii_digit() {
+            filtered.push(ch);
+            continue;
+        }
+        while chars.peek().is_some_and(|c| c.is_ascii_digit() || *c == '.') {
+            chars.next();
+        }
+        filtered.push('#');
+    }
+    filtered
+}
+
+#[test]
+fn history_html_and_svg_write_a_well_formed_dashboard_with_the_step_marked() {
+    let (package, commits) = ten_blessed_runs(1.15);
+    let output = package
+        .convbench()
+        .args(["history", "--html", "site", "--svg", "charts"])
+        .args(["--commit-url", "https://example.com/commit/{commit}"])
+        .output()
+        .expect("history --html --svg");
+    assert_code(&output, 0);
+    let html = std::fs::read_to_string(package.path("site/index.html")).expect("index.html");
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let page = roxmltree::Document::parse_with_options(&html, options).expect("the page is XML");
+    let sections = page.descendants().filter(|n| n.has_tag_name("section")).count();
+    assert!(sections >= 2, "a chart for every measured phase: {sections}");
+    assert!(
+        html.contains(&format!("https://example.com/commit/{}", commits[5])),
+        "the step's commit is linked"
+    );
+    assert!(
+        !html.contains(" src=") && !html.contains("<link"),
+        "nothing is loaded"
+    );
+
+    let mut names: Vec<String> = std::fs::read_dir(package.path("charts"))
+        .expect("charts")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), sections, "{names:?}");
+    for name in &names {
+        let svg = std::fs::read_to_string(package.path(&format!("charts/{name}"))).expect("svg");
+        let chart = roxmltree::Document::parse(&svg).expect("each SVG is XML");
+        let points = chart
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("point"))
+            .count();
+        assert_eq!(points, 10, "{name}");
+    }
+    let total = names
+        .iter()
+        .find(|name| name.ends_with("__total.svg"))
+        .expect("the total chart");
+    let svg = std::fs::read_to_string(package.path(&format!("charts/{total}"))).expect("svg");
+    insta::assert_snapshot!("history_total_svg", without_timings(&svg, &commits));
+}
+
+#[test]
+fn history_rejects_an_unknown_phase_a_script_url_and_a_bad_alpha_with_exit_2() {
+    let (package, _) = Package::blessed();
+    for (args, said) in [
+        (&["--phase", "backward"][..], "unknown phase"),
+        (
+            &["--html", "site", "--commit-url", "javascript:alert(1)//{commit}"][..],
+            "not an http(s) URL",
+        ),
+        (&["--alpha", "1.5"][..], "--alpha"),
+    ] {
+        let output = package
+            .convbench()
+            .arg("history")
+            .args(args)
+            .output()
+            .expect("history");
+        assert_code(&output, 2);
+        assert!(
+            stderr_of(&output).contains(said),
+            "{args:?}: {}",
+            stderr_of(&output)
+        );
+    }
+    assert!(!package.path("site").exists(), "nothing is written on bad input");
 }
 
 #[test]

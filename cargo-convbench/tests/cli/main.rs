@@ -9,6 +9,7 @@
 //! wiremock fake of the REST API on loopback.
 
 mod bad_input;
+mod browser;
 mod git_flow;
 mod github;
 mod gpu;
