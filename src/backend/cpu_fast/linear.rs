@@ -6,17 +6,20 @@ use super::gemm::{Matrix, MatrixMut, gemm};
 use crate::kernels::LinearGeom;
 use rayon::prelude::*;
 
+/// Most rows of `c` for which [`par_gemm`] splits by columns: each task's buffer then holds at
+/// most this many rows of its share of the columns.
+const FEW_ROWS: usize = 64;
+
 /// `c[.., offset..offset + n] = a * b` for `a` of `m x k` and `b` of `k x n`, with `c`'s rows
-/// `row_stride` apart and its other columns untouched. Split over cores by rows of `c` when it
-/// has more rows than columns, else by columns through a small buffer per task (so each task
-/// reads only its share of `b`, which matters when `b` is a large weight matrix and `m` a
-/// small batch).
+/// `row_stride` apart and its other columns untouched. Split over cores by rows of `c`, or, when
+/// `c` has few rows (a small batch) and more columns, by columns through a small buffer per
+/// task, so that each task reads only its share of `b`, a large weight matrix.
 fn par_gemm(m: usize, k: usize, n: usize, a: Matrix<'_>, b: Matrix<'_>, c: &mut [f32], offset: usize, row_stride: usize) {
     if m == 0 || n == 0 {
         return;
     }
     let threads = rayon::current_num_threads().max(1);
-    if m >= n {
+    if m >= n || m > FEW_ROWS {
         let rows = m.div_ceil(threads);
         c[..m * row_stride]
             .par_chunks_mut(rows * row_stride)
