@@ -5,8 +5,8 @@
 //! f16 programs store tensors rounded to f16 after every op (arithmetic in f32), which matches
 //! what a GPU with f16 storage and f32 accumulation does.
 
-use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write};
 use super::cpu_fast;
+use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write};
 use crate::kernels::{Access, DType};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};

@@ -68,7 +68,14 @@ impl Dims {
 
 /// The outputs `0..outputs` along one axis whose input index for tap `k`
 /// (`out * stride + k * dilation - pad`) lies in `0..size`.
-fn valid_outputs(outputs: usize, k: usize, stride: usize, pad: usize, dilation: usize, size: usize) -> Range<usize> {
+fn valid_outputs(
+    outputs: usize,
+    k: usize,
+    stride: usize,
+    pad: usize,
+    dilation: usize,
+    size: usize,
+) -> Range<usize> {
     let offset = k * dilation;
     let lo = pad.saturating_sub(offset).div_ceil(stride).min(outputs);
     let hi = if offset > size - 1 + pad {
@@ -98,7 +105,12 @@ struct Segment {
 }
 
 /// The row segments of `block` for tap `(ki, kj)`.
-fn segments<'a>(g: &'a ConvGeom, block: &Range<usize>, ki: usize, kj: usize) -> impl Iterator<Item = Segment> + use<'a> {
+fn segments<'a>(
+    g: &'a ConvGeom,
+    block: &Range<usize>,
+    ki: usize,
+    kj: usize,
+) -> impl Iterator<Item = Segment> + use<'a> {
     let c = &g.conv;
     let (ow, iw) = (g.output.w, g.input.w);
     let columns = valid_outputs(ow, kj, c.stride.1, c.padding.1, c.dilation.1, iw);
@@ -106,7 +118,10 @@ fn segments<'a>(g: &'a ConvGeom, block: &Range<usize>, ki: usize, kj: usize) -> 
     let rows = start / ow..(end - 1) / ow + 1;
     rows.map(move |oh| {
         let row_start = oh * ow;
-        let (lo, hi) = (start.max(row_start) - row_start, end.min(row_start + ow) - row_start);
+        let (lo, hi) = (
+            start.max(row_start) - row_start,
+            end.min(row_start + ow) - row_start,
+        );
         let in_block = row_start + lo - start..row_start + hi - start;
         let reads = input_row(g, oh, ki).and_then(|ih| {
             let (a, b) = (columns.start.clamp(lo, hi), columns.end.clamp(lo, hi));
@@ -121,7 +136,15 @@ fn segments<'a>(g: &'a ConvGeom, block: &Range<usize>, ki: usize, kj: usize) -> 
 
 /// Writes the columns `block` of the im2col matrix of one image's group (`x_group`, its
 /// `cin_g` input planes) into `out`: element `(tap, p)` goes to `out[tap * ld + at + p - block.start]`.
-fn im2col(g: &ConvGeom, d: &Dims, x_group: &[f32], block: &Range<usize>, out: &mut [f32], ld: usize, at: usize) {
+fn im2col(
+    g: &ConvGeom,
+    d: &Dims,
+    x_group: &[f32],
+    block: &Range<usize>,
+    out: &mut [f32],
+    ld: usize,
+    at: usize,
+) {
     let (kh, kw) = g.conv.kernel;
     let stride = g.conv.stride.1;
     for icl in 0..d.cin_g {
@@ -180,7 +203,14 @@ fn col2im_add(g: &ConvGeom, d: &Dims, col: &[f32], ld: usize, block: &Range<usiz
 }
 
 /// `x, w, [bias] -> y`.
-pub(super) fn forward(g: &ConvGeom, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32], scratch: usize) {
+pub(super) fn forward(
+    g: &ConvGeom,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    scratch: usize,
+) {
     let d = Dims::new(g, scratch);
     let in_image = g.input.c * d.in_plane;
     let col_len = if d.pointwise { 0 } else { d.taps * d.block };
@@ -221,38 +251,36 @@ pub(super) fn backward_data(g: &ConvGeom, dy: &[f32], w: &[f32], dx: &mut [f32],
     let d = Dims::new(g, scratch);
     let out_image = g.output.c * d.positions;
     let col_len = if d.pointwise { 0 } else { d.taps * d.block };
-    dx.par_chunks_mut(d.cin_g * d.in_plane)
-        .enumerate()
-        .for_each_init(
-            || vec![0.0; col_len],
-            |col, (pair, dx_group)| {
-                let (n, group) = (pair / d.groups, pair % d.groups);
-                let dy_group = &dy[n * out_image + group * d.cout_g * d.positions..][..d.cout_g * d.positions];
-                let w_transposed = Matrix::transposed(w, group * d.cout_g * d.taps, d.taps);
-                if !d.pointwise {
-                    dx_group.fill(0.0);
+    dx.par_chunks_mut(d.cin_g * d.in_plane).enumerate().for_each_init(
+        || vec![0.0; col_len],
+        |col, (pair, dx_group)| {
+            let (n, group) = (pair / d.groups, pair % d.groups);
+            let dy_group = &dy[n * out_image + group * d.cout_g * d.positions..][..d.cout_g * d.positions];
+            let w_transposed = Matrix::transposed(w, group * d.cout_g * d.taps, d.taps);
+            if !d.pointwise {
+                dx_group.fill(0.0);
+            }
+            for block in d.blocks() {
+                let gradient = Matrix::rows(dy_group, block.start, d.positions);
+                if d.pointwise {
+                    let out = MatrixMut {
+                        data: &mut *dx_group,
+                        offset: block.start,
+                        row_stride: d.in_plane,
+                    };
+                    gemm(d.taps, d.cout_g, block.len(), w_transposed, gradient, 0.0, out);
+                } else {
+                    let out = MatrixMut {
+                        data: &mut col[..d.taps * block.len()],
+                        offset: 0,
+                        row_stride: block.len(),
+                    };
+                    gemm(d.taps, d.cout_g, block.len(), w_transposed, gradient, 0.0, out);
+                    col2im_add(g, &d, col, block.len(), &block, dx_group);
                 }
-                for block in d.blocks() {
-                    let gradient = Matrix::rows(dy_group, block.start, d.positions);
-                    if d.pointwise {
-                        let out = MatrixMut {
-                            data: &mut *dx_group,
-                            offset: block.start,
-                            row_stride: d.in_plane,
-                        };
-                        gemm(d.taps, d.cout_g, block.len(), w_transposed, gradient, 0.0, out);
-                    } else {
-                        let out = MatrixMut {
-                            data: &mut col[..d.taps * block.len()],
-                            offset: 0,
-                            row_stride: block.len(),
-                        };
-                        gemm(d.taps, d.cout_g, block.len(), w_transposed, gradient, 0.0, out);
-                        col2im_add(g, &d, col, block.len(), &block, dx_group);
-                    }
-                }
-            },
-        );
+            }
+        },
+    );
 }
 
 /// A run of position blocks, possibly of several images, whose columns sit side by side in one
@@ -311,10 +339,12 @@ pub(super) fn backward_filter(
                 for group in 0..d.groups {
                     let mut at = 0;
                     for (n, block) in chunk {
-                        let x_group = &x[n * in_image + group * d.cin_g * d.in_plane..][..d.cin_g * d.in_plane];
+                        let x_group =
+                            &x[n * in_image + group * d.cin_g * d.in_plane..][..d.cin_g * d.in_plane];
                         im2col(g, &d, x_group, block, &mut col, width, at);
                         for oc in 0..d.cout_g {
-                            let plane = &dy[n * out_image + (group * d.cout_g + oc) * d.positions..][..d.positions];
+                            let plane =
+                                &dy[n * out_image + (group * d.cout_g + oc) * d.positions..][..d.positions];
                             gradient[oc * width + at..][..block.len()].copy_from_slice(&plane[block.clone()]);
                         }
                         at += block.len();
@@ -344,7 +374,11 @@ pub(super) fn backward_filter(
     if let Some(db) = dbias {
         db.par_iter_mut().enumerate().for_each(|(oc, b)| {
             *b = (0..g.output.n)
-                .map(|n| dy[n * out_image + oc * d.positions..][..d.positions].iter().sum::<f32>())
+                .map(|n| {
+                    dy[n * out_image + oc * d.positions..][..d.positions]
+                        .iter()
+                        .sum::<f32>()
+                })
                 .sum();
         });
     }

@@ -55,13 +55,22 @@ pub(super) struct MatrixMut<'a> {
 }
 
 /// Index of the last element of a `rows x cols` view, `None` when it has no element.
-fn last_index(offset: usize, rows: usize, cols: usize, row_stride: usize, col_stride: usize) -> Option<usize> {
+fn last_index(
+    offset: usize,
+    rows: usize,
+    cols: usize,
+    row_stride: usize,
+    col_stride: usize,
+) -> Option<usize> {
     (rows > 0 && cols > 0).then(|| offset + (rows - 1) * row_stride + (cols - 1) * col_stride)
 }
 
 fn assert_inside(what: &str, len: usize, last: Option<usize>) {
     if let Some(last) = last {
-        assert!(last < len, "gemm: {what} addresses element {last} of a slice of {len}");
+        assert!(
+            last < len,
+            "gemm: {what} addresses element {last} of a slice of {len}"
+        );
     }
 }
 
@@ -72,8 +81,16 @@ fn assert_inside(what: &str, len: usize, last: Option<usize>) {
 /// # Panics
 /// When a view reaches outside its slice, or the rows of `c` overlap.
 pub(super) fn gemm(m: usize, k: usize, n: usize, a: Matrix<'_>, b: Matrix<'_>, beta: f32, c: MatrixMut<'_>) {
-    assert_inside("a", a.data.len(), last_index(a.offset, m, k, a.row_stride, a.col_stride));
-    assert_inside("b", b.data.len(), last_index(b.offset, k, n, b.row_stride, b.col_stride));
+    assert_inside(
+        "a",
+        a.data.len(),
+        last_index(a.offset, m, k, a.row_stride, a.col_stride),
+    );
+    assert_inside(
+        "b",
+        b.data.len(),
+        last_index(b.offset, k, n, b.row_stride, b.col_stride),
+    );
     assert_inside("c", c.data.len(), last_index(c.offset, m, n, c.row_stride, 1));
     assert!(m <= 1 || c.row_stride >= n, "gemm: rows of c overlap");
     if m == 0 || n == 0 {

@@ -10,11 +10,16 @@ use rayon::prelude::*;
 /// most this many rows of its share of the columns.
 const FEW_ROWS: usize = 64;
 
-/// `c[.., offset..offset + n] = a * b` for `a` of `m x k` and `b` of `k x n`, with `c`'s rows
-/// `row_stride` apart and its other columns untouched. Split over cores by rows of `c`, or, when
+/// `c = a * b` for `a` of `m x k` and `b` of `k x n`; the columns of `c`'s rows outside its
+/// `m x n` view are left untouched. Split over cores by rows of `c`, or, when
 /// `c` has few rows (a small batch) and more columns, by columns through a small buffer per
 /// task, so that each task reads only its share of `b`, a large weight matrix.
-fn par_gemm(m: usize, k: usize, n: usize, a: Matrix<'_>, b: Matrix<'_>, c: &mut [f32], offset: usize, row_stride: usize) {
+fn par_gemm(m: usize, k: usize, n: usize, a: Matrix<'_>, b: Matrix<'_>, c: MatrixMut<'_>) {
+    let MatrixMut {
+        data: c,
+        offset,
+        row_stride,
+    } = c;
     if m == 0 || n == 0 {
         return;
     }
@@ -51,12 +56,15 @@ fn par_gemm(m: usize, k: usize, n: usize, a: Matrix<'_>, b: Matrix<'_>, c: &mut 
                 part
             })
             .collect();
-        c.par_chunks_mut(row_stride).take(m).enumerate().for_each(|(i, row)| {
-            for (task, part) in parts.iter().enumerate() {
-                let count = part.len() / m;
-                row[offset + task * columns..][..count].copy_from_slice(&part[i * count..][..count]);
-            }
-        });
+        c.par_chunks_mut(row_stride)
+            .take(m)
+            .enumerate()
+            .for_each(|(i, row)| {
+                for (task, part) in parts.iter().enumerate() {
+                    let count = part.len() / m;
+                    row[offset + task * columns..][..count].copy_from_slice(&part[i * count..][..count]);
+                }
+            });
     }
 }
 
@@ -64,7 +72,12 @@ fn par_gemm(m: usize, k: usize, n: usize, a: Matrix<'_>, b: Matrix<'_>, c: &mut 
 pub(super) fn forward(g: &LinearGeom, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
     let x_rows = Matrix::rows(x, 0, g.in_features);
     let w_transposed = Matrix::transposed(w, 0, g.in_features);
-    par_gemm(g.batch, g.in_features, g.out_features, x_rows, w_transposed, y, g.y_offset, g.y_stride);
+    let out = MatrixMut {
+        data: &mut *y,
+        offset: g.y_offset,
+        row_stride: g.y_stride,
+    };
+    par_gemm(g.batch, g.in_features, g.out_features, x_rows, w_transposed, out);
     if let Some(bias) = bias {
         y.par_chunks_mut(g.y_stride).take(g.batch).for_each(|row| {
             for (v, &b) in row[g.y_offset..][..g.out_features].iter_mut().zip(bias) {
@@ -78,14 +91,30 @@ pub(super) fn forward(g: &LinearGeom, x: &[f32], w: &[f32], bias: Option<&[f32]>
 pub(super) fn backward_data(g: &LinearGeom, dy: &[f32], w: &[f32], dx: &mut [f32]) {
     let dy_rows = Matrix::rows(dy, g.y_offset, g.y_stride);
     let w_rows = Matrix::rows(w, 0, g.in_features);
-    par_gemm(g.batch, g.out_features, g.in_features, dy_rows, w_rows, dx, 0, g.in_features);
+    let out = MatrixMut {
+        data: dx,
+        offset: 0,
+        row_stride: g.in_features,
+    };
+    par_gemm(g.batch, g.out_features, g.in_features, dy_rows, w_rows, out);
 }
 
 /// `x, dy -> dw, [dbias]`: `dw = dy^T * x`, contracting over the batch.
-pub(super) fn backward_params(g: &LinearGeom, x: &[f32], dy: &[f32], dw: &mut [f32], dbias: Option<&mut [f32]>) {
+pub(super) fn backward_params(
+    g: &LinearGeom,
+    x: &[f32],
+    dy: &[f32],
+    dw: &mut [f32],
+    dbias: Option<&mut [f32]>,
+) {
     let dy_transposed = Matrix::transposed(dy, g.y_offset, g.y_stride);
     let x_rows = Matrix::rows(x, 0, g.in_features);
-    par_gemm(g.out_features, g.batch, g.in_features, dy_transposed, x_rows, dw, 0, g.in_features);
+    let out = MatrixMut {
+        data: dw,
+        offset: 0,
+        row_stride: g.in_features,
+    };
+    par_gemm(g.out_features, g.batch, g.in_features, dy_transposed, x_rows, out);
     if let Some(db) = dbias {
         for (o, b) in db.iter_mut().enumerate() {
             *b = (0..g.batch).map(|n| dy[n * g.y_stride + g.y_offset + o]).sum();

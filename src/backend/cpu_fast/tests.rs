@@ -34,7 +34,9 @@ fn random_conv(rng: &mut StdRng) -> ConvGeom {
         let groups = rng.random_range(1..=3);
         let (cin_g, cout_g) = (rng.random_range(1..=4), rng.random_range(1..=4));
         let pointwise = rng.random_bool(0.2);
-        let mut pair = |range: std::ops::RangeInclusive<usize>| (rng.random_range(range.clone()), rng.random_range(range));
+        let mut pair = |range: std::ops::RangeInclusive<usize>| {
+            (rng.random_range(range.clone()), rng.random_range(range))
+        };
         let (kernel, stride, padding) = if pointwise {
             ((1, 1), (1, 1), (0, 0))
         } else {
@@ -112,7 +114,9 @@ fn check(op: &Op, rng: &mut StdRng, scratch: usize) -> Result<(), String> {
         }
     }
     let wide = |v: &Vec<f32>, abs: bool| -> Vec<f64> {
-        v.iter().map(|&x| if abs { f64::from(x).abs() } else { f64::from(x) }).collect()
+        v.iter()
+            .map(|&x| if abs { f64::from(x).abs() } else { f64::from(x) })
+            .collect()
     };
     let reference_of = |abs: bool| {
         let ins: Vec<Vec<f64>> = inputs.iter().map(|v| wide(v, abs)).collect();
@@ -150,7 +154,9 @@ fn check_random(family: &str, make: impl Fn(&mut StdRng) -> Vec<Op>) {
         for op in make(&mut rng) {
             for scratch in [super::conv::SCRATCH_FLOATS, rng.random_range(1..=64)] {
                 if let Err(e) = check(&op, &mut rng, scratch) {
-                    panic!("{family} case {case}, seed {seed} (CONVBENCH_TEST_SEED={seed} replays it): {op:?}: {e}");
+                    panic!(
+                        "{family} case {case}, seed {seed} (CONVBENCH_TEST_SEED={seed} replays it): {op:?}: {e}"
+                    );
                 }
             }
         }
@@ -161,7 +167,11 @@ fn check_random(family: &str, make: impl Fn(&mut StdRng) -> Vec<Op>) {
 fn convolutions_match_the_reference() {
     check_random("conv2d", |rng| {
         let g = random_conv(rng);
-        vec![Op::Conv2dForward(g), Op::Conv2dBackwardData(g), Op::Conv2dBackwardFilter(g)]
+        vec![
+            Op::Conv2dForward(g),
+            Op::Conv2dBackwardData(g),
+            Op::Conv2dBackwardFilter(g),
+        ]
     });
 }
 
@@ -169,14 +179,82 @@ fn convolutions_match_the_reference() {
 fn linear_layers_and_slices_match_the_reference() {
     check_random("linear", |rng| {
         let g = random_linear(rng);
-        vec![Op::LinearForward(g), Op::LinearBackwardData(g), Op::LinearBackwardParams(g)]
+        vec![
+            Op::LinearForward(g),
+            Op::LinearBackwardData(g),
+            Op::LinearBackwardParams(g),
+        ]
     });
+}
+
+/// The cheap ops reproduce the reference's f32 instance bit for bit (same arithmetic, same
+/// order), at sizes on both sides of the sequential threshold; outputs start as NaN, and the
+/// update's read-write tensors start random.
+#[test]
+fn cheap_ops_equal_the_reference_in_f32() {
+    let seed = seed();
+    let mut rng = StdRng::seed_from_u64(seed);
+    for case in 0..40 {
+        let len = rng.random_range(1..=100_000);
+        let (batch, classes) = (rng.random_range(1..=300), rng.random_range(1..=1000));
+        let ops = [
+            Op::ReluForward { len },
+            Op::ReluBackward { len },
+            Op::SgdUpdate {
+                len,
+                lr: 0.01,
+                momentum: 0.9,
+                weight_decay: 5e-4,
+            },
+            Op::SoftmaxCrossEntropyForward { batch, classes },
+            Op::SoftmaxCrossEntropyBackward { batch, classes },
+        ];
+        for op in &ops {
+            let labels: Vec<u32> = (0..batch)
+                .map(|_| rng.random_range(0..classes as u32 + 2))
+                .collect();
+            let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
+            for ((access, len), dtype) in op.bindings().into_iter().zip(op.binding_lens()).zip(op.dtypes()) {
+                if dtype == crate::kernels::DType::U32 {
+                    continue;
+                }
+                let random: Vec<f32> = (0..len).map(|_| rng.random_range(-4.0..=4.0)).collect();
+                match access {
+                    Access::Read => inputs.push(random),
+                    Access::Write => outputs.push(vec![f32::NAN; len]),
+                    Access::ReadWrite => outputs.push(random),
+                }
+            }
+            let in_slices: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
+            let mut expected = outputs.clone();
+            let mut expected_slices: Vec<&mut [f32]> = expected.iter_mut().map(Vec::as_mut_slice).collect();
+            reference::execute(op, &in_slices, Some(&labels), &mut expected_slices);
+            let mut got = outputs;
+            let mut got_slices: Vec<&mut [f32]> = got.iter_mut().map(Vec::as_mut_slice).collect();
+            execute_with(op, &in_slices, Some(&labels), &mut got_slices, 1);
+            let same = got
+                .iter()
+                .flatten()
+                .zip(expected.iter().flatten())
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(
+                same,
+                "case {case}, seed {seed} (CONVBENCH_TEST_SEED={seed} replays it): {op:?} differs from the reference"
+            );
+        }
+    }
 }
 
 #[test]
 fn other_ops_run_the_reference() {
-    let op = Op::ReluForward { len: 3 };
+    let op = Op::Add { len: 3 };
     let mut y = [f32::NAN; 3];
-    execute_with(&op, &[&[-1.0, 0.5, 2.0]], None, &mut [&mut y], 1);
-    assert_eq!(y, [0.0, 0.5, 2.0]);
+    execute_with(
+        &op,
+        &[&[-1.0, 0.5, 2.0], &[1.0, 1.0, 1.0]],
+        None,
+        &mut [&mut y],
+        1,
+    );
+    assert_eq!(y, [0.0, 1.5, 3.0]);
 }
