@@ -137,7 +137,8 @@ fn check(op: &Op, rng: &mut StdRng, scratch: usize) -> Result<(), String> {
     for (tensor, ((got, expected), magnitude)) in got.iter().zip(&expected).zip(&magnitude).enumerate() {
         for (i, ((&g, &e), &m)) in got.iter().zip(expected).zip(magnitude).enumerate() {
             let (error, bound) = ((f64::from(g) - e).abs(), roundoff * m);
-            if !(error <= bound) {
+            // NaN (an unwritten element) fails too.
+            if error.is_nan() || error > bound {
                 return Err(format!(
                     "output {tensor}[{i}] = {g}, reference {e}, error {error:e} > bound {bound:e} (scratch {scratch})"
                 ));
