@@ -1,11 +1,13 @@
-//! The `cpu` backend: the reference ops in f32 on every core. It is the embedded fallback when
-//! no GPU adapter exists, so `cargo convbench run` works on any machine.
+//! The `cpu` backend: f32 ops on every core, convolutions and fully connected layers through
+//! im2col and GEMM ([`super::cpu_fast`]), the other ops as the reference computes them. It is the
+//! embedded fallback when no GPU adapter exists, so `cargo convbench run` works on any machine.
 //!
 //! f16 programs store tensors rounded to f16 after every op (arithmetic in f32), which matches
 //! what a GPU with f16 storage and f32 accumulation does.
 
+use super::cpu_fast;
 use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write};
-use crate::kernels::{Access, DType, reference};
+use crate::kernels::{Access, DType};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
 use crate::{Error, Result};
@@ -176,7 +178,7 @@ impl Loaded for CpuProgram {
                     .map(|(&t, _)| self.labels[t].as_slice());
                 let mut out_slices: Vec<&mut [f32]> =
                     outputs.iter_mut().map(|(_, v)| v.as_mut_slice()).collect();
-                reference::execute(&call.op, &inputs, labels, &mut out_slices);
+                cpu_fast::execute(&call.op, &inputs, labels, &mut out_slices);
             }
             for (t, v) in outputs {
                 self.floats[t] = v;

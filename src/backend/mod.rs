@@ -6,6 +6,7 @@
 //! nothing is compiled or allocated inside a timed region.
 
 pub mod cpu;
+pub mod cpu_fast;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod wgpu;

@@ -1,5 +1,6 @@
-//! The only `unsafe` code of convbench: thin wrappers over cudarc's raw bindings of the CUDA
-//! driver, cuDNN and cuBLAS, whose calls that touch device memory are all `unsafe` in cudarc.
+//! The only `unsafe` code of convbench besides the CPU GEMM call (`backend/cpu_fast/gemm.rs`):
+//! thin wrappers over cudarc's raw bindings of the CUDA driver, cuDNN and cuBLAS, whose calls
+//! that touch device memory are all `unsafe` in cudarc.
 //!
 //! The wrappers are safe to call because every device pointer they pass comes from a [`Region`],
 //! which borrows a live [`Buffer`] and knows its size, and each wrapper checks the region against
