@@ -72,7 +72,7 @@ impl_real!(f32);
 impl_real!(f64);
 
 /// One binding of an op as the reference receives it.
-enum Arg<'a, T> {
+pub(crate) enum Arg<'a, T> {
     /// A read-only float tensor.
     In(&'a [T]),
     /// A written or read-write float tensor.
@@ -82,21 +82,24 @@ enum Arg<'a, T> {
 }
 
 impl<'a, T> Arg<'a, T> {
-    fn input(self) -> &'a [T] {
+    /// The slice of a read-only binding.
+    pub(crate) fn input(self) -> &'a [T] {
         match self {
             Arg::In(s) => s,
             _ => unreachable!("the contract reads this binding"),
         }
     }
 
-    fn output(self) -> &'a mut [T] {
+    /// The slice of a written or read-write binding.
+    pub(crate) fn output(self) -> &'a mut [T] {
         match self {
             Arg::Out(s) => s,
             _ => unreachable!("the contract writes this binding"),
         }
     }
 
-    fn labels(self) -> &'a [u32] {
+    /// The labels.
+    pub(crate) fn labels(self) -> &'a [u32] {
         match self {
             Arg::Labels(s) => s,
             _ => unreachable!("the contract binds labels here"),
@@ -110,20 +113,30 @@ impl<'a, T> Arg<'a, T> {
 /// When the slices do not match the op's contract; [`crate::backend::Program::push`] checks
 /// that contract for every op that reaches a backend.
 pub fn execute<T: Real>(op: &Op, inputs: &[&[T]], labels: Option<&[u32]>, outputs: &mut [&mut [T]]) {
+    run(op, bound(op, inputs, labels, outputs)).unwrap_or_else(|e| panic!("reference: {e}"));
+}
+
+/// The split bindings of [`execute`] back in contract order, ready to decode by name
+/// ([`Op::tensors`]).
+pub(crate) fn bound<'a, T>(
+    op: &Op,
+    inputs: &[&'a [T]],
+    labels: Option<&'a [u32]>,
+    outputs: &'a mut [&mut [T]],
+) -> Vec<Arg<'a, T>> {
     let (mut ins, mut outs) = (inputs.iter(), outputs.iter_mut());
-    let items: Vec<Arg<'_, T>> = op
-        .contract()
+    op.contract()
         .iter()
         .filter_map(|b| match (b.dtype, b.access) {
             (DType::U32, _) => labels.map(Arg::Labels),
             (DType::Float, Access::Read) => ins.next().map(|s| Arg::In(s)),
             (DType::Float, _) => outs.next().map(|s| Arg::Out(s)),
         })
-        .collect();
-    run(op, items).unwrap_or_else(|e| panic!("reference: {e}"));
+        .collect()
 }
 
-fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()> {
+/// Runs `op` on its bindings in contract order ([`bound`]).
+pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()> {
     match op {
         Op::Conv2dForward(g) => {
             let bind::Affine { x, w, bias, y } = op.tensors(items)?;

@@ -16,7 +16,8 @@ mod linear;
 #[cfg(test)]
 mod tests;
 
-use crate::kernels::{Op, reference};
+use crate::kernels::reference::{self, Arg};
+use crate::kernels::{Op, bind};
 
 /// Runs one op in f32, with the bindings split as [`reference::execute`] documents: the
 /// convolution and fully connected ops through GEMM, the cheap ops of every step in this
@@ -36,65 +37,96 @@ fn execute_with(
     outputs: &mut [&mut [f32]],
     scratch: usize,
 ) {
+    let items = reference::bound(op, inputs, labels, outputs);
+    run(op, items, scratch).unwrap_or_else(|e| panic!("cpu backend: {e}"));
+}
+
+/// Runs `op` on its bindings in contract order, decoded by name.
+fn run(op: &Op, items: Vec<Arg<'_, f32>>, scratch: usize) -> crate::Result<()> {
     match op {
-        Op::Conv2dForward(g) => conv::forward(
-            g,
-            inputs[0],
-            inputs[1],
-            inputs.get(2).copied(),
-            outputs[0],
-            scratch,
-        ),
-        Op::Conv2dBackwardData(g) => conv::backward_data(g, inputs[0], inputs[1], outputs[0], scratch),
+        Op::Conv2dForward(g) => {
+            let bind::Affine { x, w, bias, y } = op.tensors(items)?;
+            conv::forward(g, x.input(), w.input(), bias.map(Arg::input), y.output(), scratch);
+        }
+        Op::Conv2dBackwardData(g) => {
+            let bind::BackwardData { dy, w, dx } = op.tensors(items)?;
+            conv::backward_data(g, dy.input(), w.input(), dx.output(), scratch);
+        }
         Op::Conv2dBackwardFilter(g) => {
-            let (dw, rest) = outputs.split_at_mut(1);
-            conv::backward_filter(
-                g,
-                inputs[0],
-                inputs[1],
-                dw[0],
-                rest.first_mut().map(|d| &mut **d),
-                scratch,
-            );
+            let bind::BackwardParams { x, dy, dw, dbias } = op.tensors(items)?;
+            let dbias = dbias.map(Arg::output);
+            conv::backward_filter(g, x.input(), dy.input(), dw.output(), dbias, scratch);
         }
-        Op::LinearForward(g) => linear::forward(g, inputs[0], inputs[1], inputs.get(2).copied(), outputs[0]),
-        Op::LinearBackwardData(g) => linear::backward_data(g, inputs[0], inputs[1], outputs[0]),
+        Op::LinearForward(g) => {
+            let bind::Affine { x, w, bias, y } = op.tensors(items)?;
+            linear::forward(g, x.input(), w.input(), bias.map(Arg::input), y.output());
+        }
+        Op::LinearBackwardData(g) => {
+            let bind::BackwardData { dy, w, dx } = op.tensors(items)?;
+            linear::backward_data(g, dy.input(), w.input(), dx.output());
+        }
         Op::LinearBackwardParams(g) => {
-            let (dw, rest) = outputs.split_at_mut(1);
-            linear::backward_params(g, inputs[0], inputs[1], dw[0], rest.first_mut().map(|d| &mut **d));
+            let bind::BackwardParams { x, dy, dw, dbias } = op.tensors(items)?;
+            linear::backward_params(g, x.input(), dy.input(), dw.output(), dbias.map(Arg::output));
         }
-        Op::ReluForward { .. } => elementwise::relu_forward(inputs[0], outputs[0]),
-        Op::ReluBackward { .. } => elementwise::relu_backward(inputs[0], inputs[1], outputs[0]),
+        Op::ReluForward { .. } => {
+            let bind::Unary { x, y } = op.tensors(items)?;
+            elementwise::relu_forward(x.input(), y.output());
+        }
+        Op::ReluBackward { .. } => {
+            let bind::ReluBackward { y, dy, dx } = op.tensors(items)?;
+            elementwise::relu_backward(y.input(), dy.input(), dx.output());
+        }
         Op::SoftmaxCrossEntropyForward { classes, .. } => {
-            let [loss, probs] = outputs else {
-                unreachable!("softmax forward writes loss and probs")
-            };
-            elementwise::softmax_cross_entropy_forward(
-                *classes,
-                inputs[0],
-                labels.unwrap_or_default(),
+            let bind::SoftmaxForward {
+                logits,
+                labels,
                 loss,
                 probs,
+            } = op.tensors(items)?;
+            elementwise::softmax_cross_entropy_forward(
+                *classes,
+                logits.input(),
+                labels.labels(),
+                loss.output(),
+                probs.output(),
             );
         }
-        Op::SoftmaxCrossEntropyBackward { batch, classes } => elementwise::softmax_cross_entropy_backward(
-            *batch,
-            *classes,
-            inputs[0],
-            labels.unwrap_or_default(),
-            outputs[0],
-        ),
+        Op::SoftmaxCrossEntropyBackward { batch, classes } => {
+            let bind::SoftmaxBackward {
+                probs,
+                labels,
+                dlogits,
+            } = op.tensors(items)?;
+            elementwise::softmax_cross_entropy_backward(
+                *batch,
+                *classes,
+                probs.input(),
+                labels.labels(),
+                dlogits.output(),
+            );
+        }
         Op::SgdUpdate {
             lr,
             momentum,
             weight_decay,
             ..
         } => {
-            let [weight, velocity] = outputs else {
-                unreachable!("sgd updates weight and velocity")
-            };
-            elementwise::sgd_update(*lr, *momentum, *weight_decay, inputs[0], weight, velocity);
+            let bind::Sgd {
+                grad,
+                weight,
+                velocity,
+            } = op.tensors(items)?;
+            elementwise::sgd_update(
+                *lr,
+                *momentum,
+                *weight_decay,
+                grad.input(),
+                weight.output(),
+                velocity.output(),
+            );
         }
-        _ => reference::execute(op, inputs, labels, outputs),
+        _ => reference::run(op, items)?,
     }
+    Ok(())
 }
