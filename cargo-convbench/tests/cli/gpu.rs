@@ -303,6 +303,104 @@ fn ab_interleaves_two_shader_sets_and_verifies_both_first() {
     assert!(stderr.contains("relu"), "{stderr}");
 }
 
+/// A base build stand-in for `ab --base-bin`: runs the real binary, then makes every time in
+/// its record `factor` times as long (python3, which `.ci/run` installs).
+fn scaled_build(package: &Package, factor: f64) -> std::path::PathBuf {
+    let binary = assert_cmd::cargo::cargo_bin("cargo-convbench");
+    let script = package.path("base-build.sh");
+    std::fs::write(
+        &script,
+        format!(
+            r#"#!/bin/sh
+"{binary}" "$@" || exit $?
+exec python3 - "$@" <<'PY'
+import json, sys
+out = sys.argv[sys.argv.index("--out") + 1]
+record = json.load(open(out))
+for benchmark in record["benchmarks"]:
+    for phase in benchmark["phases"]:
+        phase["summary"]["median_ns"] *= {factor}
+        phase["samples_ns"] = [max(1, round(v * {factor})) for v in phase["samples_ns"]]
+json.dump(record, open(out, "w"))
+PY
+"#,
+            binary = binary.display()
+        ),
+    )
+    .expect("write the script");
+    executable(&script);
+    script
+}
+
+fn executable(path: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+#[test]
+fn ab_base_bin_alternates_two_builds_and_flags_a_slower_head() {
+    let test = "ab_base_bin_alternates_two_builds_and_flags_a_slower_head";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = Package::git();
+    let ab = |base: &std::path::Path, out: &str| {
+        package
+            .convbench()
+            .arg("ab")
+            .arg("--base-bin")
+            .arg(base)
+            .args([
+                "--model",
+                "lenet",
+                "--batch",
+                "1",
+                "--pairs",
+                "6",
+                "--samples",
+                "2",
+            ])
+            .args(["--warmup", "1", "--warmup-ms", "0", "--quiet", "--out", out])
+            .output()
+            .expect("ab --base-bin")
+    };
+    // The same build on both sides: rounds alternate ABBA, every pair kept.
+    let same = assert_cmd::cargo::cargo_bin("cargo-convbench");
+    let output = ab(&same, "aa.json");
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        stderr_of(&output)
+    );
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(package.path("aa.json")).expect("--out"))
+            .expect("JSON");
+    let pairs = &saved["samples"]["lenet/train/b1/f32/wgpu"];
+    assert_eq!(pairs["base_ns"].as_array().map(Vec::len), Some(6), "{saved}");
+    assert_eq!(pairs["base_first"][0], true);
+    assert_eq!(pairs["base_first"][1], false, "ABBA order");
+    // A base build twice as fast as this one: the head is a regression, exit 1.
+    let faster_base = scaled_build(&package, 0.5);
+    let output = ab(&faster_base, "ab.json");
+    assert_code(&output, 1);
+    let stdout = stdout_of(&output);
+    assert!(stdout.contains("regression"), "{stdout}");
+    // A base build that fails its run is an environment error naming it.
+    let broken = package.path("broken.sh");
+    std::fs::write(&broken, "#!/bin/sh\nexit 7\n").expect("write");
+    executable(&broken);
+    let output = ab(&broken, "broken.json");
+    assert_code(&output, 3);
+    assert!(stderr_of(&output).contains("broken.sh"), "{}", stderr_of(&output));
+}
+
 #[test]
 fn ab_outside_a_checkout_with_shaders_says_what_it_compares() {
     let package = Package::git();
