@@ -2,7 +2,7 @@
 //!
 //! Terminal tables ([`table`], [`layers_table`], [`comparison_table`]), GitHub Markdown
 //! ([`markdown`], [`comparison_markdown`]), CSV ([`csv()`]), JSON ([`json`]), SVG charts
-//! ([`chart_svg`]) and the history dashboard ([`history_svg`], [`history_html`]). No function
+//! ([`chart_svg`]), the pivot of the seeds' comparisons ([`pivot`], [`render_pivot`]) and the history dashboard ([`history_svg`], [`history_html`]). No function
 //! here prints, reads or writes a file: the binary decides whether the text goes to the
 //! terminal, to `--out`, to `$GITHUB_STEP_SUMMARY` or into a PR comment. Every text ends with
 //! exactly one newline.
@@ -26,6 +26,7 @@ mod comparison;
 mod csv_export;
 mod history;
 mod markdown;
+mod pivot;
 mod ratio;
 mod terminal;
 
@@ -37,6 +38,10 @@ pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
 pub use history::{escape_xml, github_commit_url, history_html, history_svg, history_svg_file_name};
 pub use markdown::{escape_markdown, markdown};
+pub use pivot::{
+    Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, pivot, pivot_csv, pivot_json, pivot_markdown,
+    pivot_table, render_pivot,
+};
 pub use ratio::vendor_ratio_table;
 pub use terminal::{layers_table, table, verification_table};
 

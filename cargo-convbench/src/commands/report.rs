@@ -1,8 +1,8 @@
-//! `cargo convbench report FILE`: re-render a saved record.
+//! `cargo convbench report FILE...`: re-render a saved record, or pivot several.
 
 use crate::cli::Args;
 use crate::output::print;
-use convbench::report::{self, Format};
+use convbench::report::{self, Format, PivotAxis, PivotRows, PivotSpec};
 use convbench::results::RunRecord;
 use convbench::{Error, Result};
 use std::path::PathBuf;
@@ -10,14 +10,30 @@ use std::path::PathBuf;
 /// Arguments of `report`.
 #[derive(Debug, clap::Args)]
 pub struct ReportArgs {
-    /// A record written by `run --format json` or `run --out`.
-    pub file: PathBuf,
+    /// A record written by `run --format json` or `run --out`; several only with `--pivot`.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
     /// table, json, csv or md.
     #[arg(long, default_value = "table")]
     pub format: String,
     /// Also show the per-layer breakdown (table format).
     #[arg(long)]
     pub layers: bool,
+    /// Show one grid of median times of the records' benchmarks (rows by columns) instead.
+    #[arg(long)]
+    pub pivot: bool,
+    /// Pivot rows: `model`, or `layer` (one row per layer of a `run --layers` record).
+    #[arg(long, default_value = "model", requires = "pivot")]
+    pub rows: String,
+    /// Pivot columns: batch, precision, backend, comma-separated (e.g. `backend,batch`).
+    #[arg(long, default_value = "backend", requires = "pivot")]
+    pub columns: String,
+    /// The phase the pivot shows: total, forward, grad-input, grad-params, update, ...
+    #[arg(long, default_value = "total", requires = "pivot")]
+    pub phase: String,
+    /// Also show each pivot cell's ratio to this backend's cell (this / reference, <1 faster).
+    #[arg(long, value_name = "BACKEND", requires = "pivot")]
+    pub ratio_to: Option<String>,
 }
 
 /// Reads a record file with a clear error for a missing, corrupt or future-version file.
@@ -27,10 +43,21 @@ pub fn read_record(path: &std::path::Path) -> Result<RunRecord> {
     Ok(RunRecord::from_json(&text, &path.display().to_string())?)
 }
 
-/// Renders the record.
+/// Renders the record, or the pivot of the records.
 pub fn run(_args: &Args, a: &ReportArgs) -> Result<u8> {
     let format: Format = a.format.parse()?;
-    let record = read_record(&a.file)?;
+    if a.pivot {
+        print(&pivot_text(a, format)?);
+        return Ok(0);
+    }
+    let [file] = a.files.as_slice() else {
+        return Err(Error::InvalidInput(format!(
+            "report renders one record, got {} files; pass one FILE, or add --pivot to show \
+             several records in one grid",
+            a.files.len()
+        )));
+    };
+    let record = read_record(file)?;
     let mut text = report::render(&record, format);
     if a.layers && format == Format::Table {
         for b in record.benchmarks.iter().filter(|b| !b.layers.is_empty()) {
@@ -39,4 +66,27 @@ pub fn run(_args: &Args, a: &ReportArgs) -> Result<u8> {
     }
     print(&text);
     Ok(0)
+}
+
+fn pivot_text(a: &ReportArgs, format: Format) -> Result<String> {
+    let spec = PivotSpec {
+        rows: a.rows.parse()?,
+        columns: PivotAxis::parse_list(&a.columns)?,
+        phase: report::parse_phase(&a.phase)?,
+        ratio_to: a.ratio_to.clone(),
+    };
+    let mut records = Vec::with_capacity(a.files.len());
+    for file in &a.files {
+        let record = read_record(file)?;
+        if spec.rows == PivotRows::Layer && record.benchmarks.iter().all(|b| b.layers.is_empty()) {
+            return Err(Error::InvalidInput(format!(
+                "record {} has no per-layer breakdown; re-run it with `run --layers`, or pivot \
+                 with --rows model",
+                file.display()
+            )));
+        }
+        records.push(record);
+    }
+    let grid = report::pivot(&records, &spec)?;
+    Ok(report::render_pivot(&grid, format))
 }

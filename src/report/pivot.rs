@@ -1,0 +1,488 @@
+//! The seeds' comparison tables (`report --pivot`): median times of one phase in a grid whose
+//! rows are models or their layers and whose columns are any combination of batch size,
+//! precision and backend, as the PaddlePaddle seed shows each op by batch size with CPU and
+//! GPU side by side. With a reference backend, each other cell also holds
+//! `ratio = this / reference` for the cell with the same model (or layer), stage, batch and
+//! precision on the reference backend: below 1 is faster than the reference.
+//!
+//! [`pivot`] builds the grid from one or more records; [`pivot_table`], [`pivot_markdown`],
+//! [`pivot_csv`] and [`pivot_json`] render it.
+
+use super::cells::{ABSENT, milliseconds, phase_label};
+use super::markdown::escape_markdown;
+use crate::results::{BenchmarkResult, Phase, RunRecord, Stage};
+use crate::{Error, Result};
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{CellAlignment, Table};
+use serde::Serialize;
+use std::collections::{BTreeSet, HashMap};
+
+/// What a pivot row stands for (`--rows`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PivotRows {
+    /// One row per model (or suite entry).
+    Model,
+    /// One row per layer of the `--layers` breakdown, labelled `model/layer (op)`.
+    Layer,
+}
+
+impl std::str::FromStr for PivotRows {
+    type Err = Error;
+
+    /// Parses `model` or `layer`.
+    fn from_str(name: &str) -> Result<Self> {
+        match name.to_ascii_lowercase().as_str() {
+            "model" => Ok(PivotRows::Model),
+            "layer" | "op" => Ok(PivotRows::Layer),
+            _ => Err(Error::InvalidInput(format!(
+                "unknown pivot rows `{name}`; use --rows model or --rows layer"
+            ))),
+        }
+    }
+}
+
+/// A coordinate the pivot columns can spread over (`--columns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PivotAxis {
+    /// Images per iteration.
+    Batch,
+    /// Storage precision.
+    Precision,
+    /// `wgpu`, `cuda`, `cpu` or a peer's name.
+    Backend,
+}
+
+impl PivotAxis {
+    /// Parses a comma-separated list such as `backend,batch`, in the order given.
+    pub fn parse_list(list: &str) -> Result<Vec<PivotAxis>> {
+        let mut axes = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|name| !name.is_empty()) {
+            let axis = match name.to_ascii_lowercase().as_str() {
+                "batch" => PivotAxis::Batch,
+                "precision" => PivotAxis::Precision,
+                "backend" => PivotAxis::Backend,
+                _ => {
+                    return Err(Error::InvalidInput(format!(
+                        "unknown pivot column `{name}`; use batch, precision or backend, \
+                         comma-separated (e.g. --columns backend,batch)"
+                    )));
+                }
+            };
+            if axes.contains(&axis) {
+                return Err(Error::InvalidInput(format!(
+                    "pivot column `{name}` is given twice in --columns {list}; name each once"
+                )));
+            }
+            axes.push(axis);
+        }
+        if axes.is_empty() {
+            return Err(Error::InvalidInput(
+                "--columns is empty; use batch, precision or backend, comma-separated".into(),
+            ));
+        }
+        Ok(axes)
+    }
+}
+
+/// Parses a phase as ids write it (`grad_input`) or as tables show it (`grad-input`).
+pub fn parse_phase(name: &str) -> Result<Phase> {
+    let wanted = name.to_ascii_lowercase().replace('-', "_");
+    Phase::ALL
+        .into_iter()
+        .find(|phase| phase.as_str() == wanted)
+        .ok_or_else(|| {
+            let known: Vec<String> = Phase::ALL.into_iter().map(phase_label).collect();
+            Error::InvalidInput(format!(
+                "unknown phase `{name}`; use one of {}",
+                known.join(", ")
+            ))
+        })
+}
+
+/// What to pivot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PivotSpec {
+    /// Models or layers.
+    pub rows: PivotRows,
+    /// The coordinates spread over the columns, outermost first; those not named here become
+    /// part of the row labels when they vary.
+    pub columns: Vec<PivotAxis>,
+    /// The phase whose median each cell shows; for layer rows, `total` is the sum of the
+    /// layer's phases.
+    pub phase: Phase,
+    /// The backend each ratio is taken against, if any.
+    pub ratio_to: Option<String>,
+}
+
+/// One cell of the grid.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PivotCell {
+    /// Median of the phase (ns).
+    pub median_ns: f64,
+    /// `median / reference median` for the same coordinates on the reference backend; `None`
+    /// on the reference backend itself, without `--ratio-to`, or when the reference lacks
+    /// that cell.
+    pub ratio: Option<f64>,
+}
+
+/// The grid: `cells[row][column]`, `None` where nothing was measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pivot {
+    /// Models or layers.
+    pub rows: PivotRows,
+    /// The column coordinates, outermost first.
+    pub columns: Vec<PivotAxis>,
+    /// The phase shown, snake_case.
+    pub phase: String,
+    /// The reference backend of the ratios.
+    pub ratio_to: Option<String>,
+    /// `model` or `model/layer (op)`, then the stage and the coordinates not in the columns
+    /// when they vary (`lenet, b64, cpu`), in first-seen order.
+    pub row_labels: Vec<String>,
+    /// The column coordinates joined by spaces (`cpu b64`), sorted (batches by size).
+    pub column_labels: Vec<String>,
+    /// One vector per row, one entry per column.
+    pub cells: Vec<Vec<Option<PivotCell>>>,
+}
+
+/// A coordinate value; batches order by size, names alphabetically.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+enum Value {
+    Batch(usize),
+    Name(String),
+}
+
+impl Value {
+    fn label(&self) -> String {
+        match self {
+            Value::Batch(batch) => format!("b{batch}"),
+            Value::Name(name) => name.clone(),
+        }
+    }
+}
+
+/// One measured median with all its coordinates.
+struct Point {
+    /// `model` or `model/layer (op)`.
+    subject: String,
+    stage: Stage,
+    batch: usize,
+    precision: String,
+    backend: String,
+    median_ns: f64,
+}
+
+impl Point {
+    fn value(&self, axis: PivotAxis) -> Value {
+        match axis {
+            PivotAxis::Batch => Value::Batch(self.batch),
+            PivotAxis::Precision => Value::Name(self.precision.clone()),
+            PivotAxis::Backend => Value::Name(self.backend.clone()),
+        }
+    }
+
+    /// Every coordinate but the backend, to find the reference cell.
+    fn key_without_backend(&self) -> (String, Stage, usize, String) {
+        (self.subject.clone(), self.stage, self.batch, self.precision.clone())
+    }
+}
+
+const ALL_AXES: [PivotAxis; 3] = [PivotAxis::Batch, PivotAxis::Precision, PivotAxis::Backend];
+
+/// The medians of `benchmark` for `phase`: one point per model or per layer.
+fn points_of(benchmark: &BenchmarkResult, rows: PivotRows, phase: Phase) -> Vec<Point> {
+    let point = |subject: String, median_ns: f64| Point {
+        subject,
+        stage: benchmark.stage,
+        batch: benchmark.batch,
+        precision: benchmark.precision.to_string(),
+        backend: benchmark.backend.clone(),
+        median_ns,
+    };
+    match rows {
+        PivotRows::Model => benchmark
+            .phase(phase)
+            .map(|result| point(benchmark.model.clone(), result.summary.median_ns))
+            .into_iter()
+            .collect(),
+        PivotRows::Layer => {
+            let mut totals: Vec<(String, f64)> = Vec::new();
+            let layers = benchmark
+                .layers
+                .iter()
+                .filter(|layer| phase == Phase::Total || layer.phase == phase);
+            for layer in layers {
+                let subject = format!("{}/{} ({})", benchmark.model, layer.layer, layer.op);
+                match totals.iter_mut().find(|(name, _)| *name == subject) {
+                    Some((_, total)) => *total += layer.summary.median_ns,
+                    None => totals.push((subject, layer.summary.median_ns)),
+                }
+            }
+            totals.into_iter().map(|(subject, ns)| point(subject, ns)).collect()
+        }
+    }
+}
+
+/// Builds the grid of `spec` from every benchmark of `records`.
+///
+/// Fails with [`Error::InvalidInput`] when a benchmark id appears in two records, when
+/// nothing measured the phase (or, for layer rows, no benchmark has a `--layers`
+/// breakdown), or when no benchmark ran on the `ratio_to` backend.
+pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
+    let mut seen_ids = BTreeSet::new();
+    let mut points = Vec::new();
+    for benchmark in records.iter().flat_map(|record| &record.benchmarks) {
+        if !seen_ids.insert(benchmark.id.as_str()) {
+            return Err(Error::InvalidInput(format!(
+                "benchmark {} is in more than one record; pivot records of different \
+                 backends, batches or precisions",
+                benchmark.id
+            )));
+        }
+        points.extend(points_of(benchmark, spec.rows, spec.phase));
+    }
+    if points.is_empty() {
+        let has_layers = records
+            .iter()
+            .flat_map(|record| &record.benchmarks)
+            .any(|benchmark| !benchmark.layers.is_empty());
+        return Err(Error::InvalidInput(if spec.rows == PivotRows::Layer && !has_layers {
+            "no benchmark in the records has a per-layer breakdown; re-run with `run --layers`, \
+             or pivot with --rows model"
+                .to_string()
+        } else {
+            format!(
+                "no benchmark in the records measured phase `{}`; pick another with --phase \
+                 (an eval run has only forward and total)",
+                phase_label(spec.phase)
+            )
+        }));
+    }
+    let backends: BTreeSet<&str> = points.iter().map(|point| point.backend.as_str()).collect();
+    if let Some(reference) = &spec.ratio_to
+        && !backends.contains(reference.as_str())
+    {
+        let present: Vec<&str> = backends.into_iter().collect();
+        return Err(Error::InvalidInput(format!(
+            "no benchmark in the records ran on backend `{reference}` (present: {}); pass one \
+             of those to --ratio-to, or add a record of `{reference}`",
+            present.join(", ")
+        )));
+    }
+
+    let varies = |values: BTreeSet<Value>| values.len() > 1;
+    let stage_varies = points.iter().map(|p| p.stage.as_str()).collect::<BTreeSet<_>>().len() > 1;
+    let row_axes: Vec<PivotAxis> = ALL_AXES
+        .into_iter()
+        .filter(|axis| !spec.columns.contains(axis))
+        .filter(|axis| varies(points.iter().map(|p| p.value(*axis)).collect()))
+        .collect();
+
+    let row_key = |p: &Point| -> (String, Stage, Vec<Value>) {
+        let values = row_axes.iter().map(|axis| p.value(*axis)).collect();
+        (p.subject.clone(), p.stage, values)
+    };
+    let column_key = |p: &Point| -> Vec<Value> { spec.columns.iter().map(|axis| p.value(*axis)).collect() };
+
+    let mut row_keys: Vec<(String, Stage, Vec<Value>)> = Vec::new();
+    for point in &points {
+        let key = row_key(point);
+        if !row_keys.contains(&key) {
+            row_keys.push(key);
+        }
+    }
+    let column_keys: Vec<Vec<Value>> = points
+        .iter()
+        .map(column_key)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+
+    let reference_medians: HashMap<(String, Stage, usize, String), f64> = match &spec.ratio_to {
+        Some(reference) => points
+            .iter()
+            .filter(|p| p.backend == *reference)
+            .map(|p| (p.key_without_backend(), p.median_ns))
+            .collect(),
+        None => HashMap::new(),
+    };
+
+    let mut cells = vec![vec![None; column_keys.len()]; row_keys.len()];
+    for point in &points {
+        let row = row_keys.iter().position(|key| *key == row_key(point));
+        let column = column_keys.iter().position(|key| *key == column_key(point));
+        let (Some(row), Some(column)) = (row, column) else {
+            continue;
+        };
+        let ratio = match &spec.ratio_to {
+            Some(reference) if point.backend != *reference => reference_medians
+                .get(&point.key_without_backend())
+                .filter(|reference_ns| **reference_ns > 0.0)
+                .map(|reference_ns| point.median_ns / reference_ns),
+            _ => None,
+        };
+        cells[row][column] = Some(PivotCell {
+            median_ns: point.median_ns,
+            ratio,
+        });
+    }
+
+    let row_labels = row_keys
+        .iter()
+        .map(|(subject, stage, values)| {
+            let mut parts = vec![subject.clone()];
+            if stage_varies {
+                parts.push(stage.as_str().to_string());
+            }
+            parts.extend(values.iter().map(Value::label));
+            parts.join(", ")
+        })
+        .collect();
+    let column_labels = column_keys
+        .iter()
+        .map(|values| values.iter().map(Value::label).collect::<Vec<_>>().join(" "))
+        .collect();
+    Ok(Pivot {
+        rows: spec.rows,
+        columns: spec.columns.clone(),
+        phase: spec.phase.as_str().to_string(),
+        ratio_to: spec.ratio_to.clone(),
+        row_labels,
+        column_labels,
+        cells,
+    })
+}
+
+impl Pivot {
+    /// The header of the row-label column.
+    fn row_header(&self) -> &'static str {
+        match self.rows {
+            PivotRows::Model => "model",
+            PivotRows::Layer => "layer (op)",
+        }
+    }
+
+    /// The line above the grid: what the cells are and which way the ratio goes.
+    fn caption(&self) -> String {
+        let phase = self.phase.replace('_', "-");
+        match &self.ratio_to {
+            Some(reference) => format!(
+                "median {phase} ms; (x) = this / {reference} with the same other coordinates, \
+                 below 1 is faster than {reference}"
+            ),
+            None => format!("median {phase} ms"),
+        }
+    }
+
+    /// The rows as display text: label, then one `ms (ratio)` cell per column, `-` if absent.
+    fn text_rows(&self) -> Vec<Vec<String>> {
+        self.row_labels
+            .iter()
+            .zip(&self.cells)
+            .map(|(label, cells)| {
+                std::iter::once(label.clone())
+                    .chain(cells.iter().map(|cell| match cell {
+                        None => ABSENT.to_string(),
+                        Some(PivotCell {
+                            median_ns,
+                            ratio: Some(ratio),
+                        }) => format!("{} ({ratio:.2}x)", milliseconds(*median_ns)),
+                        Some(PivotCell { median_ns, .. }) => milliseconds(*median_ns),
+                    }))
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// The grid as a terminal table (comfy-table, as the other tables), under its caption.
+pub fn pivot_table(pivot: &Pivot) -> String {
+    let mut table = Table::new();
+    table
+        .force_no_tty()
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_header(std::iter::once(pivot.row_header().to_string()).chain(pivot.column_labels.clone()));
+    for index in 1..=pivot.column_labels.len() {
+        if let Some(column) = table.column_mut(index) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table.add_rows(pivot.text_rows());
+    format!("{}:\n{table}\n", pivot.caption())
+}
+
+/// The grid as a GitHub Markdown table under its caption; labels from records are escaped.
+pub fn pivot_markdown(pivot: &Pivot) -> String {
+    let mut text = format!("{}\n\n", escape_markdown(&pivot.caption()));
+    let header: Vec<String> = std::iter::once(pivot.row_header().to_string())
+        .chain(pivot.column_labels.iter().map(|label| escape_markdown(label)))
+        .collect();
+    let alignment: Vec<String> = std::iter::once(":---".to_string())
+        .chain(pivot.column_labels.iter().map(|_| "---:".to_string()))
+        .collect();
+    let mut push_row = |cells: Vec<String>| {
+        text.push_str("| ");
+        text.push_str(&cells.join(" | "));
+        text.push_str(" |\n");
+    };
+    push_row(header);
+    push_row(alignment);
+    for mut row in pivot.text_rows() {
+        row[0] = escape_markdown(&row[0]);
+        push_row(row);
+    }
+    text
+}
+
+/// The grid as CSV: a `row` column, then `<column> ms` per column and, with a reference
+/// backend, `<column> / <reference>` per column. Numbers are written in full; a missing cell
+/// or ratio is an empty field (not `-`) so that spreadsheets and data-frame readers see a
+/// missing number rather than text.
+pub fn pivot_csv(pivot: &Pivot) -> String {
+    let mut writer = ::csv::Writer::from_writer(Vec::new());
+    let mut header = vec!["row".to_string()];
+    header.extend(pivot.column_labels.iter().map(|label| format!("{label} ms")));
+    if let Some(reference) = &pivot.ratio_to {
+        header.extend(pivot.column_labels.iter().map(|label| format!("{label} / {reference}")));
+    }
+    writer
+        .write_record(&header)
+        .expect("writing CSV to memory cannot fail");
+    for (label, cells) in pivot.row_labels.iter().zip(&pivot.cells) {
+        let mut row = vec![label.clone()];
+        row.extend(
+            cells
+                .iter()
+                .map(|cell| cell.map(|cell| (cell.median_ns / 1e6).to_string()).unwrap_or_default()),
+        );
+        if pivot.ratio_to.is_some() {
+            row.extend(cells.iter().map(|cell| {
+                cell.and_then(|cell| cell.ratio)
+                    .map(|ratio| ratio.to_string())
+                    .unwrap_or_default()
+            }));
+        }
+        writer.write_record(&row).expect("writing CSV to memory cannot fail");
+    }
+    let bytes = writer.into_inner().expect("flushing CSV to memory cannot fail");
+    String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8")
+}
+
+/// The grid as pretty JSON ([`Pivot`]'s fields; a missing cell is `null`).
+pub fn pivot_json(pivot: &Pivot) -> String {
+    let mut text = serde_json::to_string_pretty(pivot).expect("a pivot serializes to JSON");
+    text.push('\n');
+    text
+}
+
+/// Renders the grid in `format`.
+pub fn render_pivot(pivot: &Pivot, format: super::Format) -> String {
+    match format {
+        super::Format::Table => pivot_table(pivot),
+        super::Format::Json => pivot_json(pivot),
+        super::Format::Csv => pivot_csv(pivot),
+        super::Format::Markdown => pivot_markdown(pivot),
+    }
+}
