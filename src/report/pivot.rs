@@ -141,7 +141,8 @@ pub struct Pivot {
     /// `model` or `model/layer (op)`, then the stage and the coordinates not in the columns
     /// when they vary (`lenet, b64, cpu`), in first-seen order.
     pub row_labels: Vec<String>,
-    /// The column coordinates joined by spaces (`cpu b64`), sorted (batches by size).
+    /// The column coordinates joined by spaces (`cpu b64`): every combination of the values
+    /// each column axis takes, sorted (batches by size) with the first axis outermost.
     pub column_labels: Vec<String>,
     /// One vector per row, one entry per column.
     pub cells: Vec<Vec<Option<PivotCell>>>,
@@ -293,12 +294,22 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
             row_keys.push(key);
         }
     }
-    let column_keys: Vec<Vec<Value>> = points
-        .iter()
-        .map(column_key)
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    // Every combination of the values each column axis takes, so that a combination nothing
+    // measured shows as a missing cell rather than vanishing from the grid.
+    let mut column_keys: Vec<Vec<Value>> = vec![Vec::new()];
+    for axis in &spec.columns {
+        let values: BTreeSet<Value> = points.iter().map(|p| p.value(*axis)).collect();
+        column_keys = column_keys
+            .into_iter()
+            .flat_map(|prefix| {
+                values.iter().map(move |value| {
+                    let mut key = prefix.clone();
+                    key.push(value.clone());
+                    key
+                })
+            })
+            .collect();
+    }
 
     let reference_medians: HashMap<(String, Stage, usize, String), f64> = match &spec.ratio_to {
         Some(reference) => points
@@ -369,7 +380,7 @@ impl Pivot {
         let phase = self.phase.replace('_', "-");
         match &self.ratio_to {
             Some(reference) => format!(
-                "median {phase} ms; (x) = this / {reference} with the same other coordinates, \
+                "median {phase} ms; (Nx) = this cell / the {reference} cell with the same other coordinates, \
                  below 1 is faster than {reference}"
             ),
             None => format!("median {phase} ms"),

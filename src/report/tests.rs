@@ -640,3 +640,168 @@ fn comparison_footer_names_changed_kernels() {
     assert!(text.contains("2 more layers"), "{text}");
     assert!(comparison_markdown(&comparison).contains("kernel changed"));
 }
+
+/// LeNet evaluated on `cpu` at batch 1 and 64 and on `wgpu` at batch 1 only (the missing
+/// cell), each with a forward breakdown of two layers.
+fn pivot_record() -> RunRecord {
+    let lenet = |backend: &str, batch: usize, total_ns: u64, conv_ns: u64, relu_ns: u64| {
+        let mut result = benchmark(
+            "lenet",
+            Stage::Eval,
+            batch,
+            Precision::F32,
+            &[(Phase::Forward, total_ns - 10_000), (Phase::Total, total_ns)],
+            1_000_000,
+            0,
+        );
+        result.backend = backend.to_string();
+        result.id = BenchmarkResult::make_id("lenet", Stage::Eval, batch, Precision::F32, backend);
+        result.layers = vec![
+            layer("conv1", "conv2d", Phase::Forward, conv_ns, 600_000, "direct"),
+            layer("relu1", "relu", Phase::Forward, relu_ns, 0, "elementwise"),
+        ];
+        result
+    };
+    let mut record = record();
+    record.benchmarks = vec![
+        lenet("cpu", 1, 2_000_000, 1_500_000, 100_000),
+        lenet("cpu", 64, 96_000_000, 80_000_000, 4_000_000),
+        lenet("wgpu", 1, 500_000, 300_000, 20_000),
+    ];
+    record
+}
+
+fn pivot_spec(rows: PivotRows, columns: &[PivotAxis], ratio_to: Option<&str>) -> PivotSpec {
+    PivotSpec {
+        rows,
+        columns: columns.to_vec(),
+        phase: Phase::Total,
+        ratio_to: ratio_to.map(str::to_string),
+    }
+}
+
+fn backend_by_batch() -> Pivot {
+    let spec = pivot_spec(
+        PivotRows::Model,
+        &[PivotAxis::Backend, PivotAxis::Batch],
+        Some("cpu"),
+    );
+    pivot(&[pivot_record()], &spec).expect("a valid pivot")
+}
+
+#[test]
+fn pivot_spreads_backend_and_batch_over_columns_with_ratios_to_the_reference() {
+    let grid = backend_by_batch();
+    assert_eq!(grid.row_labels, ["lenet"]);
+    assert_eq!(grid.column_labels, ["cpu b1", "cpu b64", "wgpu b1", "wgpu b64"]);
+    let cells = &grid.cells[0];
+    let cpu_b1 = cells[0].expect("cpu b1 measured");
+    assert_eq!((cpu_b1.median_ns, cpu_b1.ratio), (2_000_000.0, None));
+    assert_eq!(cells[1].map(|cell| cell.ratio), Some(None));
+    let wgpu_b1 = cells[2].expect("wgpu b1 measured");
+    assert_eq!(wgpu_b1.median_ns, 500_000.0);
+    assert_eq!(wgpu_b1.ratio, Some(0.25));
+    assert_eq!(cells[3], None, "wgpu at batch 64 was not measured");
+}
+
+#[test]
+fn pivot_keeps_the_coordinates_not_in_the_columns_in_the_row_labels() {
+    let spec = pivot_spec(PivotRows::Model, &[PivotAxis::Backend], Some("wgpu"));
+    let grid = pivot(&[pivot_record()], &spec).expect("a valid pivot");
+    assert_eq!(grid.row_labels, ["lenet, b1", "lenet, b64"]);
+    assert_eq!(grid.column_labels, ["cpu", "wgpu"]);
+    assert_eq!(grid.cells[0][0].and_then(|cell| cell.ratio), Some(4.0));
+    assert_eq!(grid.cells[1][0].and_then(|cell| cell.ratio), None, "no wgpu b64 to divide by");
+    assert_eq!(grid.cells[1][1], None);
+}
+
+#[test]
+fn pivot_by_layer_sums_a_layers_phases_for_total_and_takes_one_phase_otherwise() {
+    let mut record = pivot_record();
+    record.benchmarks[0]
+        .layers
+        .push(layer("conv1", "conv2d", Phase::GradInput, 700_000, 600_000, "direct"));
+    let mut spec = pivot_spec(PivotRows::Layer, &[PivotAxis::Backend, PivotAxis::Batch], None);
+    let total = pivot(std::slice::from_ref(&record), &spec).expect("a valid pivot");
+    assert_eq!(total.row_labels, ["lenet/conv1 (conv2d)", "lenet/relu1 (relu)"]);
+    assert_eq!(total.cells[0][0].map(|cell| cell.median_ns), Some(2_200_000.0));
+    spec.phase = Phase::Forward;
+    let forward = pivot(&[record], &spec).expect("a valid pivot");
+    assert_eq!(forward.cells[0][0].map(|cell| cell.median_ns), Some(1_500_000.0));
+    assert_eq!(forward.cells[1][2].map(|cell| cell.median_ns), Some(20_000.0));
+}
+
+#[test]
+fn pivot_bad_input_is_invalid_input_naming_the_thing() {
+    let record = pivot_record();
+    let error = |records: &[RunRecord], spec: &PivotSpec| {
+        pivot(records, spec).expect_err("bad input").to_string()
+    };
+    let unknown = pivot_spec(PivotRows::Model, &[PivotAxis::Backend], Some("burn-wgpu"));
+    let text = error(std::slice::from_ref(&record), &unknown);
+    assert!(text.contains("`burn-wgpu`") && text.contains("cpu, wgpu"), "{text}");
+
+    let mut without_layers = record.clone();
+    for benchmark in &mut without_layers.benchmarks {
+        benchmark.layers.clear();
+    }
+    let layers = pivot_spec(PivotRows::Layer, &[PivotAxis::Backend], None);
+    let text = error(&[without_layers], &layers);
+    assert!(text.contains("run --layers"), "{text}");
+
+    let text = error(&[record.clone(), record.clone()], &layers);
+    assert!(text.contains("lenet/eval/b1/f32/cpu"), "{text}");
+
+    let mut grad_input = pivot_spec(PivotRows::Model, &[PivotAxis::Batch], None);
+    grad_input.phase = Phase::GradInput;
+    let text = error(&[record], &grad_input);
+    assert!(text.contains("`grad-input`") && text.contains("--phase"), "{text}");
+
+    let text = parse_phase("backward").expect_err("unknown phase").to_string();
+    assert!(text.contains("`backward`") && text.contains("grad-input"), "{text}");
+    assert_eq!(parse_phase("grad-params").ok(), Some(Phase::GradParams));
+    assert_eq!(parse_phase("grad_params").ok(), Some(Phase::GradParams));
+    let text = PivotAxis::parse_list("backend,size").expect_err("unknown column").to_string();
+    assert!(text.contains("`size`"), "{text}");
+    assert!(PivotAxis::parse_list("batch,batch").is_err());
+    assert!(PivotAxis::parse_list("").is_err());
+    assert_eq!("layer".parse::<PivotRows>().ok(), Some(PivotRows::Layer));
+    let text = "cell".parse::<PivotRows>().expect_err("unknown rows").to_string();
+    assert!(text.contains("`cell`") && text.contains("--rows model"), "{text}");
+}
+
+#[test]
+fn pivot_table_snapshot() {
+    insta::assert_snapshot!("pivot_table", pivot_table(&backend_by_batch()));
+}
+
+#[test]
+fn pivot_markdown_snapshot() {
+    insta::assert_snapshot!("pivot_markdown", pivot_markdown(&backend_by_batch()));
+}
+
+#[test]
+fn pivot_csv_snapshot() {
+    insta::assert_snapshot!("pivot_csv", pivot_csv(&backend_by_batch()));
+}
+
+#[test]
+fn pivot_json_snapshot() {
+    insta::assert_snapshot!("pivot_json", pivot_json(&backend_by_batch()));
+}
+
+#[test]
+fn pivot_of_layers_table_snapshot() {
+    let spec = pivot_spec(PivotRows::Layer, &[PivotAxis::Batch, PivotAxis::Backend], Some("cpu"));
+    let grid = pivot(&[pivot_record()], &spec).expect("a valid pivot");
+    insta::assert_snapshot!("pivot_layers_table", pivot_table(&grid));
+}
+
+#[test]
+fn render_pivot_dispatches_on_the_format() {
+    let grid = backend_by_batch();
+    assert_eq!(render_pivot(&grid, Format::Csv), pivot_csv(&grid));
+    assert_eq!(render_pivot(&grid, Format::Markdown), pivot_markdown(&grid));
+    assert_eq!(render_pivot(&grid, Format::Json), pivot_json(&grid));
+    assert_eq!(render_pivot(&grid, Format::Table), pivot_table(&grid));
+}
