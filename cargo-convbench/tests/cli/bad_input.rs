@@ -120,3 +120,34 @@ fn report_of_a_future_format_version_exits_2_saying_upgrade() {
     let output = convbench().arg("report").arg(&path).output().expect("report");
     assert_invalid(&output, &["future.json", "999", "upgrade"]);
 }
+
+#[test]
+fn report_pivot_bad_input_exits_2_naming_it() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/record-v1.json");
+    let pivot = |args: &[&str]| {
+        convbench()
+            .arg("report")
+            .arg(&fixture)
+            .args(args)
+            .output()
+            .expect("report --pivot")
+    };
+    assert_invalid(
+        &pivot(&["--pivot", "--ratio-to", "cuda"]),
+        &["`cuda`", "present: wgpu", "--ratio-to"],
+    );
+    assert_invalid(
+        &pivot(&["--pivot", "--rows", "layer"]),
+        &["record-v1.json", "run --layers", "--rows model"],
+    );
+    assert_invalid(&pivot(&["--pivot", "--phase", "backward"]), &["`backward`", "grad-input"]);
+    assert_invalid(&pivot(&["--pivot", "--columns", "adapter"]), &["`adapter`", "backend,batch"]);
+    let output = convbench()
+        .arg("report")
+        .arg(&fixture)
+        .arg(&fixture)
+        .output()
+        .expect("report");
+    assert_invalid(&output, &["2 files", "--pivot"]);
+    assert_code(&pivot(&["--ratio-to", "wgpu"]), 2);
+}

@@ -1,8 +1,8 @@
 //! `run` on the cpu backend, and `report` and `plot` of the records it writes.
 
 use crate::support::{
-    TRAIN_PHASES, assert_code, cargo_convbench, convbench, parse_record, raw_samples, read_record, stdout_of,
-    tiny,
+    TRAIN_PHASES, assert_code, cargo_convbench, convbench, parse_record, raw_samples, read_record, scaled, stdout_of,
+    tiny, write_record,
 };
 use convbench::results::{FORMAT_VERSION, RunRecord};
 use std::path::{Path, PathBuf};
@@ -368,4 +368,41 @@ fn rounds_zero_is_a_usage_error() {
         .output()
         .expect("run");
     assert_code(&output, 2);
+}
+
+#[test]
+fn report_pivots_two_records_of_different_backends_with_ratios() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let peer_path = dir.path().join("peer.json");
+    let mut peer = scaled(read_record(&fixture_v1()), 0.5);
+    for benchmark in &mut peer.benchmarks {
+        benchmark.backend = "burn-wgpu".into();
+        benchmark.id = benchmark.id.replace("/wgpu", "/burn-wgpu");
+    }
+    write_record(&peer_path, &peer);
+    let pivot = |format: &str| {
+        let output = convbench()
+            .arg("report")
+            .arg(fixture_v1())
+            .arg(&peer_path)
+            .args(["--pivot", "--columns", "backend,batch", "--ratio-to", "wgpu"])
+            .args(["--format", format])
+            .output()
+            .expect("report --pivot");
+        assert_code(&output, 0);
+        stdout_of(&output)
+    };
+    let markdown = pivot("md");
+    assert!(
+        markdown.contains("| model | burn-wgpu b1 | burn-wgpu b2 | wgpu b1 | wgpu b2 |"),
+        "{markdown}"
+    );
+    assert!(markdown.contains("(0.50x)") && markdown.contains("this cell / the wgpu cell"), "{markdown}");
+    let table = pivot("table");
+    assert!(table.contains("lenet") && table.contains("(0.50x)"), "{table}");
+    let csv = pivot("csv");
+    assert!(csv.starts_with("row,burn-wgpu b1 ms,"), "{csv}");
+    let json: serde_json::Value = serde_json::from_str(&pivot("json")).expect("pivot JSON");
+    assert_eq!(json["ratio_to"], "wgpu");
+    assert_eq!(json["cells"][0][0]["ratio"], 0.5);
 }
