@@ -39,8 +39,8 @@ pub use csv_export::{csv, rfc3339_utc};
 pub use history::{escape_xml, github_commit_url, history_html, history_svg, history_svg_file_name};
 pub use markdown::{escape_markdown, markdown};
 pub use pivot::{
-    Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, pivot, pivot_csv, pivot_json, pivot_markdown,
-    pivot_table, render_pivot,
+    Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, pivot, pivot_csv, pivot_json,
+    pivot_markdown, pivot_table, render_pivot,
 };
 pub use ratio::vendor_ratio_table;
 pub use terminal::{layers_table, table, verification_table};

@@ -94,10 +94,7 @@ pub fn parse_phase(name: &str) -> Result<Phase> {
         .find(|phase| phase.as_str() == wanted)
         .ok_or_else(|| {
             let known: Vec<String> = Phase::ALL.into_iter().map(phase_label).collect();
-            Error::InvalidInput(format!(
-                "unknown phase `{name}`; use one of {}",
-                known.join(", ")
-            ))
+            Error::InvalidInput(format!("unknown phase `{name}`; use one of {}", known.join(", ")))
         })
 }
 
@@ -186,7 +183,12 @@ impl Point {
 
     /// Every coordinate but the backend, to find the reference cell.
     fn key_without_backend(&self) -> (String, Stage, usize, String) {
-        (self.subject.clone(), self.stage, self.batch, self.precision.clone())
+        (
+            self.subject.clone(),
+            self.stage,
+            self.batch,
+            self.precision.clone(),
+        )
     }
 }
 
@@ -221,7 +223,10 @@ fn points_of(benchmark: &BenchmarkResult, rows: PivotRows, phase: Phase) -> Vec<
                     None => totals.push((subject, layer.summary.median_ns)),
                 }
             }
-            totals.into_iter().map(|(subject, ns)| point(subject, ns)).collect()
+            totals
+                .into_iter()
+                .map(|(subject, ns)| point(subject, ns))
+                .collect()
         }
     }
 }
@@ -249,17 +254,19 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
             .iter()
             .flat_map(|record| &record.benchmarks)
             .any(|benchmark| !benchmark.layers.is_empty());
-        return Err(Error::InvalidInput(if spec.rows == PivotRows::Layer && !has_layers {
-            "no benchmark in the records has a per-layer breakdown; re-run with `run --layers`, \
+        return Err(Error::InvalidInput(
+            if spec.rows == PivotRows::Layer && !has_layers {
+                "no benchmark in the records has a per-layer breakdown; re-run with `run --layers`, \
              or pivot with --rows model"
-                .to_string()
-        } else {
-            format!(
-                "no benchmark in the records measured phase `{}`; pick another with --phase \
+                    .to_string()
+            } else {
+                format!(
+                    "no benchmark in the records measured phase `{}`; pick another with --phase \
                  (an eval run has only forward and total)",
-                phase_label(spec.phase)
-            )
-        }));
+                    phase_label(spec.phase)
+                )
+            },
+        ));
     }
     let backends: BTreeSet<&str> = points.iter().map(|point| point.backend.as_str()).collect();
     if let Some(reference) = &spec.ratio_to
@@ -274,7 +281,12 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
     }
 
     let varies = |values: BTreeSet<Value>| values.len() > 1;
-    let stage_varies = points.iter().map(|p| p.stage.as_str()).collect::<BTreeSet<_>>().len() > 1;
+    let stage_varies = points
+        .iter()
+        .map(|p| p.stage.as_str())
+        .collect::<BTreeSet<_>>()
+        .len()
+        > 1;
     let row_axes: Vec<PivotAxis> = ALL_AXES
         .into_iter()
         .filter(|axis| !spec.columns.contains(axis))
@@ -399,12 +411,21 @@ impl Pivot {
                         Some(PivotCell {
                             median_ns,
                             ratio: Some(ratio),
-                        }) => format!("{} ({ratio:.2}x)", milliseconds(*median_ns)),
+                        }) => format!("{} ({}x)", milliseconds(*median_ns), ratio_text(*ratio)),
                         Some(PivotCell { median_ns, .. }) => milliseconds(*median_ns),
                     }))
                     .collect()
             })
             .collect()
+    }
+}
+
+/// A ratio with 2 decimals, 3 below 0.1 so that a 12x speed-up does not read as `0.08`.
+fn ratio_text(ratio: f64) -> String {
+    if ratio.abs() < 0.1 {
+        format!("{ratio:.3}")
+    } else {
+        format!("{ratio:.2}")
     }
 }
 
@@ -456,18 +477,22 @@ pub fn pivot_csv(pivot: &Pivot) -> String {
     let mut header = vec!["row".to_string()];
     header.extend(pivot.column_labels.iter().map(|label| format!("{label} ms")));
     if let Some(reference) = &pivot.ratio_to {
-        header.extend(pivot.column_labels.iter().map(|label| format!("{label} / {reference}")));
+        header.extend(
+            pivot
+                .column_labels
+                .iter()
+                .map(|label| format!("{label} / {reference}")),
+        );
     }
     writer
         .write_record(&header)
         .expect("writing CSV to memory cannot fail");
     for (label, cells) in pivot.row_labels.iter().zip(&pivot.cells) {
         let mut row = vec![label.clone()];
-        row.extend(
-            cells
-                .iter()
-                .map(|cell| cell.map(|cell| (cell.median_ns / 1e6).to_string()).unwrap_or_default()),
-        );
+        row.extend(cells.iter().map(|cell| {
+            cell.map(|cell| (cell.median_ns / 1e6).to_string())
+                .unwrap_or_default()
+        }));
         if pivot.ratio_to.is_some() {
             row.extend(cells.iter().map(|cell| {
                 cell.and_then(|cell| cell.ratio)
@@ -475,7 +500,9 @@ pub fn pivot_csv(pivot: &Pivot) -> String {
                     .unwrap_or_default()
             }));
         }
-        writer.write_record(&row).expect("writing CSV to memory cannot fail");
+        writer
+            .write_record(&row)
+            .expect("writing CSV to memory cannot fail");
     }
     let bytes = writer.into_inner().expect("flushing CSV to memory cannot fail");
     String::from_utf8(bytes).expect("CSV of UTF-8 strings is UTF-8")

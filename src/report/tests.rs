@@ -711,16 +711,25 @@ fn pivot_keeps_the_coordinates_not_in_the_columns_in_the_row_labels() {
     assert_eq!(grid.row_labels, ["lenet, b1", "lenet, b64"]);
     assert_eq!(grid.column_labels, ["cpu", "wgpu"]);
     assert_eq!(grid.cells[0][0].and_then(|cell| cell.ratio), Some(4.0));
-    assert_eq!(grid.cells[1][0].and_then(|cell| cell.ratio), None, "no wgpu b64 to divide by");
+    assert_eq!(
+        grid.cells[1][0].and_then(|cell| cell.ratio),
+        None,
+        "no wgpu b64 to divide by"
+    );
     assert_eq!(grid.cells[1][1], None);
 }
 
 #[test]
 fn pivot_by_layer_sums_a_layers_phases_for_total_and_takes_one_phase_otherwise() {
     let mut record = pivot_record();
-    record.benchmarks[0]
-        .layers
-        .push(layer("conv1", "conv2d", Phase::GradInput, 700_000, 600_000, "direct"));
+    record.benchmarks[0].layers.push(layer(
+        "conv1",
+        "conv2d",
+        Phase::GradInput,
+        700_000,
+        600_000,
+        "direct",
+    ));
     let mut spec = pivot_spec(PivotRows::Layer, &[PivotAxis::Backend, PivotAxis::Batch], None);
     let total = pivot(std::slice::from_ref(&record), &spec).expect("a valid pivot");
     assert_eq!(total.row_labels, ["lenet/conv1 (conv2d)", "lenet/relu1 (relu)"]);
@@ -734,12 +743,14 @@ fn pivot_by_layer_sums_a_layers_phases_for_total_and_takes_one_phase_otherwise()
 #[test]
 fn pivot_bad_input_is_invalid_input_naming_the_thing() {
     let record = pivot_record();
-    let error = |records: &[RunRecord], spec: &PivotSpec| {
-        pivot(records, spec).expect_err("bad input").to_string()
-    };
+    let error =
+        |records: &[RunRecord], spec: &PivotSpec| pivot(records, spec).expect_err("bad input").to_string();
     let unknown = pivot_spec(PivotRows::Model, &[PivotAxis::Backend], Some("burn-wgpu"));
     let text = error(std::slice::from_ref(&record), &unknown);
-    assert!(text.contains("`burn-wgpu`") && text.contains("cpu, wgpu"), "{text}");
+    assert!(
+        text.contains("`burn-wgpu`") && text.contains("cpu, wgpu"),
+        "{text}"
+    );
 
     let mut without_layers = record.clone();
     for benchmark in &mut without_layers.benchmarks {
@@ -755,13 +766,21 @@ fn pivot_bad_input_is_invalid_input_naming_the_thing() {
     let mut grad_input = pivot_spec(PivotRows::Model, &[PivotAxis::Batch], None);
     grad_input.phase = Phase::GradInput;
     let text = error(&[record], &grad_input);
-    assert!(text.contains("`grad-input`") && text.contains("--phase"), "{text}");
+    assert!(
+        text.contains("`grad-input`") && text.contains("--phase"),
+        "{text}"
+    );
 
     let text = parse_phase("backward").expect_err("unknown phase").to_string();
-    assert!(text.contains("`backward`") && text.contains("grad-input"), "{text}");
+    assert!(
+        text.contains("`backward`") && text.contains("grad-input"),
+        "{text}"
+    );
     assert_eq!(parse_phase("grad-params").ok(), Some(Phase::GradParams));
     assert_eq!(parse_phase("grad_params").ok(), Some(Phase::GradParams));
-    let text = PivotAxis::parse_list("backend,size").expect_err("unknown column").to_string();
+    let text = PivotAxis::parse_list("backend,size")
+        .expect_err("unknown column")
+        .to_string();
     assert!(text.contains("`size`"), "{text}");
     assert!(PivotAxis::parse_list("batch,batch").is_err());
     assert!(PivotAxis::parse_list("").is_err());
@@ -792,7 +811,11 @@ fn pivot_json_snapshot() {
 
 #[test]
 fn pivot_of_layers_table_snapshot() {
-    let spec = pivot_spec(PivotRows::Layer, &[PivotAxis::Batch, PivotAxis::Backend], Some("cpu"));
+    let spec = pivot_spec(
+        PivotRows::Layer,
+        &[PivotAxis::Batch, PivotAxis::Backend],
+        Some("cpu"),
+    );
     let grid = pivot(&[pivot_record()], &spec).expect("a valid pivot");
     insta::assert_snapshot!("pivot_layers_table", pivot_table(&grid));
 }
@@ -804,4 +827,16 @@ fn render_pivot_dispatches_on_the_format() {
     assert_eq!(render_pivot(&grid, Format::Markdown), pivot_markdown(&grid));
     assert_eq!(render_pivot(&grid, Format::Json), pivot_json(&grid));
     assert_eq!(render_pivot(&grid, Format::Table), pivot_table(&grid));
+}
+
+#[test]
+fn pivot_ratios_below_a_tenth_keep_two_significant_digits() {
+    let mut record = pivot_record();
+    for phase in &mut record.benchmarks[2].phases {
+        phase.summary.median_ns = 78_000.0;
+    }
+    let spec = pivot_spec(PivotRows::Model, &[PivotAxis::Backend], Some("cpu"));
+    let grid = pivot(&[record], &spec).expect("a valid pivot");
+    let table = pivot_table(&grid);
+    assert!(table.contains("(0.039x)"), "{table}");
 }

@@ -140,8 +140,14 @@ fn report_pivot_bad_input_exits_2_naming_it() {
         &pivot(&["--pivot", "--rows", "layer"]),
         &["record-v1.json", "run --layers", "--rows model"],
     );
-    assert_invalid(&pivot(&["--pivot", "--phase", "backward"]), &["`backward`", "grad-input"]);
-    assert_invalid(&pivot(&["--pivot", "--columns", "adapter"]), &["`adapter`", "backend,batch"]);
+    assert_invalid(
+        &pivot(&["--pivot", "--phase", "backward"]),
+        &["`backward`", "grad-input"],
+    );
+    assert_invalid(
+        &pivot(&["--pivot", "--columns", "adapter"]),
+        &["`adapter`", "backend,batch"],
+    );
     let output = convbench()
         .arg("report")
         .arg(&fixture)

@@ -1,8 +1,8 @@
 //! `run` on the cpu backend, and `report` and `plot` of the records it writes.
 
 use crate::support::{
-    TRAIN_PHASES, assert_code, cargo_convbench, convbench, parse_record, raw_samples, read_record, scaled, stdout_of,
-    tiny, write_record,
+    TRAIN_PHASES, assert_code, cargo_convbench, convbench, parse_record, raw_samples, read_record, scaled,
+    stdout_of, tiny, write_record,
 };
 use convbench::results::{FORMAT_VERSION, RunRecord};
 use std::path::{Path, PathBuf};
@@ -397,7 +397,10 @@ fn report_pivots_two_records_of_different_backends_with_ratios() {
         markdown.contains("| model | burn-wgpu b1 | burn-wgpu b2 | wgpu b1 | wgpu b2 |"),
         "{markdown}"
     );
-    assert!(markdown.contains("(0.50x)") && markdown.contains("this cell / the wgpu cell"), "{markdown}");
+    assert!(
+        markdown.contains("(0.50x)") && markdown.contains("this cell / the wgpu cell"),
+        "{markdown}"
+    );
     let table = pivot("table");
     assert!(table.contains("lenet") && table.contains("(0.50x)"), "{table}");
     let csv = pivot("csv");
