@@ -16,8 +16,8 @@ pub struct ReportArgs {
     /// table, json, csv or md.
     #[arg(long, default_value = "table")]
     pub format: String,
-    /// Also show the per-layer breakdown (table format).
-    #[arg(long)]
+    /// Also show the per-layer breakdown (table format); with --pivot, use --rows layer.
+    #[arg(long, conflicts_with = "pivot")]
     pub layers: bool,
     /// Show one grid of median times of the records' benchmarks (rows by columns) instead.
     #[arg(long)]
