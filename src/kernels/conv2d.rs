@@ -87,7 +87,7 @@ pub fn backward_filter(g: &ConvGeom) -> Vec<Dispatch> {
     dispatches
 }
 
-/// `dy -> dbias` (op tensors 1 and 3 of backward-filter) when the layer has a bias: one
+/// `dy -> dbias` (of backward-filter) when the layer has a bias: one
 /// workgroup per output channel.
 pub fn backward_bias(g: &ConvGeom) -> Option<Dispatch> {
     g.conv.bias.then(|| Dispatch {

@@ -2,9 +2,9 @@
 //! connected layers, for a [`GemmTile`].
 //!
 //! The shader reads every operand through affine strides ([`GemmParams`]); this file derives
-//! them from each op's geometry. Bindings are the same for every op: `a` (binding 1) is always
-//! the op's tensor 1 (weights, or the output gradient for backward-filter and
-//! backward-weight), `b` (binding 2) its tensor 0, then bias and the output.
+//! them from each op's geometry. Bindings are named ([`Slot::Tensor`]): `a` (binding 1) is the
+//! weights `w`, or the output gradient `dy` for backward-filter and backward-weight; `b`
+//! (binding 2) is `x` or `dy`; then `bias` and the output.
 
 use super::dispatch::{Dispatch, Grid, Slot};
 use super::op::{ConvGeom, LinearGeom};

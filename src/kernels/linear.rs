@@ -76,7 +76,7 @@ pub fn backward_params(g: &LinearGeom) -> Vec<Dispatch> {
     dispatches
 }
 
-/// `dy -> dbias` (op tensors 1 and 3 of backward-params) when the layer has a bias.
+/// `dy -> dbias` (of backward-params) when the layer has a bias.
 pub fn backward_bias(g: &LinearGeom) -> Option<Dispatch> {
     g.bias.then(|| Dispatch {
         shader: &LINEAR,
