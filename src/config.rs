@@ -80,6 +80,9 @@ pub struct Config {
     pub compare: CompareSettings,
     /// What `ci` and `comment` do on GitHub (the `ci` sub-table).
     pub ci: CiSettings,
+    /// The workspace's own WGSL kernels, by name (see [`crate::kernels::user`]); crates of the
+    /// workspace declare theirs in `[package.metadata.convbench.kernels.NAME]`.
+    pub kernels: BTreeMap<String, crate::kernels::user::KernelConfig>,
 }
 
 impl Default for Config {
@@ -93,6 +96,7 @@ impl Default for Config {
             baseline_runs: crate::baseline::DEFAULT_KEEP_RUNS,
             compare: CompareSettings::default(),
             ci: CiSettings::default(),
+            kernels: BTreeMap::new(),
         }
     }
 }
@@ -301,6 +305,10 @@ pub struct Workspace {
     pub config: Config,
     /// The file the configuration was read from; `None` when the defaults apply.
     pub config_path: Option<PathBuf>,
+    /// Every user kernel declared: the configuration's `kernels` table (sources relative to the
+    /// root), then each member crate's `[package.metadata.convbench.kernels]` (sources relative to
+    /// the crate), by name. Loaded and verified by the commands that run them.
+    pub kernels: Vec<crate::kernels::user::Declared>,
 }
 
 impl Workspace {
@@ -326,9 +334,9 @@ pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Works
             .map(|dir| dir.join("Cargo.toml"))
             .find(|candidate| candidate.is_file()),
     };
-    let (root, target_dir) = match &manifest {
+    let (root, target_dir, mut kernels) = match &manifest {
         Some(manifest) => cargo_workspace(current_dir, manifest)?,
-        None => (current_dir.to_path_buf(), current_dir.join("target")),
+        None => (current_dir.to_path_buf(), current_dir.join("target"), Vec::new()),
     };
 
     let config_file = root.join(CONFIG_FILE_NAME);
@@ -350,16 +358,76 @@ pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Works
             .unwrap_or(Path::new("the default configuration"));
         return Err(Error::InvalidInput(format!("{}: {error}", source.display())));
     }
+    let declared_in = config_path.clone().unwrap_or_else(|| root.join(CONFIG_FILE_NAME));
+    let mut all: Vec<crate::kernels::user::Declared> = config
+        .kernels
+        .iter()
+        .map(|(name, kernel)| crate::kernels::user::Declared {
+            name: name.clone(),
+            config: kernel.clone(),
+            base_dir: root.clone(),
+            file: declared_in.clone(),
+        })
+        .collect();
+    all.append(&mut kernels);
+    let mut names = std::collections::BTreeSet::new();
+    if let Some(twice) = all.iter().find(|k| !names.insert(k.name.clone())) {
+        return Err(Error::InvalidInput(format!(
+            "kernel `{}` is declared twice (again in {}); kernel names are unique in a workspace",
+            twice.name,
+            twice.file.display()
+        )));
+    }
     Ok(Workspace {
         root,
         target_dir,
         config,
         config_path,
+        kernels: all,
     })
 }
 
-/// Workspace root and target directory, from `cargo metadata --no-deps`.
-fn cargo_workspace(current_dir: &Path, manifest: &Path) -> Result<(PathBuf, PathBuf)> {
+/// The `[package.metadata.convbench]` table of a workspace member: only `kernels` belongs there.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PackageTable {
+    #[serde(default)]
+    kernels: BTreeMap<String, crate::kernels::user::KernelConfig>,
+}
+
+/// The kernels each member of `metadata` declares in `[package.metadata.convbench.kernels]`.
+fn package_kernels(metadata: &cargo_metadata::Metadata) -> Result<Vec<crate::kernels::user::Declared>> {
+    let mut kernels = Vec::new();
+    for package in metadata.workspace_packages() {
+        let Some(table) = package.metadata.get("convbench") else {
+            continue;
+        };
+        let manifest = package.manifest_path.clone().into_std_path_buf();
+        let table: PackageTable = serde_json::from_value(table.clone()).map_err(|error| {
+            Error::InvalidInput(format!(
+                "invalid [package.metadata.convbench] in {}: {error}; a crate declares only \
+                 `kernels` there, the rest goes in [workspace.metadata.convbench]",
+                manifest.display()
+            ))
+        })?;
+        let base_dir = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+        for (name, config) in table.kernels {
+            kernels.push(crate::kernels::user::Declared {
+                name,
+                config,
+                base_dir: base_dir.clone(),
+                file: manifest.clone(),
+            });
+        }
+    }
+    Ok(kernels)
+}
+
+/// Workspace root, target directory and the members' kernels, from `cargo metadata --no-deps`.
+fn cargo_workspace(
+    current_dir: &Path,
+    manifest: &Path,
+) -> Result<(PathBuf, PathBuf, Vec<crate::kernels::user::Declared>)> {
     let metadata = cargo_metadata::MetadataCommand::new()
         .manifest_path(manifest)
         .current_dir(current_dir)
@@ -380,9 +448,11 @@ fn cargo_workspace(current_dir: &Path, manifest: &Path) -> Result<(PathBuf, Path
                 manifest.display()
             )),
         })?;
+    let kernels = package_kernels(&metadata)?;
     Ok((
         metadata.workspace_root.into_std_path_buf(),
         metadata.target_directory.into_std_path_buf(),
+        kernels,
     ))
 }
 

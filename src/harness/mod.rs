@@ -13,6 +13,7 @@
 //! verification plan at the small batch runs the variants chosen for the measured batch, and
 //! the per-layer results record them.
 
+pub mod conformance;
 pub mod plan;
 pub mod select;
 pub mod tune;

@@ -29,7 +29,9 @@ impl KernelChoice {
             KernelChoice::Tuned(cache) => cache
                 .winner(op, precision)
                 .unwrap_or_else(|| Variant::heuristic(op)),
-            KernelChoice::Force(v) if v.implements(op) => *v,
+            KernelChoice::Force(v) if v.implements_at(op, precision) => *v,
+            // The user's kernel where it applies, convbench's usual choice elsewhere.
+            KernelChoice::Force(v) if v.is_user() => Variant::heuristic(op),
             KernelChoice::Force(_) => Variant::Direct,
         }
     }

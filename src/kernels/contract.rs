@@ -533,10 +533,37 @@ pub fn wgsl_skeleton(op: &Op) -> String {
     let _ = writeln!(out);
     let _ = writeln!(out, "alias T = f32;");
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "// @group(0) @binding(0) var<uniform> params: Params;  // the op's geometry, as in the Params struct of convbench's own kernel for this op (shaders/)"
-    );
+    match super::user::params_layout(op.name()) {
+        Some(layout) => {
+            let written = contract
+                .iter()
+                .find(|b| b.access != Access::Read)
+                .map_or("", |b| b.name);
+            let _ = writeln!(
+                out,
+                "// The op's geometry; `total` is the number of elements of `{written}`."
+            );
+            let _ = writeln!(out, "{}", super::user::params_wgsl(layout));
+            let _ = writeln!(out);
+            let _ = writeln!(out, "@group(0) @binding(0) var<uniform> params: Params;");
+            let _ = writeln!(out);
+            let _ = writeln!(
+                out,
+                "// Dispatch: ceil(total / outputs per workgroup) workgroups, over a 2-d grid when needed:"
+            );
+            let _ = writeln!(
+                out,
+                "// workgroup index = workgroup_id.y * num_workgroups.x + workgroup_id.x; invocations past"
+            );
+            let _ = writeln!(out, "// the end return without writing. (See `kernels::user`.)");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "// @group(0) @binding(0) var<uniform> params: Params;  // the op's geometry, as in the Params struct of convbench's own kernel for this op (shaders/)"
+            );
+        }
+    }
     for (k, b) in contract.iter().enumerate() {
         let access = if b.access == Access::Read {
             "read"
@@ -690,6 +717,7 @@ mod tests {
                 .global_variables
                 .iter()
                 .filter_map(|(_, v)| v.name.clone())
+                .filter(|name| name != "params")
                 .collect();
             let names: Vec<String> = op.contract().iter().map(|b| b.name.to_string()).collect();
             assert_eq!(declared, names, "{}", op.name());

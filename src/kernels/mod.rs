@@ -21,6 +21,7 @@ pub mod registry;
 pub mod shader_set;
 mod tensor;
 pub mod uniform;
+pub mod user;
 pub mod variant;
 mod winograd;
 
@@ -50,6 +51,7 @@ pub fn plan(op: &Op, variant: Variant) -> Result<Vec<Dispatch>> {
             Op::Conv2dBackwardData(g) if winograd::applies(g) => Ok(winograd::conv_backward_data(g)),
             _ => Err(unimplemented(op, variant)),
         },
+        Variant::User(kernel) => kernel.0.plan(op),
     }
 }
 

@@ -120,6 +120,8 @@ pub enum Variant {
     /// *effective*: the harness counts an op's FLOPs from the direct convolution whatever the
     /// variant, so its rates compare with the other variants' on the same work.
     Winograd,
+    /// A kernel of the user's workspace (see [`super::user`]), id `user:NAME`.
+    User(super::user::UserRef),
 }
 
 impl Variant {
@@ -129,15 +131,34 @@ impl Variant {
             Variant::Direct => "direct".into(),
             Variant::Gemm(t) => format!("gemm_{}x{}x{}_{}x{}", t.bm, t.bn, t.bk, t.tm, t.tn),
             Variant::Winograd => "winograd_2x2_3x3".into(),
+            Variant::User(k) => k.0.id(),
         }
     }
 
-    /// Every variant there is: `direct`, then one per GEMM tile, then Winograd.
+    /// Every variant there is: `direct`, then one per GEMM tile, then Winograd, then the user's
+    /// kernels registered in this process ([`super::user::register`]).
     pub fn all() -> Vec<Variant> {
+        Self::builtin()
+            .into_iter()
+            .chain(
+                super::user::registered()
+                    .into_iter()
+                    .map(|k| Variant::User(super::user::UserRef(k))),
+            )
+            .collect()
+    }
+
+    /// convbench's own variants: `direct`, one per GEMM tile, Winograd.
+    pub fn builtin() -> Vec<Variant> {
         std::iter::once(Variant::Direct)
             .chain(GEMM_TILES.iter().map(|&t| Variant::Gemm(t)))
             .chain(std::iter::once(Variant::Winograd))
             .collect()
+    }
+
+    /// Whether this is one of the user's kernels.
+    pub fn is_user(&self) -> bool {
+        matches!(self, Variant::User(_))
     }
 
     /// Whether `op` has a GEMM form (convolutions and fully connected layers).
@@ -162,7 +183,18 @@ impl Variant {
                 Op::Conv2dForward(g) | Op::Conv2dBackwardData(g) => super::winograd::applies(g),
                 _ => false,
             },
+            Variant::User(k) => k.0.implements(op),
         }
+    }
+
+    /// Whether this variant implements `op` at `precision`: [`Self::implements`], and for a
+    /// user kernel at f16, that it declares `f16 = true`.
+    pub fn implements_at(&self, op: &Op, precision: crate::model::Precision) -> bool {
+        self.implements(op)
+            && match self {
+                Variant::User(k) => precision == crate::model::Precision::F32 || k.0.f16,
+                _ => true,
+            }
     }
 
     /// The variants that implement `op`, `direct` first.
@@ -245,6 +277,22 @@ impl std::fmt::Display for Variant {
 impl std::str::FromStr for Variant {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
+        if let Some(name) = s.strip_prefix(super::user::ID_PREFIX) {
+            return super::user::find(name)
+                .map(|k| Variant::User(super::user::UserRef(k)))
+                .ok_or_else(|| {
+                    let known: Vec<String> = super::user::registered().iter().map(|k| k.id()).collect();
+                    Error::InvalidInput(format!(
+                        "no kernel `{name}` is declared in this workspace ({}); declare it in \
+                         [package.metadata.convbench.kernels.{name}] (see `cargo convbench init`)",
+                        if known.is_empty() {
+                            "it declares none".to_string()
+                        } else {
+                            format!("it declares {}", known.join(", "))
+                        }
+                    ))
+                });
+        }
         Variant::all().into_iter().find(|v| v.id() == s).ok_or_else(|| {
             let known: Vec<String> = Variant::all().iter().map(Variant::id).collect();
             Error::InvalidInput(format!(

@@ -540,6 +540,23 @@ pub struct RunSettings {
     /// `shaders of ./shaders, digest 1a2b3c4d5e6f7a8b`. Absent for the embedded shaders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shaders: Option<String>,
+    /// The user's kernels declared in the workspace (each a variant `user:NAME`), with the
+    /// digest of each source: a change of numbers can be traced to a change of kernel.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernels: Vec<UserKernelRecord>,
+}
+
+/// A user kernel as a record keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserKernelRecord {
+    /// Its variant id, `user:NAME`.
+    pub id: String,
+    /// The op it implements.
+    pub op: String,
+    /// Its source file.
+    pub source: String,
+    /// 16 hex digits of FNV-1a over its source and configuration.
+    pub digest: String,
 }
 
 const fn one() -> usize {
@@ -562,6 +579,7 @@ impl Default for RunSettings {
             layers: false,
             rounds: 1,
             shaders: None,
+            kernels: Vec::new(),
         }
     }
 }

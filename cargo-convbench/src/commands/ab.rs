@@ -169,6 +169,7 @@ pub fn measure_and_judge(
 /// `cargo convbench ab`.
 pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
+    super::run::register_kernels(&workspace)?;
     let mut config = workspace.config.compare_config();
     if let Some(threshold) = a.threshold {
         config.threshold = threshold;

@@ -10,11 +10,13 @@ use convbench::backend::wgpu::WgpuBackend;
 use convbench::backend::{Backend, BackendKind};
 use convbench::baseline::git_state;
 use convbench::config::{self, Config, Workspace};
+use convbench::harness::conformance;
 use convbench::harness::select::{KernelChoice, has_variants};
 use convbench::harness::tune::TuneCache;
 use convbench::harness::{RunOptions, Target, measure, verify_target};
 use convbench::kernels::Variant;
 use convbench::kernels::shader_set::ShaderSet;
+use convbench::kernels::user::{self, UserKernel};
 use convbench::model::{Precision, network, suite};
 use convbench::report::{self, Format};
 use convbench::results::{RunRecord, RunSettings, Stage};
@@ -356,6 +358,7 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         layers: options.layers,
         rounds: a.rounds,
         shaders: None,
+        kernels: Vec::new(),
     };
     match a.device.shader_set() {
         Ok(Some(set)) => {
@@ -369,6 +372,10 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
             record,
             Some(Error::InvalidInput("--samples must be at least 1".into())),
         );
+    }
+    match register_kernels(workspace) {
+        Ok(kernels) => record.settings.kernels = kernels.iter().map(|k| k.record()).collect(),
+        Err(e) => return (record, Some(e)),
     }
     let backends = match open_backends(&a.device, quiet) {
         Ok(b) => b,
@@ -384,6 +391,9 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         Ok(j) => j,
         Err(e) => return (record, Some(e)),
     };
+    if let Err(e) = verify_forced_user_kernel(&options.kernels, &backends, &jobs, &mut notices) {
+        return (record, Some(e));
+    }
     if a.rounds == 0 {
         return (
             record,
@@ -536,6 +546,66 @@ fn calibrated_peak(
 /// The kernel choice `--kernel` and `--no-tune` ask for. `auto` uses the tune cache of the
 /// first backend with variants when there is one; a cache that cannot be read is reported and
 /// ignored (it is a cache: `tune` rebuilds it).
+/// Loads, validates and registers the workspace's own kernels (see
+/// [`convbench::kernels::user`]), so that `user:NAME` names a variant.
+pub fn register_kernels(workspace: &Workspace) -> Result<Vec<&'static UserKernel>> {
+    user::load_all(&workspace.kernels)
+}
+
+/// Random shapes each user kernel is verified on before it runs (per op and precision).
+pub const USER_KERNEL_SHAPES: usize = 4;
+
+/// With `--kernel user:NAME`, verifies the kernel on random shapes at the jobs' precisions on
+/// every backend with variants, before anything is timed; on other backends it does not run
+/// (a notice says so).
+pub fn verify_forced_user_kernel(
+    choice: &KernelChoice,
+    backends: &[Box<dyn Backend>],
+    jobs: &[Job],
+    notices: &mut Vec<String>,
+) -> Result<()> {
+    let KernelChoice::Force(variant) = choice else {
+        return Ok(());
+    };
+    if !variant.is_user() {
+        return Ok(());
+    }
+    let mut precisions: Vec<Precision> = jobs.iter().map(|j| j.precision).collect();
+    precisions.sort_unstable();
+    precisions.dedup();
+    let seed: u64 = rand::random();
+    for backend in backends {
+        if !has_variants(backend.kind()) {
+            notices.push(format!(
+                "{variant} is WGSL: the {} backend runs its own kernels",
+                backend.kind().as_str()
+            ));
+            continue;
+        }
+        let rows = conformance::verify_user_kernel(
+            backend.as_ref(),
+            *variant,
+            &precisions,
+            USER_KERNEL_SHAPES,
+            seed,
+        )?;
+        let shapes: usize = rows.iter().map(|r| r.shapes).sum();
+        notices.push(format!(
+            "{variant} verified against the f64 reference on {shapes} random shapes ({}; seed {seed})",
+            backend.adapter().label()
+        ));
+        if let Variant::User(kernel) = variant
+            && !kernel.0.f16
+            && precisions.contains(&Precision::F16)
+        {
+            notices.push(format!(
+                "{variant} does not declare f16 = true: f16 benchmarks run convbench's kernels"
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn kernel_choice(
     a: &KernelArgs,
     workspace: &Workspace,

@@ -116,6 +116,7 @@ fn table(results: &[TuneResult]) -> String {
 /// `cargo convbench tune`.
 pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
+    super::run::register_kernels(&workspace)?;
     let backend = WgpuBackend::open(a.adapter.as_deref())?;
     let options = TuneOptions {
         warmup_iterations: a.warmup.max(1),

@@ -3,12 +3,18 @@
 //! bound per op. It is what `run` does before it times a benchmark, for the whole zoo at once:
 //! the conformance check of an adapter, a driver or a change to the kernels.
 
-use super::run::{DeviceArgs, KernelArgs, Selection, jobs, kernel_choice, open_backends, unsupported};
+use super::run::{
+    DeviceArgs, KernelArgs, Selection, jobs, kernel_choice, open_backends, register_kernels, unsupported,
+};
 use crate::cli::Args;
 use crate::progress::Progress;
+use comfy_table::Table;
 use convbench::config;
+use convbench::harness::conformance;
+use convbench::harness::select::has_variants;
 use convbench::harness::verify::Summary;
 use convbench::harness::{RunOptions, verify_target};
+use convbench::kernels::Variant;
 use convbench::model::{Precision, model_names};
 use convbench::report::verification_table;
 use convbench::{Error, Result};
@@ -30,6 +36,79 @@ pub struct VerifyArgs {
     /// Verify this many times, each with fresh random data.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: usize,
+    /// Random shapes per op, variant and precision in the kernel-variant table.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub shapes: usize,
+    /// Seed of the variant table's shapes and data (default: fresh each run, printed).
+    #[arg(long, value_name = "SEED")]
+    pub seed: Option<u64>,
+    /// Only the kernel-variant table: every variant of every op with variants (convbench's and
+    /// the workspace's own kernels) on random shapes, not the networks.
+    #[arg(long)]
+    pub variants: bool,
+}
+
+/// The kernel-variant table of `rows`.
+fn variant_table(rows: &[conformance::Row]) -> String {
+    let mut table = Table::new();
+    table.load_preset(comfy_table::presets::ASCII_FULL_CONDENSED);
+    table.set_header([
+        "op",
+        "variant",
+        "precision",
+        "shapes",
+        "worst error",
+        "tolerance",
+        "error/tolerance",
+        "pass",
+    ]);
+    for row in rows {
+        table.add_row([
+            row.op.to_string(),
+            row.variant.clone(),
+            row.precision.to_string(),
+            row.shapes.to_string(),
+            format!("{:.2e}", row.worst_error),
+            format!("{:.2e}", row.bound),
+            format!("{:.3}", row.ratio),
+            if row.passed() { "yes" } else { "NO" }.to_string(),
+        ]);
+    }
+    table.to_string()
+}
+
+/// Verifies every kernel variant (and the user's kernels) on random shapes on each backend with
+/// variants; prints the table; the first failed row is the error.
+fn verify_variants(
+    a: &VerifyArgs,
+    backends: &[Box<dyn convbench::backend::Backend>],
+    precisions: &[Precision],
+) -> Result<()> {
+    let seed = a.seed.unwrap_or_else(rand::random);
+    let variants = match a.kernels.kernel.as_str() {
+        "auto" | "direct" => Variant::all(),
+        one => vec![one.parse::<Variant>()?],
+    };
+    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
+        let label = format!("{} ({})", backend.kind().as_str(), backend.adapter().label());
+        let rows = conformance::check_all(
+            backend.as_ref(),
+            &variants,
+            precisions,
+            a.shapes,
+            seed,
+            &mut |_| {},
+        )?;
+        crate::output::print(&format!(
+            "{label}: kernel variants on {} random shapes each (seed {seed})\n{}",
+            a.shapes,
+            variant_table(&rows)
+        ));
+        if let Some(failed) = rows.iter().find(|row| !row.passed()) {
+            return Err(conformance::failure(failed, seed));
+        }
+    }
+    Ok(())
 }
 
 /// `cargo convbench verify`: exit 0 when every op is within its bound, 4 on the first that is
@@ -39,6 +118,7 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
         return Err(Error::InvalidInput("--repeat must be at least 1".into()));
     }
     let workspace = config::load(args.manifest_path.as_deref())?;
+    register_kernels(&workspace)?;
     let backends = open_backends(&a.device, args.quiet)?;
     let mut notices = Vec::new();
     let kernels = kernel_choice(&a.kernels, &workspace, &backends, &mut notices)?;
@@ -54,6 +134,20 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
     let explicit_precisions = !selection.precision.is_empty() || !workspace.config.precisions.is_empty();
     if !explicit_precisions {
         selection.precision = vec![Precision::F32, Precision::F16];
+    }
+    let variant_precisions: Vec<Precision> = if selection.precision.is_empty() {
+        workspace
+            .config
+            .precisions
+            .iter()
+            .filter_map(|p| p.parse().ok())
+            .collect()
+    } else {
+        selection.precision.clone()
+    };
+    verify_variants(a, &backends, &variant_precisions)?;
+    if a.variants {
+        return Ok(0);
     }
     let jobs = jobs(&selection, &workspace.config, false, &mut Vec::new())?;
     let options = RunOptions {

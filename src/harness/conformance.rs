@@ -1,0 +1,299 @@
+//! Conformance of kernel variants: every variant of every op that has variants (convbench's
+//! GEMM tiles and Winograd, and the user's kernels) against the f64 reference on random shapes,
+//! without timing anything. It is `cargo convbench verify`'s variant table and the check a user
+//! kernel passes before it is run or timed.
+//!
+//! Shapes are drawn from a seeded generator and respect the variant's constraints (a user
+//! kernel's `only`, Winograd's 3x3 stride 1): the first is at batch 1, sizes are odd or even at
+//! random, with strides, padding, dilation 2 and channel groups where the constraints allow. Each
+//! shape gets fresh random inputs in `[-1, 1)`, the outputs are poisoned with NaN, and every
+//! element must be within the reference's rounding bound ([`super::verify`]).
+
+use super::verify;
+use crate::backend::{Backend, Program};
+use crate::kernels::user::Only;
+use crate::kernels::{Access, ConvGeom, DType, LinearGeom, Op, Variant};
+use crate::model::{Conv2d, Precision, Shape};
+use crate::{Error, Result};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// The ops that have kernel variants.
+pub const VARIANT_OPS: [&str; 6] = crate::kernels::user::SUPPORTED_OPS;
+
+/// One line of the conformance table: a variant of an op at a precision over random shapes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Op name.
+    pub op: &'static str,
+    /// Variant id.
+    pub variant: String,
+    /// Storage precision.
+    pub precision: Precision,
+    /// Shapes verified.
+    pub shapes: usize,
+    /// The worst element's absolute error.
+    pub worst_error: f64,
+    /// That element's rounding bound (the tolerance).
+    pub bound: f64,
+    /// Worst ratio of error to bound; above 1 fails.
+    pub ratio: f64,
+    /// The shape and element of the worst ratio, for a failure's message.
+    pub worst: String,
+}
+
+impl Row {
+    /// Whether every element of every shape was within its bound.
+    pub fn passed(&self) -> bool {
+        self.ratio <= 1.0
+    }
+}
+
+/// The constraints a variant's shapes must meet, as shape hints for the generator.
+fn hints(variant: Variant) -> Only {
+    match variant {
+        Variant::User(kernel) => kernel.0.only.clone(),
+        Variant::Winograd => Only {
+            kernel: Some([3, 3]),
+            stride: Some([1, 1]),
+            dilation: Some([1, 1]),
+            ..Only::default()
+        },
+        _ => Only::default(),
+    }
+}
+
+/// A random op named `op` whose shape meets `only`; `first` gives batch 1.
+pub fn random_op(op: &str, only: &Only, first: bool, rng: &mut StdRng) -> Option<Op> {
+    let batch = if first { 1 } else { rng.random_range(1..=3) };
+    let bias = only.bias.unwrap_or_else(|| rng.random_bool(0.5));
+    if op.starts_with("linear") {
+        let g = LinearGeom::new(batch, rng.random_range(1..=40), rng.random_range(1..=24), bias);
+        return match op {
+            "linear_forward" => Some(Op::LinearForward(g)),
+            "linear_backward_data" => Some(Op::LinearBackwardData(g)),
+            "linear_backward_params" => Some(Op::LinearBackwardParams(g)),
+            _ => None,
+        };
+    }
+    let pair = |rng: &mut StdRng, fixed: Option<[usize; 2]>, range: std::ops::RangeInclusive<usize>| {
+        fixed.map_or_else(
+            || (rng.random_range(range.clone()), rng.random_range(range.clone())),
+            |[a, b]| (a, b),
+        )
+    };
+    let groups = only
+        .groups
+        .unwrap_or_else(|| if rng.random_bool(0.25) { 2 } else { 1 });
+    let kernel = pair(rng, only.kernel, 1..=5);
+    let stride = pair(rng, only.stride, 1..=3);
+    let dilation = only.dilation.map_or_else(
+        || if rng.random_bool(0.2) { (2, 2) } else { (1, 1) },
+        |[a, b]| (a, b),
+    );
+    let padding = only.padding.map_or_else(
+        || {
+            (
+                rng.random_range(0..kernel.0.max(1)),
+                rng.random_range(0..kernel.1.max(1)),
+            )
+        },
+        |[a, b]| (a, b),
+    );
+    let conv = Conv2d {
+        in_channels: groups * rng.random_range(1..=3),
+        out_channels: groups * rng.random_range(1..=4),
+        kernel,
+        stride,
+        padding,
+        dilation,
+        groups,
+        bias,
+    };
+    let span = |k: usize, d: usize| d * (k.max(1) - 1) + 1;
+    let size = |rng: &mut StdRng, span: usize| span + rng.random_range(0..=9);
+    let (h, w) = (
+        size(rng, span(kernel.0, dilation.0)),
+        size(rng, span(kernel.1, dilation.1)),
+    );
+    let (oh, ow) = conv.output_hw(h, w)?;
+    let g = ConvGeom {
+        conv,
+        input: Shape::new(batch, conv.in_channels, h, w),
+        output: Shape::new(batch, conv.out_channels, oh, ow),
+    };
+    match op {
+        "conv2d_forward" => Some(Op::Conv2dForward(g)),
+        "conv2d_backward_data" => Some(Op::Conv2dBackwardData(g)),
+        "conv2d_backward_filter" => Some(Op::Conv2dBackwardFilter(g)),
+        _ => None,
+    }
+}
+
+/// A short description of `op`'s shape for messages.
+pub fn describe(op: &Op) -> String {
+    match op {
+        Op::Conv2dForward(g) | Op::Conv2dBackwardData(g) | Op::Conv2dBackwardFilter(g) => {
+            let c = &g.conv;
+            format!(
+                "x {}x{}x{}x{} -> {} channels, kernel {}x{}, stride {}x{}, padding {}x{}, dilation {}x{}, \
+                 groups {}, {}",
+                g.input.n,
+                g.input.c,
+                g.input.h,
+                g.input.w,
+                c.out_channels,
+                c.kernel.0,
+                c.kernel.1,
+                c.stride.0,
+                c.stride.1,
+                c.padding.0,
+                c.padding.1,
+                c.dilation.0,
+                c.dilation.1,
+                c.groups,
+                if c.bias { "bias" } else { "no bias" }
+            )
+        }
+        Op::LinearForward(g) | Op::LinearBackwardData(g) | Op::LinearBackwardParams(g) => format!(
+            "batch {}, {} -> {} features, {}",
+            g.batch,
+            g.in_features,
+            g.out_features,
+            if g.bias { "bias" } else { "no bias" }
+        ),
+        other => other.name().to_string(),
+    }
+}
+
+/// Verifies `variant` of the op named `op` at `precision` on `shapes` random shapes drawn from
+/// `seed`. `None` when the variant implements no such op (or not at this precision).
+pub fn check_variant(
+    backend: &dyn Backend,
+    variant: Variant,
+    op: &'static str,
+    precision: Precision,
+    shapes: usize,
+    seed: u64,
+) -> Result<Option<Row>> {
+    let only = hints(variant);
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut ops = Vec::new();
+    for _ in 0..shapes.max(1) * 50 {
+        if ops.len() == shapes.max(1) {
+            break;
+        }
+        if let Some(candidate) = random_op(op, &only, ops.is_empty(), &mut rng)
+            && variant.implements_at(&candidate, precision)
+        {
+            ops.push(candidate);
+        }
+    }
+    if ops.is_empty() {
+        return Ok(None);
+    }
+    let mut row = Row {
+        op,
+        variant: variant.id(),
+        precision,
+        shapes: ops.len(),
+        worst_error: 0.0,
+        bound: 0.0,
+        ratio: 0.0,
+        worst: String::new(),
+    };
+    for candidate in ops {
+        let mut program = Program::new(precision);
+        let ids: Vec<usize> = candidate
+            .contract()
+            .iter()
+            .map(|b| program.tensor(b.name, b.len, b.dtype))
+            .collect();
+        program.push(candidate.clone(), ids.clone())?;
+        if let Some(call) = program.ops.last_mut() {
+            call.variant = variant;
+        }
+        let mut loaded = backend.load(&program)?;
+        for (b, &id) in candidate.contract().iter().zip(&ids) {
+            if b.access != Access::Write && b.dtype == DType::Float {
+                let values: Vec<f32> = (0..b.len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+                loaded.write(id, &values)?;
+            }
+        }
+        let expected = verify::reference_outputs(loaded.as_mut(), &program, 0)?;
+        let check = verify::check_against(loaded.as_mut(), &program, 0, &expected)?;
+        if check.ratio > row.ratio || (row.worst.is_empty() && check.ratio >= row.ratio) {
+            row.ratio = check.ratio;
+            row.worst_error = (check.got - check.expected).abs();
+            row.bound = check.bound;
+            let output = candidate.contract().get(check.binding).map_or("?", |b| b.name);
+            row.worst = format!(
+                "{}: output `{output}` element {} is {:e} where the reference gives {:e}",
+                describe(&candidate),
+                check.element,
+                check.got,
+                check.expected
+            );
+        }
+    }
+    Ok(Some(row))
+}
+
+/// [`check_variant`] for every variant in `variants` and every op it implements, at each of
+/// `precisions` the backend supports: the rows of the conformance table, in op order.
+pub fn check_all(
+    backend: &dyn Backend,
+    variants: &[Variant],
+    precisions: &[Precision],
+    shapes: usize,
+    seed: u64,
+    on_row: &mut dyn FnMut(&Row),
+) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for op in VARIANT_OPS {
+        for &precision in precisions {
+            if !backend.supports(precision) {
+                continue;
+            }
+            for &variant in variants {
+                if let Some(row) = check_variant(backend, variant, op, precision, shapes, seed)? {
+                    on_row(&row);
+                    rows.push(row);
+                }
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// The error for a failed row: the variant, the worst element, the seed, and what to do.
+pub fn failure(row: &Row, seed: u64) -> Error {
+    let whose = if row.variant.starts_with(crate::kernels::user::ID_PREFIX) {
+        "fix the kernel (its contract: `cargo convbench kernels --contract OP`); it is not run or \
+         timed until it passes"
+    } else {
+        "this is a convbench kernel bug: please report it with the output of `cargo convbench \
+         adapters`; meanwhile `--kernel direct` runs the plainest kernels"
+    };
+    Error::Verification(format!(
+        "kernel variant {} of {} ({}) disagrees with the f64 reference on {}: an error of {:.2e}, \
+         {:.1} times the rounding bound of {:.2e} (seed {seed}; `--seed {seed}` repeats it); {whose}",
+        row.variant, row.op, row.precision, row.worst, row.worst_error, row.ratio, row.bound
+    ))
+}
+
+/// Verifies a user kernel on `shapes` random shapes at each of `precisions` it runs in, before
+/// anything runs it: the first failure is a [`Error::Verification`] naming the element and seed.
+pub fn verify_user_kernel(
+    backend: &dyn Backend,
+    variant: Variant,
+    precisions: &[Precision],
+    shapes: usize,
+    seed: u64,
+) -> Result<Vec<Row>> {
+    let rows = check_all(backend, &[variant], precisions, shapes, seed, &mut |_| {})?;
+    if let Some(failed) = rows.iter().find(|row| !row.passed()) {
+        return Err(failure(failed, seed));
+    }
+    Ok(rows)
+}

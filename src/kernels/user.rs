@@ -1,0 +1,795 @@
+//! The user's own WGSL kernels: declared in the workspace's configuration, validated with naga,
+//! verified against the f64 reference like every built-in variant, and then run, tuned and
+//! recorded as kernel variants named `user:NAME`.
+//!
+//! ```toml
+//! [package.metadata.convbench.kernels.tiled]     # or [workspace.metadata.convbench.kernels.tiled]
+//! op = "conv2d_forward"                           # `cargo convbench kernels` lists the ops
+//! source = "kernels/tiled.wgsl"                   # relative to the crate's (or workspace's) root
+//! entry = "conv2d_forward_tiled"                  # default "main"
+//! outputs-per-invocation = 4                      # default 1
+//! f16 = true                                      # it also runs with `alias T = f16;`
+//! only = { kernel = [3, 3], stride = [1, 1] }     # shapes it implements (default: all)
+//! ```
+//!
+//! # The contract a kernel implements
+//!
+//! `cargo convbench kernels --contract OP` prints it as a WGSL skeleton: binding 0 of group 0 is
+//! the `Params` uniform of convbench's own direct kernel of the op (the same struct, member for
+//! member; `params.total` is the number of elements of the op's first written tensor); the op's
+//! tensors follow as bindings 1, 2, ... in contract order, `read` tensors as
+//! `var<storage, read>` and written ones as `var<storage, read_write>`, elements `array<T>`
+//! (`T` is the storage type: the source declares `alias T = f32;`, which becomes
+//! `enable f16; alias T = f16;` at f16) or `array<u32>`. A kernel may leave out a binding it does
+//! not read (an absent bias), but it must write every written tensor.
+//!
+//! # The dispatch rule
+//!
+//! The workgroup size is the entry point's `@workgroup_size` (at most 256 invocations, WebGPU's
+//! default limit; `workgroup-size` in the configuration, when given, must agree). Each workgroup
+//! covers `outputs-per-workgroup` elements of the first written tensor (default: the workgroup's
+//! invocations times `outputs-per-invocation`); convbench dispatches
+//! `ceil(total / outputs-per-workgroup)` workgroups, over a 2-d grid when one dimension is not
+//! enough: the workgroup index is `workgroup_id.y * num_workgroups.x + workgroup_id.x`, and
+//! workgroups (and invocations) past the end must return without writing.
+//!
+//! # Verification
+//!
+//! Nothing is timed before it is verified: the kernel runs on random shapes that respect its
+//! `only` constraints (odd sizes, strides, padding, groups, batch 1; see
+//! [`crate::harness::conformance`]), with its outputs poisoned with NaN first, and every element
+//! must be within the reference's rounding bound. WGSL bounds-checks every access, so a write
+//! past the end of a tensor cannot reach another tensor; it lands inside the same tensor (or is
+//! dropped) and verification sees the wrong or unwritten elements.
+
+use super::dispatch::{Dispatch, Grid, Slot};
+use super::op::{Access, DType, Op};
+use super::registry::Shader;
+use super::uniform::{Scalar, Uniform};
+use crate::model::Precision;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+/// Prefix of a user kernel's variant id: `user:NAME`.
+pub const ID_PREFIX: &str = "user:";
+
+/// Largest workgroup (invocations) a user kernel may declare: WebGPU's default limit, so that
+/// it runs on every adapter.
+pub const MAX_INVOCATIONS: u32 = 256;
+
+/// One `[...convbench.kernels.NAME]` table, as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct KernelConfig {
+    /// The op it implements, e.g. `conv2d_forward` (see [`SUPPORTED_OPS`]).
+    pub op: String,
+    /// The WGSL file, relative to the root of the crate (or workspace) that declares it.
+    pub source: PathBuf,
+    /// The compute entry point.
+    #[serde(default = "default_entry")]
+    pub entry: String,
+    /// Invocations per workgroup; checked against the entry point's `@workgroup_size`.
+    #[serde(default)]
+    pub workgroup_size: Option<u32>,
+    /// Elements of the first written tensor each invocation computes (default 1).
+    #[serde(default)]
+    pub outputs_per_invocation: Option<u32>,
+    /// Elements of the first written tensor each workgroup computes (instead of
+    /// `outputs-per-invocation`, for kernels whose invocations share outputs).
+    #[serde(default)]
+    pub outputs_per_workgroup: Option<u32>,
+    /// Whether the kernel also runs in f16 (`alias T = f32;` becomes `enable f16; alias T = f16;`).
+    #[serde(default)]
+    pub f16: bool,
+    /// The shapes it implements; other shapes run convbench's own kernels.
+    #[serde(default)]
+    pub only: Only,
+}
+
+fn default_entry() -> String {
+    "main".to_string()
+}
+
+/// Shape constraints of a user kernel: each key given restricts the shapes it implements.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Only {
+    /// Convolutions: kernel `[height, width]`.
+    pub kernel: Option<[usize; 2]>,
+    /// Convolutions: stride `[vertical, horizontal]`.
+    pub stride: Option<[usize; 2]>,
+    /// Convolutions: padding `[vertical, horizontal]`.
+    pub padding: Option<[usize; 2]>,
+    /// Convolutions: dilation `[vertical, horizontal]`.
+    pub dilation: Option<[usize; 2]>,
+    /// Convolutions: channel groups.
+    pub groups: Option<usize>,
+    /// Whether the layer has a bias.
+    pub bias: Option<bool>,
+}
+
+impl Only {
+    fn has_conv_keys(&self) -> bool {
+        self.kernel.is_some()
+            || self.stride.is_some()
+            || self.padding.is_some()
+            || self.dilation.is_some()
+            || self.groups.is_some()
+    }
+
+    /// Whether `op`'s shape meets every constraint.
+    pub fn admits(&self, op: &Op) -> bool {
+        match op {
+            Op::Conv2dForward(g) | Op::Conv2dBackwardData(g) | Op::Conv2dBackwardFilter(g) => {
+                let c = &g.conv;
+                let pair =
+                    |want: Option<[usize; 2]>, have: (usize, usize)| want.is_none_or(|[a, b]| (a, b) == have);
+                pair(self.kernel, c.kernel)
+                    && pair(self.stride, c.stride)
+                    && pair(self.padding, c.padding)
+                    && pair(self.dilation, c.dilation)
+                    && self.groups.is_none_or(|groups| groups == c.groups)
+                    && self.bias.is_none_or(|bias| bias == c.bias)
+            }
+            Op::LinearForward(g) | Op::LinearBackwardData(g) | Op::LinearBackwardParams(g) => {
+                self.bias.is_none_or(|bias| bias == g.bias)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Where a kernel was declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    /// Its name (the table key).
+    pub name: String,
+    /// What it says.
+    pub config: KernelConfig,
+    /// The folder its `source` is relative to.
+    pub base_dir: PathBuf,
+    /// The manifest or configuration file that declares it, for messages.
+    pub file: PathBuf,
+}
+
+/// The ops a user kernel can implement: those whose direct kernel takes one `Params` struct
+/// that the skeleton prints, and for which verification generates random shapes.
+pub const SUPPORTED_OPS: [&str; 6] = [
+    "conv2d_forward",
+    "conv2d_backward_data",
+    "conv2d_backward_filter",
+    "linear_forward",
+    "linear_backward_data",
+    "linear_backward_params",
+];
+
+/// The `Params` layout (WGSL struct members) of the direct kernel of the op named `op`, the
+/// struct a user kernel of that op declares at binding 0. `None` for ops without user kernels.
+pub fn params_layout(op: &str) -> Option<&'static [(&'static str, Scalar)]> {
+    match op {
+        "conv2d_forward" | "conv2d_backward_data" | "conv2d_backward_filter" => {
+            Some(super::conv2d::ConvParams::LAYOUT)
+        }
+        "linear_forward" | "linear_backward_data" | "linear_backward_params" => {
+            Some(super::linear::LinearParams::LAYOUT)
+        }
+        _ => None,
+    }
+}
+
+/// The WGSL declaration of a `Params` layout.
+pub fn params_wgsl(layout: &[(&str, Scalar)]) -> String {
+    let mut out = String::from("struct Params {\n");
+    for (name, scalar) in layout {
+        let ty = match scalar {
+            Scalar::U32 => "u32",
+            Scalar::I32 => "i32",
+            Scalar::F32 => "f32",
+        };
+        out.push_str(&format!("    {name}: {ty},\n"));
+    }
+    out.push('}');
+    out
+}
+
+/// A validated user kernel, ready to plan dispatches (see the module docs).
+#[derive(Debug)]
+pub struct UserKernel {
+    /// Its name (`user:NAME` is its variant id).
+    pub name: String,
+    /// The op it implements ([`Op::name`]).
+    pub op: &'static str,
+    /// Where its source was read from.
+    pub source_path: PathBuf,
+    /// 16 hex digits of FNV-1a over its source and configuration: recorded with every run, so a
+    /// change of numbers can be traced to a change of kernel.
+    pub digest: String,
+    /// Whether it runs in f16.
+    pub f16: bool,
+    /// Invocations per workgroup.
+    pub invocations: u32,
+    /// Elements of the first written tensor per workgroup.
+    pub outputs_per_workgroup: u32,
+    /// Shape constraints.
+    pub only: Only,
+    /// The contract bindings (by name) its entry point uses, with their binding numbers.
+    bindings: Vec<(u32, &'static str)>,
+    /// The source as a shader (leaked once per process: kernels live as long as the run).
+    shader: &'static Shader,
+    entry: &'static str,
+}
+
+/// An op of family `op` with the smallest shapes, for contract checks (a bias, so that every
+/// binding exists).
+fn probe_op(op: &str) -> Option<Op> {
+    use super::op::{ConvGeom, LinearGeom};
+    use crate::model::{Conv2d, Shape};
+    let conv = ConvGeom {
+        conv: Conv2d::square(1, 1, 1, 1, 0),
+        input: Shape::new(1, 1, 1, 1),
+        output: Shape::new(1, 1, 1, 1),
+    };
+    let linear = LinearGeom::new(1, 1, 1, true);
+    Some(match op {
+        "conv2d_forward" => Op::Conv2dForward(conv),
+        "conv2d_backward_data" => Op::Conv2dBackwardData(conv),
+        "conv2d_backward_filter" => Op::Conv2dBackwardFilter(conv),
+        "linear_forward" => Op::LinearForward(linear),
+        "linear_backward_data" => Op::LinearBackwardData(linear),
+        "linear_backward_params" => Op::LinearBackwardParams(linear),
+        _ => return None,
+    })
+}
+
+fn leak(text: String) -> &'static str {
+    Box::leak(text.into_boxed_str())
+}
+
+impl UserKernel {
+    /// Reads, parses and validates the kernel `declared` names: the file exists, naga accepts it
+    /// (at f16 too when it says `f16 = true`), the entry point is a compute shader within the
+    /// workgroup limit, binding 0 is the op's `Params` and every other binding is a tensor of the
+    /// op's contract with its access and element type. Errors name the kernel and, where there is
+    /// one, the file and line.
+    pub fn load(declared: &Declared) -> Result<UserKernel> {
+        let name = &declared.name;
+        let config = &declared.config;
+        let what = format!("kernel `{name}` ({})", declared.file.display());
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            return Err(Error::InvalidInput(format!(
+                "{what}: a kernel name is letters, digits, `_` and `-`"
+            )));
+        }
+        let Some(probe) = probe_op(&config.op) else {
+            return Err(Error::InvalidInput(format!(
+                "{what}: op `{}` cannot have user kernels; choose one of {} (`cargo convbench kernels` \
+                 lists every op)",
+                config.op,
+                SUPPORTED_OPS.join(", ")
+            )));
+        };
+        if probe.name().starts_with("linear") && config.only.has_conv_keys() {
+            return Err(Error::InvalidInput(format!(
+                "{what}: `only` may name kernel, stride, padding, dilation and groups for convolutions \
+                 only; {} takes `only.bias` at most",
+                config.op
+            )));
+        }
+        let path = declared.base_dir.join(&config.source);
+        let text = std::fs::read_to_string(&path).map_err(|error| {
+            Error::InvalidInput(format!(
+                "{what}: cannot read its source {}: {error}; `source` is relative to {}",
+                path.display(),
+                declared.base_dir.display()
+            ))
+        })?;
+        let shown = path.display().to_string();
+        let module = parse_and_validate(&text, &shown, &what)?;
+        if config.f16 {
+            if !text
+                .lines()
+                .any(|line| line.trim() == super::registry::ALIAS_LINE)
+            {
+                return Err(Error::InvalidInput(format!(
+                    "{what}: `f16 = true` needs the line `{}` in {shown}: convbench replaces it with \
+                     `enable f16; alias T = f16;`",
+                    super::registry::ALIAS_LINE
+                )));
+            }
+            let f16 = super::registry::variant_source(&text, Precision::F16, false);
+            parse_and_validate(&f16, &format!("{shown} (as f16)"), &what)?;
+        }
+        let (module, info) = module;
+        let Some((index, entry)) = module
+            .entry_points
+            .iter()
+            .enumerate()
+            .find(|(_, e)| e.name == config.entry)
+        else {
+            let found: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
+            return Err(Error::InvalidInput(format!(
+                "{what}: {shown} has no entry point `{}` (it has: {}); set `entry`",
+                config.entry,
+                if found.is_empty() {
+                    "none".to_string()
+                } else {
+                    found.join(", ")
+                }
+            )));
+        };
+        if entry.stage != naga::ShaderStage::Compute {
+            return Err(Error::InvalidInput(format!(
+                "{what}: entry point `{}` is not a @compute function",
+                config.entry
+            )));
+        }
+        let invocations: u32 = entry.workgroup_size.iter().product();
+        if invocations == 0 || invocations > MAX_INVOCATIONS {
+            return Err(Error::InvalidInput(format!(
+                "{what}: @workgroup_size {:?} has {invocations} invocations; at most {MAX_INVOCATIONS} \
+                 run on every adapter (WebGPU's default limit)",
+                entry.workgroup_size
+            )));
+        }
+        if let Some(size) = config.workgroup_size.filter(|&size| size != invocations) {
+            return Err(Error::InvalidInput(format!(
+                "{what}: workgroup-size = {size} but `{}` declares @workgroup_size {:?} ({invocations} \
+                 invocations); make them agree, or leave workgroup-size out",
+                config.entry, entry.workgroup_size
+            )));
+        }
+        let outputs_per_workgroup = match (config.outputs_per_invocation, config.outputs_per_workgroup) {
+            (Some(_), Some(_)) => {
+                return Err(Error::InvalidInput(format!(
+                    "{what}: give outputs-per-invocation or outputs-per-workgroup, not both"
+                )));
+            }
+            (Some(0), _) | (_, Some(0)) => {
+                return Err(Error::InvalidInput(format!(
+                    "{what}: outputs per invocation or workgroup must be at least 1"
+                )));
+            }
+            (per_invocation, None) => invocations.saturating_mul(per_invocation.unwrap_or(1)),
+            (None, Some(per_workgroup)) => per_workgroup,
+        };
+        let bindings = check_bindings(&module, &info, index, &probe, &text, &shown, &what)?;
+        let digest = format!(
+            "{:016x}",
+            crate::fnv1a64(text.bytes().chain([0]).chain(format!("{config:?}").into_bytes()))
+        );
+        let shader: &'static Shader = Box::leak(Box::new(Shader {
+            file: leak(format!("{ID_PREFIX}{name} ({shown})")),
+            source: leak(text),
+            entries: Box::leak(vec![leak(config.entry.clone())].into_boxed_slice()),
+        }));
+        Ok(UserKernel {
+            name: name.clone(),
+            op: probe.name(),
+            source_path: path,
+            digest,
+            f16: config.f16,
+            invocations,
+            outputs_per_workgroup,
+            only: config.only.clone(),
+            bindings,
+            shader,
+            entry: shader.entries[0],
+        })
+    }
+
+    /// Its variant id, `user:NAME`.
+    pub fn id(&self) -> String {
+        format!("{ID_PREFIX}{}", self.name)
+    }
+
+    /// What a record keeps of it.
+    pub fn record(&self) -> crate::results::UserKernelRecord {
+        crate::results::UserKernelRecord {
+            id: self.id(),
+            op: self.op.to_string(),
+            source: self.source_path.display().to_string(),
+            digest: self.digest.clone(),
+        }
+    }
+
+    /// Whether it implements `op` (its op, a shape its constraints admit).
+    pub fn implements(&self, op: &Op) -> bool {
+        op.name() == self.op && self.only.admits(op)
+    }
+
+    /// Its one dispatch for `op` (see the module docs).
+    pub fn plan(&self, op: &Op) -> Result<Vec<Dispatch>> {
+        if !self.implements(op) {
+            return Err(Error::InvalidInput(format!(
+                "kernel variant {} does not implement this {} (its op is {}, its constraints {:?}); \
+                 use `direct`",
+                self.id(),
+                op.name(),
+                self.op,
+                self.only
+            )));
+        }
+        let direct = super::plan(op, super::Variant::Direct)?;
+        let params = direct.first().map(|d| d.params.clone()).unwrap_or_default();
+        let contract = op.contract();
+        let total = contract
+            .iter()
+            .find(|b| b.access != Access::Read)
+            .map_or(0, |b| b.len);
+        Ok(vec![Dispatch {
+            shader: self.shader,
+            entry: self.entry,
+            bindings: self
+                .bindings
+                .iter()
+                .map(|&(binding, name)| (binding, Slot::Tensor(name)))
+                .collect(),
+            params,
+            grid: Grid::Workgroups((total as u64).div_ceil(u64::from(self.outputs_per_workgroup))),
+            constants: Vec::new(),
+        }])
+    }
+}
+
+type Checked = (naga::Module, naga::valid::ModuleInfo);
+
+/// naga's parse and validation, with errors pointing at `shown:line:column`.
+fn parse_and_validate(text: &str, shown: &str, what: &str) -> Result<Checked> {
+    let module = naga::front::wgsl::parse_str(text).map_err(|error| {
+        Error::InvalidInput(format!(
+            "{what}: not valid WGSL:\n{}",
+            error.emit_to_string_with_path(text, shown)
+        ))
+    })?;
+    let capabilities = naga::valid::Capabilities::default() | naga::valid::Capabilities::SHADER_FLOAT16;
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
+        .validate(&module)
+        .map_err(|error| {
+            Error::InvalidInput(format!(
+                "{what}: naga rejects it:\n{}",
+                error.emit_to_string_with_path(text, shown)
+            ))
+        })?;
+    Ok((module, info))
+}
+
+/// Checks every resource binding of `module` against the contract of `probe` (see the module
+/// docs) and returns the tensor bindings entry point `index` uses.
+fn check_bindings(
+    module: &naga::Module,
+    info: &naga::valid::ModuleInfo,
+    index: usize,
+    probe: &Op,
+    text: &str,
+    shown: &str,
+    what: &str,
+) -> Result<Vec<(u32, &'static str)>> {
+    let contract = probe.contract();
+    let layout = params_layout(probe.name()).unwrap_or(&[]);
+    let used = info.get_entry_point(index);
+    let mut bindings = Vec::new();
+    let mut params_seen = false;
+    for (handle, global) in module.global_variables.iter() {
+        let Some(binding) = &global.binding else {
+            continue;
+        };
+        let line = module
+            .global_variables
+            .get_span(handle)
+            .location(text)
+            .line_number;
+        let at = format!("{shown}:{line}");
+        let var = global.name.as_deref().unwrap_or("?");
+        if binding.group != 0 {
+            return Err(Error::InvalidInput(format!(
+                "{what}: `{var}` ({at}) is in @group({}); every binding is in @group(0)",
+                binding.group
+            )));
+        }
+        if binding.binding == 0 {
+            check_params(module, global, layout, &at, what)?;
+            params_seen = true;
+            continue;
+        }
+        let Some(expected) = contract.get(binding.binding as usize - 1) else {
+            return Err(Error::InvalidInput(format!(
+                "{what}: `{var}` ({at}) is @binding({}), but {} has {} tensors, bindings 1 to {}; \
+                 see `cargo convbench kernels --contract {}`",
+                binding.binding,
+                probe.name(),
+                contract.len(),
+                contract.len(),
+                probe.name()
+            )));
+        };
+        let want_access = if expected.access == Access::Read {
+            naga::StorageAccess::LOAD
+        } else {
+            naga::StorageAccess::LOAD | naga::StorageAccess::STORE
+        };
+        let access_ok =
+            matches!(global.space, naga::AddressSpace::Storage { access } if access == want_access);
+        let element = match &module.types[global.ty].inner {
+            naga::TypeInner::Array { base, .. } => match &module.types[*base].inner {
+                naga::TypeInner::Scalar(s) => Some((s.kind, s.width)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let element_ok = match expected.dtype {
+            DType::Float => matches!(element, Some((naga::ScalarKind::Float, 2 | 4))),
+            DType::U32 => element == Some((naga::ScalarKind::Uint, 4)),
+        };
+        if !access_ok || !element_ok {
+            let (access, ty) = (
+                if expected.access == Access::Read {
+                    "read"
+                } else {
+                    "read_write"
+                },
+                if expected.dtype == DType::Float {
+                    "T"
+                } else {
+                    "u32"
+                },
+            );
+            return Err(Error::InvalidInput(format!(
+                "{what}: `{var}` ({at}) is @binding({}), which is `{}` ({}): declare it \
+                 `var<storage, {access}> {}: array<{ty}>`",
+                binding.binding, expected.name, expected.about, expected.name
+            )));
+        }
+        if !used[handle].is_empty() {
+            bindings.push((binding.binding, expected.name));
+        }
+    }
+    let _ = params_seen;
+    for (k, b) in contract.iter().enumerate() {
+        let number = k as u32 + 1;
+        if b.access != Access::Read && !b.is_optional() && !bindings.iter().any(|&(n, _)| n == number) {
+            return Err(Error::InvalidInput(format!(
+                "{what}: entry point never writes `{}` (@binding({number})), which {} must write; see \
+                 `cargo convbench kernels --contract {}`",
+                b.name,
+                probe.name(),
+                probe.name()
+            )));
+        }
+    }
+    bindings.sort_unstable();
+    Ok(bindings)
+}
+
+/// Binding 0 is `var<uniform>` of a struct with exactly the members of `layout`.
+fn check_params(
+    module: &naga::Module,
+    global: &naga::GlobalVariable,
+    layout: &[(&str, Scalar)],
+    at: &str,
+    what: &str,
+) -> Result<()> {
+    let members: Option<Vec<(String, Option<Scalar>)>> = match (&global.space, &module.types[global.ty].inner)
+    {
+        (naga::AddressSpace::Uniform, naga::TypeInner::Struct { members, .. }) => Some(
+            members
+                .iter()
+                .map(|m| {
+                    let scalar = match &module.types[m.ty].inner {
+                        naga::TypeInner::Scalar(s) => match (s.kind, s.width) {
+                            (naga::ScalarKind::Uint, 4) => Some(Scalar::U32),
+                            (naga::ScalarKind::Sint, 4) => Some(Scalar::I32),
+                            (naga::ScalarKind::Float, 4) => Some(Scalar::F32),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    (m.name.clone().unwrap_or_default(), scalar)
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    let expected: Vec<(String, Option<Scalar>)> = layout
+        .iter()
+        .map(|&(name, scalar)| (name.to_string(), Some(scalar)))
+        .collect();
+    if members.as_ref() != Some(&expected) {
+        return Err(Error::InvalidInput(format!(
+            "{what}: @binding(0) ({at}) must be `var<uniform> params: Params` with\n{}",
+            params_wgsl(layout)
+        )));
+    }
+    Ok(())
+}
+
+fn registry() -> &'static Mutex<BTreeMap<String, &'static UserKernel>> {
+    static REGISTRY: OnceLock<Mutex<BTreeMap<String, &'static UserKernel>>> = OnceLock::new();
+    REGISTRY.get_or_init(Default::default)
+}
+
+/// Makes `kernel` a variant (`user:NAME`) for the rest of the process. Registering the same
+/// name again with the same source and configuration returns the registered one; with another,
+/// it is an error (two kernels cannot share a name).
+pub fn register(kernel: UserKernel) -> Result<&'static UserKernel> {
+    let mut kernels = registry()
+        .lock()
+        .map_err(|_| Error::Environment("the user kernel registry is poisoned".into()))?;
+    if let Some(&known) = kernels.get(&kernel.name) {
+        if known.digest == kernel.digest {
+            return Ok(known);
+        }
+        return Err(Error::InvalidInput(format!(
+            "two kernels are named `{}` ({} and {}); rename one",
+            kernel.name,
+            known.source_path.display(),
+            kernel.source_path.display()
+        )));
+    }
+    let leaked: &'static UserKernel = Box::leak(Box::new(kernel));
+    kernels.insert(leaked.name.clone(), leaked);
+    Ok(leaked)
+}
+
+/// Every registered kernel, by name.
+pub fn registered() -> Vec<&'static UserKernel> {
+    registry()
+        .lock()
+        .map(|kernels| kernels.values().copied().collect())
+        .unwrap_or_default()
+}
+
+/// The registered kernel `name`.
+pub fn find(name: &str) -> Option<&'static UserKernel> {
+    registry()
+        .lock()
+        .ok()
+        .and_then(|kernels| kernels.get(name).copied())
+}
+
+/// Loads and registers every kernel of `declared`, in order; the first that fails is the error.
+pub fn load_all(declared: &[Declared]) -> Result<Vec<&'static UserKernel>> {
+    declared
+        .iter()
+        .map(|d| UserKernel::load(d).and_then(register))
+        .collect()
+}
+
+/// A user kernel as a [`super::Variant`]: compared, ordered and hashed by name.
+#[derive(Clone, Copy)]
+pub struct UserRef(pub &'static UserKernel);
+
+impl std::fmt::Debug for UserRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0.id())
+    }
+}
+
+impl PartialEq for UserRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name == other.0.name
+    }
+}
+
+impl Eq for UserRef {}
+
+impl PartialOrd for UserRef {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for UserRef {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.name.cmp(&other.0.name)
+    }
+}
+
+impl std::hash::Hash for UserRef {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.name.hash(state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const PLAIN: &str = include_str!("../../examples/my-kernels/kernels/conv_plain.wgsl");
+
+    fn declare(dir: &Path, name: &str, source: &str, extra: &str) -> Declared {
+        std::fs::write(dir.join(format!("{name}.wgsl")), source).expect("write kernel");
+        let toml = format!("op = \"conv2d_forward\"\nsource = \"{name}.wgsl\"\nentry = \"main\"\n{extra}");
+        Declared {
+            name: name.to_string(),
+            config: toml::from_str(&toml).expect("a valid table"),
+            base_dir: dir.to_path_buf(),
+            file: dir.join("Cargo.toml"),
+        }
+    }
+
+    #[test]
+    fn the_example_kernel_loads_with_its_bindings() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let kernel = UserKernel::load(&declare(dir.path(), "plain", PLAIN, "f16 = true")).expect("valid");
+        assert_eq!(kernel.op, "conv2d_forward");
+        assert_eq!(kernel.bindings, [(1, "x"), (2, "w"), (3, "bias"), (4, "y")]);
+        assert_eq!(kernel.outputs_per_workgroup, kernel.invocations);
+    }
+
+    #[test]
+    fn bad_kernels_are_errors_that_name_them() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let cases: [(&str, String, &str, &str); 7] = [
+            (
+                "syntax",
+                PLAIN.replacen("fn main", "fn main(", 1),
+                "",
+                "syntax.wgsl:",
+            ),
+            ("entry", PLAIN.to_string(), "", "no entry point `nope`"),
+            (
+                "binding",
+                PLAIN.replacen("@binding(4)", "@binding(7)", 1),
+                "",
+                "bindings 1 to 4",
+            ),
+            (
+                "access",
+                PLAIN.replacen("var<storage, read> x", "var<storage, read_write> x", 1),
+                "",
+                "`x`",
+            ),
+            ("params", PLAIN.replacen("kh: u32, kw: u32,", "kw: u32, kh: u32,", 1), "", "@binding(0)"),
+            (
+                "size",
+                PLAIN.to_string(),
+                "workgroup-size = 32",
+                "workgroup-size = 32",
+            ),
+            (
+                "f16",
+                PLAIN.replacen("alias T = f32;", "alias T = f32 ;", 1),
+                "f16 = true",
+                "alias T",
+            ),
+        ];
+        for (name, source, extra, needle) in cases {
+            let mut declared = declare(dir.path(), name, &source, extra);
+            if name == "entry" {
+                declared.config.entry = "nope".into();
+            }
+            let error = UserKernel::load(&declared).expect_err(name).to_string();
+            assert!(error.contains(&format!("kernel `{name}`")), "{name}: {error}");
+            assert!(error.contains(needle), "{name}: {error}");
+        }
+        let mut missing = declare(dir.path(), "missing", PLAIN, "");
+        missing.config.source = "absent.wgsl".into();
+        let error = UserKernel::load(&missing).expect_err("missing file").to_string();
+        assert!(error.contains("absent.wgsl"), "{error}");
+        let mut unknown = declare(dir.path(), "unknown", PLAIN, "");
+        unknown.config.op = "conv3d".into();
+        let error = UserKernel::load(&unknown).expect_err("unknown op").to_string();
+        assert!(error.contains("conv2d_forward"), "{error}");
+        let typo: std::result::Result<KernelConfig, _> =
+            toml::from_str("op = \"conv2d_forward\"\nsource = \"a.wgsl\"\nentyr = \"main\"\n");
+        assert!(typo.expect_err("unknown key").to_string().contains("entyr"));
+    }
+
+    #[test]
+    fn a_kernel_that_never_writes_its_output_is_rejected() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let lazy = PLAIN.replacen("y[i] = T(acc);", "", 1);
+        let error = UserKernel::load(&declare(dir.path(), "lazy", &lazy, ""))
+            .expect_err("never writes y")
+            .to_string();
+        assert!(error.contains("never writes `y`"), "{error}");
+    }
+}
