@@ -41,6 +41,9 @@ pub enum Command {
     /// The ops convbench runs; `--contract OP` prints the binding contract a WGSL kernel for
     /// that op follows, as a skeleton.
     Kernels(commands::kernels::KernelsArgs),
+    /// Put this workspace under the gate: a sample WGSL kernel, its configuration, the
+    /// GitHub Actions workflows (idempotent; never overwrites without --force).
+    Init(commands::init::InitArgs),
     /// Run benchmarks.
     Run(commands::run::RunArgs),
     /// Time every kernel variant of the selected benchmarks' ops and cache the fastest for
@@ -88,6 +91,7 @@ pub fn main_impl() -> ExitCode {
         Command::Adapters(a) => commands::adapters::run(&args, a),
         Command::List(a) => commands::list::run(&args, a),
         Command::Kernels(a) => commands::kernels::run(&args, a),
+        Command::Init(a) => commands::init::run(&args, a),
         Command::Run(a) => commands::run::run(&args, a),
         Command::Tune(a) => commands::tune::run(&args, a),
         Command::Verify(a) => commands::verify::run(&args, a),

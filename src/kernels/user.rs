@@ -389,12 +389,13 @@ impl UserKernel {
         format!("{ID_PREFIX}{}", self.name)
     }
 
-    /// What a record keeps of it.
-    pub fn record(&self) -> crate::results::UserKernelRecord {
+    /// What a record keeps of it, its source relative to the workspace `root`.
+    pub fn record(&self, root: &std::path::Path) -> crate::results::UserKernelRecord {
+        let source = self.source_path.strip_prefix(root).unwrap_or(&self.source_path);
         crate::results::UserKernelRecord {
             id: self.id(),
             op: self.op.to_string(),
-            source: self.source_path.display().to_string(),
+            source: source.display().to_string().replace('\\', "/"),
             digest: self.digest.clone(),
         }
     }
@@ -747,7 +748,12 @@ mod tests {
                 "",
                 "`x`",
             ),
-            ("params", PLAIN.replacen("kh: u32, kw: u32,", "kw: u32, kh: u32,", 1), "", "@binding(0)"),
+            (
+                "params",
+                PLAIN.replacen("kh: u32, kw: u32,", "kw: u32, kh: u32,", 1),
+                "",
+                "@binding(0)",
+            ),
             (
                 "size",
                 PLAIN.to_string(),

@@ -43,8 +43,30 @@ pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
                 };
                 table.add_row([op.name().to_string(), names(true), names(false)]);
             }
+            let workspace = convbench::config::load(_args.manifest_path.as_deref())?;
+            let mine = super::run::register_kernels(&workspace)?;
+            let mut text = table.to_string();
+            if !mine.is_empty() {
+                let mut yours = Table::new();
+                yours.set_header(["your kernel", "op", "source", "f16", "only", "digest"]);
+                for k in &mine {
+                    let source = k
+                        .source_path
+                        .strip_prefix(&workspace.root)
+                        .unwrap_or(&k.source_path);
+                    yours.add_row([
+                        k.id(),
+                        k.op.to_string(),
+                        source.display().to_string(),
+                        if k.f16 { "yes" } else { "no" }.to_string(),
+                        format!("{:?}", k.only).replace("None", "-"),
+                        k.digest.clone(),
+                    ]);
+                }
+                text = format!("{text}\n\n{yours}");
+            }
             print(&format!(
-                "{table}\n\n`cargo convbench kernels --contract OP` prints an op's contract as a WGSL skeleton."
+                "{text}\n\n`cargo convbench kernels --contract OP` prints an op's contract as a WGSL skeleton."
             ));
         }
         return Ok(0);

@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod ci;
 pub mod compare;
 pub mod history;
+pub mod init;
 pub mod kernels;
 pub mod list;
 pub mod plot;

@@ -374,7 +374,7 @@ pub fn run_benchmarks(a: &RunArgs, workspace: &Workspace, quiet: bool) -> (RunRe
         );
     }
     match register_kernels(workspace) {
-        Ok(kernels) => record.settings.kernels = kernels.iter().map(|k| k.record()).collect(),
+        Ok(kernels) => record.settings.kernels = kernels.iter().map(|k| k.record(&workspace.root)).collect(),
         Err(e) => return (record, Some(e)),
     }
     let backends = match open_backends(&a.device, quiet) {

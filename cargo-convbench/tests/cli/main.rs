@@ -16,3 +16,4 @@ mod gpu;
 mod listing;
 mod run;
 mod support;
+mod user_kernels;

@@ -1,0 +1,251 @@
+//! The user's own kernels end to end, in a copy of `examples/my-kernels` on lavapipe in CI:
+//! `init`, `kernels`, `verify`, `run --kernel user:NAME`, `baseline update`, then a slower kernel
+//! committed and `compare` reporting the regression; and a wrong kernel refused before timing.
+
+use crate::support::{
+    Package, assert_code, gpu_adapters, read_record, skip_without_gpu, stderr_of, stdout_of, tiny,
+};
+use std::path::Path;
+
+/// A git repository holding a copy of `examples/my-kernels`, committed.
+fn example_workspace() -> Package {
+    let package = Package::git();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/my-kernels");
+    for file in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "kernels/conv_plain.wgsl",
+        "kernels/conv_tiled.wgsl",
+    ] {
+        let to = package.path(file);
+        std::fs::create_dir_all(to.parent().expect("a folder")).expect("mkdir");
+        std::fs::copy(example.join(file), &to).expect("copy the example");
+    }
+    package.git_ok(&["add", "-A"]);
+    package.git_ok(&["commit", "--quiet", "-m", "the example workspace"]);
+    package
+}
+
+#[test]
+fn init_is_idempotent_and_never_overwrites_without_force() {
+    let package = Package::plain();
+    let output = package.convbench().args(["init"]).output().expect("init");
+    assert_code(&output, 0);
+    let first = stdout_of(&output);
+    assert!(first.contains("created     kernels/my_conv.wgsl"), "{first}");
+    assert!(
+        first.contains("[package.metadata.convbench.kernels.my-conv]"),
+        "{first}"
+    );
+    let manifest = std::fs::read_to_string(package.path("Cargo.toml")).expect("Cargo.toml");
+    for name in ["convbench.yml", "comment.yml", "baseline.yml"] {
+        let text = std::fs::read_to_string(package.path(&format!(".github/workflows/{name}"))).expect(name);
+        assert!(
+            !text.contains("--path cargo-convbench"),
+            "{name} installs from crates.io"
+        );
+    }
+
+    let output = package.convbench().args(["init"]).output().expect("init again");
+    assert_code(&output, 0);
+    let again = stdout_of(&output);
+    assert!(
+        !again.contains("created") && !again.contains("declared  "),
+        "{again}"
+    );
+    assert!(again.contains("already declared"), "{again}");
+    assert_eq!(
+        std::fs::read_to_string(package.path("Cargo.toml")).expect("Cargo.toml"),
+        manifest,
+        "declared once"
+    );
+
+    let workflow = package.path(".github/workflows/convbench.yml");
+    std::fs::write(&workflow, "# mine\n").expect("edit");
+    let output = package.convbench().args(["init"]).output().expect("init");
+    assert_code(&output, 0);
+    assert!(stdout_of(&output).contains("kept        .github/workflows/convbench.yml"));
+    assert_eq!(std::fs::read_to_string(&workflow).expect("read"), "# mine\n");
+    let output = package
+        .convbench()
+        .args(["init", "--force"])
+        .output()
+        .expect("init --force");
+    assert_code(&output, 0);
+    assert!(stdout_of(&output).contains("overwritten .github/workflows/convbench.yml"));
+
+    // The declared kernel is listed, and a typo'd key is an error naming it.
+    let output = package.convbench().args(["kernels"]).output().expect("kernels");
+    assert_code(&output, 0);
+    assert!(
+        stdout_of(&output).contains("user:my-conv"),
+        "{}",
+        stdout_of(&output)
+    );
+    let typo = format!("{manifest}entyr = \"main\"\n");
+    std::fs::write(package.path("Cargo.toml"), typo).expect("write");
+    let output = package.convbench().args(["kernels"]).output().expect("kernels");
+    assert_code(&output, 2);
+    assert!(stderr_of(&output).contains("entyr"), "{}", stderr_of(&output));
+}
+
+#[test]
+fn the_example_workspace_goes_from_init_to_a_failing_gate() {
+    let test = "the_example_workspace_goes_from_init_to_a_failing_gate";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = example_workspace();
+    let output = package
+        .convbench()
+        .args(["init", "--no-workflows"])
+        .output()
+        .expect("init");
+    assert_code(&output, 0);
+
+    let output = package
+        .convbench()
+        .args([
+            "verify",
+            "--variants",
+            "--shapes",
+            "2",
+            "--kernel",
+            "user:conv-tiled",
+        ])
+        .output()
+        .expect("verify");
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert_code(&output, 0);
+    let table = stdout_of(&output);
+    assert!(
+        table.contains("user:conv-tiled") && table.contains("yes"),
+        "{table}"
+    );
+    assert!(!table.contains("NO"), "{table}");
+
+    let run = |name: &str| {
+        let output = package
+            .convbench()
+            .args([
+                "run",
+                "--backend",
+                "wgpu",
+                "--quiet",
+                "--kernel",
+                "user:conv-plain",
+                "--out",
+                name,
+            ])
+            .args(tiny(&[("--samples", "10")]))
+            .output()
+            .expect("run");
+        assert_code(&output, 0);
+        read_record(&package.path(name))
+    };
+    let record = run("rec.json");
+    let kernels = &record.settings.kernels;
+    let plain = kernels
+        .iter()
+        .find(|k| k.id == "user:conv-plain")
+        .expect("recorded");
+    assert_eq!(plain.source, "kernels/conv_plain.wgsl");
+    assert!(
+        record.benchmarks[0]
+            .kernels
+            .values()
+            .any(|v| v == "user:conv-plain"),
+        "{:?}",
+        record.benchmarks[0].kernels
+    );
+    package.bless("rec.json");
+
+    // The same kernel made slow: every weight is read 64 times (a maximum of equal values, so
+    // the result is exact and still verifies).
+    let path = package.path("kernels/conv_plain.wgsl");
+    let source = std::fs::read_to_string(&path).expect("read");
+    let slow = source.replacen(
+        "let wv = f32(w[((oc * cin_g + c) * p.kh + ky) * p.kw + kx]);",
+        "let widx = ((oc * cin_g + c) * p.kh + ky) * p.kw + kx;\n\
+         let zero = p.total / (p.total + 1u);\n\
+         var wv = -3.0e38;\n\
+         for (var r = 0u; r < 64u; r += 1u) { wv = max(wv, f32(w[widx + r * zero])); }",
+        1,
+    );
+    assert_ne!(slow, source, "the example kernel has the line this test rewrites");
+    std::fs::write(&path, slow).expect("write");
+    package.git_ok(&["commit", "--quiet", "-am", "a slower kernel"]);
+    let slower = run("slow.json");
+    let digest = |r: &convbench::results::RunRecord| {
+        r.settings
+            .kernels
+            .iter()
+            .find(|k| k.id == "user:conv-plain")
+            .map(|k| k.digest.clone())
+    };
+    assert_ne!(
+        digest(&record),
+        digest(&slower),
+        "the source digest traces the change"
+    );
+    let output = package
+        .convbench()
+        .args(["compare", "--results", "slow.json", "--baseline-rev", "HEAD"])
+        .output()
+        .expect("compare");
+    assert_code(&output, 1);
+    assert!(
+        stdout_of(&output).contains("regression"),
+        "{}",
+        stdout_of(&output)
+    );
+}
+
+#[test]
+fn a_wrong_kernel_is_refused_before_anything_is_timed() {
+    let test = "a_wrong_kernel_is_refused_before_anything_is_timed";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = example_workspace();
+    let path = package.path("kernels/conv_tiled.wgsl");
+    let source = std::fs::read_to_string(&path).expect("read");
+    // Off by one tap: the last column of every kernel window is skipped.
+    let wrong = source.replace("kx < p.kw;", "kx + 1u < p.kw;");
+    assert_ne!(wrong, source);
+    std::fs::write(&path, wrong).expect("write");
+    let output = package
+        .convbench()
+        .args([
+            "run",
+            "--backend",
+            "wgpu",
+            "--kernel",
+            "user:conv-tiled",
+            "--out",
+            "rec.json",
+        ])
+        .args(tiny(&[]))
+        .output()
+        .expect("run");
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert_code(&output, 4);
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("user:conv-tiled") && stderr.contains("seed"),
+        "{stderr}"
+    );
+    assert!(!package.path("rec.json").exists(), "nothing was timed");
+}
