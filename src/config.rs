@@ -83,6 +83,9 @@ pub struct Config {
     /// The workspace's own WGSL kernels, by name (see [`crate::kernels::user`]); crates of the
     /// workspace declare theirs in `[package.metadata.convbench.kernels.NAME]`.
     pub kernels: BTreeMap<String, crate::kernels::user::KernelConfig>,
+    /// The workspace's own networks (`[[model]]`, the zoo's layer IR; see
+    /// [`crate::model::custom`]), run by name like the zoo's.
+    pub model: Vec<crate::model::Network>,
 }
 
 impl Default for Config {
@@ -97,6 +100,7 @@ impl Default for Config {
             compare: CompareSettings::default(),
             ci: CiSettings::default(),
             kernels: BTreeMap::new(),
+            model: Vec::new(),
         }
     }
 }
@@ -352,6 +356,15 @@ pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Works
         (Config::default(), None)
     };
 
+    let mut config = config;
+    config.model = std::mem::take(&mut config.model)
+        .into_iter()
+        .map(crate::model::custom::network_from_data)
+        .collect::<Result<_>>()
+        .map_err(|error| {
+            let source = config_path.as_deref().unwrap_or(Path::new("the configuration"));
+            Error::InvalidInput(format!("{}: {error}", source.display()))
+        })?;
     if let Err(error) = config.validate() {
         let source = config_path
             .as_deref()

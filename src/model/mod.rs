@@ -1,5 +1,6 @@
 //! Networks as data: layers, shapes, the model zoo, layer suites, FLOP and parameter counts.
 
+pub mod custom;
 mod layer;
 mod network;
 mod precision;

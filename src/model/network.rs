@@ -67,7 +67,9 @@ pub struct Layer {
     pub name: String,
     /// The operation.
     pub kind: LayerKind,
-    /// Input nodes (earlier in the list); `0` is the network input.
+    /// Input nodes (earlier in the list); `0` is the network input. (Empty in a network read
+    /// from data means the layer before; see [`super::custom`].)
+    #[serde(default)]
     pub inputs: Vec<NodeId>,
 }
 
@@ -77,6 +79,7 @@ pub struct Network {
     /// Name used on the command line, e.g. `alexnet`.
     pub name: String,
     /// One line on what it is and where its definition comes from.
+    #[serde(default)]
     pub description: String,
     /// Input image `(channels, height, width)`.
     pub input: (usize, usize, usize),

@@ -145,6 +145,10 @@ pub struct Selection {
     /// Train step or forward-only evaluation.
     #[arg(long, value_enum, default_value_t = StageArg::Train)]
     pub stage: StageArg,
+    /// A CSV of single convolutions to time, DeepBench-style rows `N,C,H,W,K,R,S,stride,pad`
+    /// (each row's N is its batch unless --batch is given); a suite named after the file.
+    #[arg(long, value_name = "FILE.csv")]
+    pub shapes: Option<PathBuf>,
 }
 
 impl Selection {
@@ -200,7 +204,7 @@ pub fn jobs(a: &Selection, config: &Config, real_gpu: bool, notice: &mut Vec<Str
     } else {
         a.batch.to_vec()
     };
-    let selected = !a.model.is_empty() || !a.suite.is_empty();
+    let selected = !a.model.is_empty() || !a.suite.is_empty() || a.shapes.is_some();
     let configured = !config.models.is_empty() || !config.suites.is_empty();
     let suites = if selected {
         a.suite.to_vec()
@@ -237,7 +241,16 @@ pub fn jobs(a: &Selection, config: &Config, real_gpu: bool, notice: &mut Vec<Str
         }
     };
     for name in &unique(&models) {
-        let net = network(name)?;
+        let net = match config.model.iter().find(|net| &net.name == name) {
+            Some(net) => net.clone(),
+            None => network(name).map_err(|e| match config.model.is_empty() {
+                true => e,
+                false => {
+                    let mine: Vec<&str> = config.model.iter().map(|n| n.name.as_str()).collect();
+                    Error::InvalidInput(format!("{e}; the configuration's models: {}", mine.join(", ")))
+                }
+            })?,
+        };
         let batches = if !batches_given.is_empty() {
             batches_given.clone()
         } else if let Some(b) = &default_batches {
@@ -247,8 +260,16 @@ pub fn jobs(a: &Selection, config: &Config, real_gpu: bool, notice: &mut Vec<Str
         };
         targets.push((Target::Model(net), batches));
     }
-    for name in &unique(&suites) {
-        let s = suite(name)?;
+    let listed = a
+        .shapes
+        .as_deref()
+        .map(convbench::model::custom::shape_list)
+        .transpose()?;
+    let named = unique(&suites)
+        .iter()
+        .map(|name| suite(name))
+        .collect::<Result<Vec<_>>>()?;
+    for s in named.into_iter().chain(listed) {
         for entry in s.entries {
             let batches = if batches_given.is_empty() {
                 vec![entry.default_batch]

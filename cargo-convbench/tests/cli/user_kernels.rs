@@ -249,3 +249,65 @@ fn a_wrong_kernel_is_refused_before_anything_is_timed() {
     );
     assert!(!package.path("rec.json").exists(), "nothing was timed");
 }
+
+#[test]
+fn a_configured_network_and_a_shape_list_run_like_the_zoo() {
+    let package = Package::plain();
+    let manifest = std::fs::read_to_string(package.path("Cargo.toml")).expect("Cargo.toml");
+    let model = "\n[[workspace.metadata.convbench.model]]\nname = \"tiny\"\ninput = [1, 12, 12]\nlayers = [\n  \
+                 { name = \"conv1\", kind = { op = \"conv2d\", in_channels = 1, out_channels = 4, kernel = [5, 5], \
+                 stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1, bias = true } },\n  \
+                 { name = \"relu1\", kind = { op = \"relu\" } },\n  \
+                 { name = \"fc\", kind = { op = \"linear\", in_features = 256, out_features = 10, bias = true } },\n]\n";
+    std::fs::write(package.path("Cargo.toml"), format!("{manifest}{model}")).expect("write");
+    std::fs::write(
+        package.path("mine.csv"),
+        "N,C,H,W,K,R,S,stride,pad\n2,3,17,17,8,3,3,2,1\n",
+    )
+    .expect("write");
+    let output = package
+        .convbench()
+        .args([
+            "run",
+            "--backend",
+            "cpu",
+            "--quiet",
+            "--format",
+            "json",
+            "--model",
+            "tiny",
+        ])
+        .args(["--shapes", "mine.csv", "--samples", "3", "--warmup-ms", "0"])
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let record = crate::support::parse_record(&stdout_of(&output), "run");
+    let ids: Vec<&str> = record.benchmarks.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "tiny/train/b1/f32/cpu",
+            "mine/3x17x17_k8_3x3_s2_p1/train/b2/f32/cpu"
+        ],
+        "the network at batch 1, the row at its own batch"
+    );
+    assert!(record.benchmarks.iter().all(|b| b.verified));
+
+    // Shapes that do not chain: the error names the model and the layer.
+    let broken = format!(
+        "{manifest}{}",
+        model.replace("in_features = 256", "in_features = 250")
+    );
+    std::fs::write(package.path("Cargo.toml"), broken).expect("write");
+    let output = package
+        .convbench()
+        .args(["run", "--backend", "cpu", "--model", "tiny"])
+        .output()
+        .expect("run");
+    assert_code(&output, 2);
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("model `tiny`") && stderr.contains("layer fc"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,239 @@
+//! The user's own workloads as data: networks in the configuration (`[[model]]`, the same layer
+//! IR as the zoo) and shape lists (`--shapes FILE.csv`, DeepBench-style rows, each a single
+//! convolution timed alone).
+//!
+//! ```toml
+//! [[workspace.metadata.convbench.model]]
+//! name = "tiny"
+//! input = [1, 28, 28]
+//! layers = [
+//!   { name = "conv1", kind = { op = "conv2d", in_channels = 1, out_channels = 8, kernel = [5, 5], stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1, bias = true } },
+//!   { name = "relu1", kind = { op = "relu" } },
+//!   { name = "fc", kind = { op = "linear", in_features = 4608, out_features = 10, bias = true } },
+//! ]
+//! ```
+//!
+//! A layer without `inputs` reads the layer before it (node `0` is the network input, layer `i`
+//! is node `i + 1`); `description` is optional. Every error names the network and the layer.
+
+use super::layer::Conv2d;
+use super::network::Network;
+use super::suites::{Suite, SuiteEntry};
+use crate::{Error, Result};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// Checks a network read from data and fills in the defaults (a layer with no `inputs` reads
+/// the layer before it): names unique and not the zoo's, every input earlier than its layer,
+/// shapes that chain at batch 1, and a last layer that gives one score per class.
+pub fn network_from_data(mut net: Network) -> Result<Network> {
+    let bad = |what: String| Error::InvalidInput(format!("model `{}`: {what}", net.name));
+    if net.name.is_empty() {
+        return Err(Error::InvalidInput("a [[model]] has no `name`".into()));
+    }
+    if super::model_names().contains(&net.name.as_str()) {
+        return Err(bad(format!(
+            "the zoo already has a model `{}`; give yours another name",
+            net.name
+        )));
+    }
+    if net.layers.is_empty() {
+        return Err(bad("has no layers".into()));
+    }
+    let mut names = HashSet::new();
+    for (i, layer) in net.layers.iter_mut().enumerate() {
+        if !names.insert(layer.name.clone()) {
+            return Err(bad(format!("two layers are named `{}`", layer.name)));
+        }
+        if layer.inputs.is_empty() {
+            layer.inputs = vec![i];
+        }
+        if let Some(&late) = layer.inputs.iter().find(|&&node| node > i) {
+            return Err(bad(format!(
+                "layer `{}` reads node {late}, which is not before it (node 0 is the input, layer k \
+                 is node k + 1)",
+                layer.name
+            )));
+        }
+    }
+    let shapes = net.shapes(1).map_err(|e| bad(format!("{e}")))?;
+    let last = shapes.last().copied().unwrap_or(shapes[0]);
+    if (last.h, last.w) != (1, 1) || last.c < 2 {
+        return Err(bad(format!(
+            "the last layer gives {last}, not class scores; end with a linear layer (or a global \
+             average pool) of at least 2 outputs"
+        )));
+    }
+    Ok(net)
+}
+
+/// Columns of a shape list row, in order.
+pub const SHAPE_COLUMNS: [&str; 9] = ["N", "C", "H", "W", "K", "R", "S", "stride", "pad"];
+
+/// A suite of single convolutions from a DeepBench-style CSV: rows `N,C,H,W,K,R,S,stride,pad`
+/// (batch, input channels, height, width, output channels, kernel height, kernel width, stride,
+/// padding), an optional header line, `#` comments. The suite is named after the file's stem; each
+/// row's name says its shape, and its batch `N` is the row's default batch.
+pub fn shape_list(path: &Path) -> Result<Suite> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "shapes".into());
+    let mut entries: Vec<SuiteEntry> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+        let numbers: std::result::Result<Vec<usize>, _> = fields.iter().map(|f| f.parse::<usize>()).collect();
+        let Ok(v) = numbers else {
+            if entries.is_empty() && fields.first().is_some_and(|f| f.parse::<usize>().is_err()) {
+                continue; // the header
+            }
+            return Err(Error::InvalidInput(format!(
+                "{}:{line_no}: `{line}` is not {} whole numbers ({})",
+                path.display(),
+                SHAPE_COLUMNS.len(),
+                SHAPE_COLUMNS.join(",")
+            )));
+        };
+        let at = |why: &str| Error::InvalidInput(format!("{}:{line_no}: {why}", path.display()));
+        let [n, c, h, w, k, r, s, stride, pad] = v[..] else {
+            return Err(at(&format!(
+                "{} columns, expected {} ({})",
+                v.len(),
+                SHAPE_COLUMNS.len(),
+                SHAPE_COLUMNS.join(",")
+            )));
+        };
+        if n == 0 || c == 0 || h == 0 || w == 0 || k == 0 || r == 0 || s == 0 || stride == 0 {
+            return Err(at("every size but the padding is at least 1"));
+        }
+        let conv = Conv2d {
+            in_channels: c,
+            out_channels: k,
+            kernel: (r, s),
+            stride: (stride, stride),
+            padding: (pad, pad),
+            dilation: (1, 1),
+            groups: 1,
+            bias: false,
+        };
+        if conv.output_hw(h, w).is_none() {
+            return Err(at(&format!(
+                "a {r}x{s} kernel does not fit a {h}x{w} input with padding {pad}"
+            )));
+        }
+        let entry = SuiteEntry {
+            name: format!("{c}x{h}x{w}_k{k}_{r}x{s}_s{stride}_p{pad}"),
+            conv,
+            input: (c, h, w),
+            default_batch: n,
+        };
+        if entries
+            .iter()
+            .any(|e| e.name == entry.name && e.default_batch == n)
+        {
+            return Err(at(&format!("repeats the row of {} at batch {n}", entry.name)));
+        }
+        entries.push(entry);
+    }
+    if entries.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "{} has no rows; each row is {}",
+            path.display(),
+            SHAPE_COLUMNS.join(",")
+        )));
+    }
+    // The same shape at two batches: the batch joins the name so benchmark ids stay unique.
+    let repeated: Vec<String> = entries
+        .iter()
+        .filter(|e| entries.iter().filter(|o| o.name == e.name).count() > 1)
+        .map(|e| e.name.clone())
+        .collect();
+    for entry in &mut entries {
+        if repeated.contains(&entry.name) {
+            entry.name = format!("{}_n{}", entry.name, entry.default_batch);
+        }
+    }
+    Ok(Suite {
+        description: format!("single convolutions listed in {}", path.display()),
+        name,
+        entries,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> Network {
+        let toml = r#"
+            name = "tiny"
+            input = [1, 12, 12]
+            layers = [
+              { name = "conv1", kind = { op = "conv2d", in_channels = 1, out_channels = 4, kernel = [5, 5], stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1, bias = true } },
+              { name = "relu1", kind = { op = "relu" } },
+              { name = "fc", kind = { op = "linear", in_features = 256, out_features = 10, bias = true } },
+            ]
+        "#;
+        toml::from_str(toml).expect("the documented form parses")
+    }
+
+    #[test]
+    fn a_data_network_chains_and_gets_default_inputs() {
+        let net = network_from_data(tiny()).expect("valid");
+        assert_eq!(net.layers[1].inputs, [1]);
+        assert_eq!(net.classes().expect("shapes"), 10);
+    }
+
+    #[test]
+    fn bad_networks_name_the_layer() {
+        let mut wrong = tiny();
+        if let super::super::LayerKind::Linear(l) = &mut wrong.layers[2].kind {
+            l.in_features = 100;
+        }
+        let error = network_from_data(wrong).expect_err("256 features").to_string();
+        assert!(
+            error.contains("tiny") && error.contains("fc") && error.contains("256"),
+            "{error}"
+        );
+        let mut late = tiny();
+        late.layers[0].inputs = vec![2];
+        let error = network_from_data(late).expect_err("reads ahead").to_string();
+        assert!(error.contains("conv1") && error.contains("node 2"), "{error}");
+        let mut zoo = tiny();
+        zoo.name = "alexnet".into();
+        assert!(network_from_data(zoo).is_err());
+    }
+
+    #[test]
+    fn shape_lists_read_deepbench_rows_and_reject_bad_ones() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("mine.csv");
+        std::fs::write(
+            &path,
+            "N,C,H,W,K,R,S,stride,pad\n16,3,224,224,64,7,7,2,3\n# comment\n8,64,56,56,64,3,3,1,1\n",
+        )
+        .expect("write");
+        let suite = shape_list(&path).expect("two rows");
+        assert_eq!(suite.name, "mine");
+        assert_eq!(suite.entries.len(), 2);
+        assert_eq!(suite.entries[0].name, "3x224x224_k64_7x7_s2_p3");
+        assert_eq!(suite.entries[0].default_batch, 16);
+        assert_eq!(suite.entries[1].conv.padding, (1, 1));
+        for (text, needle) in [
+            ("1,3,8,8,4,3,3,1\n", ":1: 8 columns"),
+            ("1,3,8,8,4,9,9,1,0\n", ":1: a 9x9 kernel"),
+            ("N,C\n1,3,x,8,4,3,3,1,0\n", ":2:"),
+            ("", "no rows"),
+        ] {
+            std::fs::write(&path, text).expect("write");
+            let error = shape_list(&path).expect_err(text).to_string();
+            assert!(error.contains(needle), "{text}: {error}");
+        }
+    }
+}
