@@ -149,3 +149,14 @@ fn report_error(message: &str, causes: &[String]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// clap's own consistency checks (two flags of one name, a conflict naming a missing flag)
+    /// would otherwise only fire when that subcommand is parsed.
+    #[test]
+    fn every_subcommand_is_well_formed() {
+        use clap::CommandFactory;
+        super::Cargo::command().debug_assert();
+    }
+}

@@ -297,3 +297,37 @@ pub fn verify_user_kernel(
     }
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_shapes_respect_the_constraints_and_start_at_batch_1() {
+        let only = Only {
+            kernel: Some([3, 3]),
+            stride: Some([1, 1]),
+            groups: Some(2),
+            bias: Some(false),
+            ..Only::default()
+        };
+        let mut rng = StdRng::seed_from_u64(7);
+        let mut seen_dilated = false;
+        for op in VARIANT_OPS.iter().filter(|op| op.starts_with("conv")) {
+            for k in 0..200 {
+                let Some(drawn) = random_op(op, &only, k == 0, &mut rng) else {
+                    continue;
+                };
+                assert!(only.admits(&drawn), "{drawn:?}");
+                assert_eq!(drawn.name(), *op);
+                if let Op::Conv2dForward(g) | Op::Conv2dBackwardData(g) | Op::Conv2dBackwardFilter(g) = &drawn {
+                    assert!(k != 0 || g.input.n == 1, "the first shape is at batch 1");
+                    seen_dilated |= g.conv.dilation != (1, 1);
+                }
+            }
+        }
+        assert!(seen_dilated, "dilation is drawn where the constraints allow it");
+        assert_eq!(only.describe(), "kernel 3x3, stride 1x1, groups 2, no bias");
+        assert_eq!(Only::default().describe(), "all shapes");
+    }
+}

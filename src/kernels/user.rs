@@ -112,6 +112,23 @@ pub struct Only {
 }
 
 impl Only {
+    /// `all shapes`, or the constraints, e.g. `kernel 3x3, stride 1x1, no bias`.
+    pub fn describe(&self) -> String {
+        let pair = |name: &str, v: Option<[usize; 2]>| v.map(|[a, b]| format!("{name} {a}x{b}"));
+        let parts: Vec<String> = [
+            pair("kernel", self.kernel),
+            pair("stride", self.stride),
+            pair("padding", self.padding),
+            pair("dilation", self.dilation),
+            self.groups.map(|g| format!("groups {g}")),
+            self.bias.map(|b| if b { "bias" } else { "no bias" }.to_string()),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if parts.is_empty() { "all shapes".into() } else { parts.join(", ") }
+    }
+
     fn has_conv_keys(&self) -> bool {
         self.kernel.is_some()
             || self.stride.is_some()
@@ -409,12 +426,11 @@ impl UserKernel {
     pub fn plan(&self, op: &Op) -> Result<Vec<Dispatch>> {
         if !self.implements(op) {
             return Err(Error::InvalidInput(format!(
-                "kernel variant {} does not implement this {} (its op is {}, its constraints {:?}); \
-                 use `direct`",
+                "kernel variant {} does not implement this {} (it implements {}, {}); use `direct`",
                 self.id(),
                 op.name(),
                 self.op,
-                self.only
+                self.only.describe()
             )));
         }
         let direct = super::plan(op, super::Variant::Direct)?;

@@ -59,7 +59,7 @@ pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
                         k.op.to_string(),
                         source.display().to_string(),
                         if k.f16 { "yes" } else { "no" }.to_string(),
-                        format!("{:?}", k.only).replace("None", "-"),
+                        k.only.describe(),
                         k.digest.clone(),
                     ]);
                 }

@@ -38,7 +38,7 @@ pub struct VerifyArgs {
     pub repeat: usize,
     /// Random shapes per op, variant and precision in the kernel-variant table.
     #[arg(long, default_value_t = 3, value_name = "N")]
-    pub shapes: usize,
+    pub random_shapes: usize,
     /// Seed of the variant table's shapes and data (default: fresh each run, printed).
     #[arg(long, value_name = "SEED")]
     pub seed: Option<u64>,
@@ -95,13 +95,13 @@ fn verify_variants(
             backend.as_ref(),
             &variants,
             precisions,
-            a.shapes,
+            a.random_shapes,
             seed,
             &mut |_| {},
         )?;
         crate::output::print(&format!(
             "{label}: kernel variants on {} random shapes each (seed {seed})\n{}",
-            a.shapes,
+            a.random_shapes,
             variant_table(&rows)
         ));
         if let Some(failed) = rows.iter().find(|row| !row.passed()) {
