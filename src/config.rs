@@ -220,7 +220,8 @@ impl CiSettings {
     }
 }
 
-/// Whether `url` is `https://` followed by plain characters only, see [`is_plain_url`].
+/// Whether `url` is `https://` followed by plain characters only (letters, digits and
+/// `-._~:/?#=&%+`): it can go into a Markdown link or an HTML attribute as it is.
 pub fn is_https_url(url: &str) -> bool {
     is_plain_url(url, &["https://"])
 }

@@ -14,7 +14,7 @@
 
 use super::cells::milliseconds;
 use super::rfc3339_utc;
-use super::svg::{coordinate, escape_xml, ticks};
+use super::svg::{coordinate, escape_xml, horizontal_grid};
 use crate::baseline::BenchmarkHistory;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -99,17 +99,7 @@ pub fn history_svg(history: &BenchmarkHistory, commit_url: Option<&str>) -> Stri
     );
 
     // Axes, grid and labels.
-    for tick in ticks(low, high) {
-        let at = coordinate(y(tick));
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{left}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#e5e5e5\"/>\
-             <text x=\"{}\" y=\"{at}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
-            coordinate(left + plot_width),
-            coordinate(left - 6.0),
-            milliseconds(tick)
-        );
-    }
+    horizontal_grid(&mut svg, (low, high), (left, left + plot_width), y, milliseconds);
     let _ = writeln!(
         svg,
         "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">median ms</text>",

@@ -3,6 +3,8 @@
 //! through a plotting library so that every bar, line and point can carry a hover title and a
 //! `class` that tests (and the page's script) can find.
 
+use std::fmt::Write;
+
 /// `text` safe inside XML and HTML text and quoted attributes: `& < > " '` become entities
 /// and characters XML 1.0 forbids (controls other than tab and newlines) become U+FFFD.
 pub fn escape_xml(text: &str) -> String {
@@ -45,4 +47,27 @@ pub(super) fn ticks(low: f64, high: f64) -> Vec<f64> {
     let first = (low / step).ceil() as i64;
     let last = (high / step).floor() as i64;
     (first..=last).map(|i| i as f64 * step).collect()
+}
+
+/// A horizontal grid line across `[left, right]` at each tick of `[low, high]`, placed by `y`,
+/// each labelled by `label` on the left of `left`.
+pub(super) fn horizontal_grid(
+    svg: &mut String,
+    (low, high): (f64, f64),
+    (left, right): (f64, f64),
+    y: impl Fn(f64) -> f64,
+    label: impl Fn(f64) -> String,
+) {
+    for tick in ticks(low, high) {
+        let at = coordinate(y(tick));
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#e5e5e5\"/>\
+             <text x=\"{}\" y=\"{at}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
+            coordinate(left),
+            coordinate(right),
+            coordinate(left - 6.0),
+            label(tick)
+        );
+    }
 }

@@ -3,7 +3,7 @@
 //! ([`LineChart`]). Both open with the [`Caption`] and close with a legend of their colours.
 
 use super::Caption;
-use crate::report::svg::{coordinate, escape_xml, ticks};
+use crate::report::svg::{coordinate, escape_xml, horizontal_grid, ticks};
 use std::fmt::Write;
 
 /// Width of every chart, in pixels.
@@ -279,17 +279,13 @@ impl LineChart {
 
         let mut svg = String::new();
         open(&mut svg, &self.caption, height);
-        for tick in ticks(0.0, top_value) {
-            let at = coordinate(y(tick));
-            let _ = writeln!(
-                svg,
-                "<line x1=\"{left}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#e5e5e5\"/>\
-                 <text x=\"{}\" y=\"{at}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
-                coordinate(left + plot_width),
-                coordinate(left - 6.0),
-                tick_text(tick)
-            );
-        }
+        horizontal_grid(
+            &mut svg,
+            (0.0, top_value),
+            (left, left + plot_width),
+            y,
+            tick_text,
+        );
         for &batch in &batches {
             let at = coordinate(x(batch));
             let _ = writeln!(

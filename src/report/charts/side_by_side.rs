@@ -11,6 +11,9 @@ use crate::results::{BenchmarkResult, Stage};
 use crate::{Error, Result};
 use std::collections::BTreeSet;
 
+/// Model, stage, batch, and the precision or the backend and adapter: what a group shares.
+type GroupKey = (String, Stage, usize, String);
+
 /// The coordinate the bars of a group differ in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Axis {
@@ -36,7 +39,7 @@ impl Axis {
 
     /// What the group of a benchmark is: every coordinate but this one (and the adapter, which
     /// goes with the backend).
-    fn group(self, benchmark: &BenchmarkResult) -> (String, Stage, usize, String) {
+    fn group(self, benchmark: &BenchmarkResult) -> GroupKey {
         let other = match self {
             Axis::Backend => benchmark.precision.as_str().to_string(),
             Axis::Precision => format!("{} {}", benchmark.backend, benchmark.adapter.label()),
@@ -71,10 +74,10 @@ impl Axis {
             (Axis::Precision, 0 | 1) => {
                 format!("the records hold one precision ({present}); run with `--precision f32,f16`")
             }
-            (Axis::Precision, _) => format!(
-                "no benchmark was measured in both f32 and f16 with the same model, stage, batch \
-                 and backend; run them together with `--precision f32,f16`"
-            ),
+            (Axis::Precision, _) => "no benchmark was measured in both f32 and f16 with the same \
+                                     model, stage, batch and backend; run them together with \
+                                     `--precision f32,f16`"
+                .to_string(),
         })
     }
 }
@@ -82,7 +85,7 @@ impl Axis {
 pub(super) fn chart(benchmarks: &[&BenchmarkResult], axis: Axis) -> Result<String> {
     let values: BTreeSet<String> = benchmarks.iter().map(|b| axis.value(b)).collect();
     let reference = axis.reference(&values);
-    let mut groups: Vec<((String, Stage, usize, String), Vec<&BenchmarkResult>)> = Vec::new();
+    let mut groups: Vec<(GroupKey, Vec<&BenchmarkResult>)> = Vec::new();
     for benchmark in benchmarks {
         let key = axis.group(benchmark);
         match groups.iter_mut().find(|(group, _)| *group == key) {
