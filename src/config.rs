@@ -37,6 +37,7 @@
 //! mention = ["octocat", "my-org/perf-team"]   # pinged on a regression that fails the gate
 //! accept-label = "convbench-accept"           # this PR label turns a failing gate into a pass
 //! ab = false                    # true: `ci` decides by interleaved A/B of the base's shaders
+//! dashboard-url = "https://my-org.github.io/my-repo/"   # the PR comment links the history
 //! ```
 //!
 //! Keys are kebab-case as in Cargo manifests; the snake_case spellings (`baseline_dir`,
@@ -188,6 +189,11 @@ pub struct CiSettings {
     /// Decide `ci` by interleaved A/B of the base revision's shaders against the working
     /// tree's (`ci --ab`) instead of against the blessed baselines.
     pub ab: bool,
+    /// Where the history dashboard (`history --html`) is published, e.g. by baseline.yml to
+    /// GitHub Pages (`https://my-org.github.io/my-repo/`): the pull-request comment links to
+    /// it. Only an `https://` URL of plain characters (see [`is_https_url`]).
+    #[serde(alias = "dashboard_url", skip_serializing_if = "Option::is_none")]
+    pub dashboard_url: Option<String>,
 }
 
 impl CiSettings {
@@ -209,8 +215,37 @@ impl CiSettings {
                  control characters)"
             )));
         }
+        if let Some(url) = &self.dashboard_url
+            && !is_https_url(url)
+        {
+            return Err(Error::InvalidInput(format!(
+                "`ci.dashboard-url` `{url}` is not an https URL of plain characters (letters, \
+                 digits and -._~:/?#=&%+); write it as GitHub Pages shows it, e.g. \
+                 `https://my-org.github.io/my-repo/`"
+            )));
+        }
         Ok(())
     }
+}
+
+/// Whether `url` is `https://` followed by plain characters only (letters, digits and
+/// `-._~:/?#=&%+`): it can go into a Markdown link or an HTML attribute as it is.
+pub fn is_https_url(url: &str) -> bool {
+    is_plain_url(url, &["https://"])
+}
+
+/// Whether `url` is one of `schemes` followed by plain characters only (letters, digits and
+/// `-._~:/?#=&%+`), so that it can go into a Markdown link or an HTML attribute as it is: it
+/// cannot end the link, start markup or run script.
+pub(crate) fn is_plain_url(url: &str, schemes: &[&str]) -> bool {
+    schemes.iter().any(|scheme| {
+        url.strip_prefix(scheme).is_some_and(|rest| {
+            !rest.is_empty()
+                && rest
+                    .chars()
+                    .all(|ch| ch.is_ascii_alphanumeric() || "-._~:/?#=&%+".contains(ch))
+        })
+    })
 }
 
 /// A GitHub login (letters, digits and single hyphens, at most 39 characters) or `org/team`
@@ -714,6 +749,27 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         let negative: Config = toml::from_str("[compare]\nfail-threshold = -0.1\n").expect("parses");
         assert!(negative.validate().is_err());
         assert_eq!("change".parse::<CommentOn>().expect("known"), CommentOn::Change);
+        let dashboard: Config =
+            toml::from_str("[ci]\ndashboard-url = \"https://o.github.io/r/\"\n").expect("parses");
+        assert_eq!(
+            dashboard.ci.dashboard_url.as_deref(),
+            Some("https://o.github.io/r/")
+        );
+        dashboard.validate().expect("an https URL");
+        for bad in [
+            "http://o.github.io/r/",
+            "javascript:alert(1)",
+            "https://x/)[evil](https://y",
+            "https://x/\"><script>",
+            "https://",
+        ] {
+            let settings = CiSettings {
+                dashboard_url: Some(bad.to_string()),
+                ..CiSettings::default()
+            };
+            let error = settings.validate().expect_err(bad);
+            assert!(error.to_string().contains("ci.dashboard-url"), "{error}");
+        }
         assert!("sometimes".parse::<CommentOn>().is_err());
     }
 }

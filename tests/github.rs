@@ -238,6 +238,7 @@ fn context() -> CommentContext {
         base_sha: Some("1111111aaaaaaabbbbbbbcccccccdddddddeeeee".to_string()),
         head_sha: Some("2222222fffffff00000001111111222222233333".to_string()),
         run_url: Some("https://github.com/octo/bench/actions/runs/123456".to_string()),
+        dashboard_url: Some("https://octo.github.io/bench/".to_string()),
         ..CommentContext::default()
     }
 }
@@ -1164,6 +1165,33 @@ fn comment_with_every_verdict() {
     let body = comment_body(&sections, &context());
     assert!(body.starts_with(COMMENT_MARKER));
     insta::assert_snapshot!("comment_every_verdict", body);
+}
+
+#[test]
+fn comment_links_the_dashboard_only_at_a_plain_https_url() {
+    let body = comment_body(&[], &context());
+    assert!(
+        body.contains("[the convbench dashboard](https://octo.github.io/bench/)"),
+        "{body}"
+    );
+    for hostile in [
+        "http://octo.github.io/bench/",
+        "javascript:alert(document.cookie)",
+        "https://octo.github.io/bench/)[phish](https://evil.example",
+        "https://octo.github.io/\"><script>alert(1)</script>",
+        "https://octo.github.io/bench/ <img src=x>",
+    ] {
+        let context = CommentContext {
+            dashboard_url: Some(hostile.to_string()),
+            ..context()
+        };
+        let body = comment_body(&[], &context);
+        assert!(!body.contains("dashboard"), "{hostile} was linked:\n{body}");
+        assert!(
+            !body.contains("<script>") && !body.contains("evil.example"),
+            "{body}"
+        );
+    }
 }
 
 #[test]

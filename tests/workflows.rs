@@ -1,7 +1,7 @@
 //! The workflow files under `.github/workflows/` and the composite action `action.yml`, read as
 //! YAML (and as text, for line numbers): least-privilege tokens, actions pinned by commit, no
 //! credentials left in a checkout, no expression pasted into a script, the write token of
-//! baseline.yml only where it pushes, a runner for pull requests' code that is never the one
+//! baseline.yml only where it pushes, Pages deployed by one job only when configured, a runner for pull requests' code that is never the one
 //! that pushes, and a comment job that never runs that code and checks what it reads from it.
 //!
 //! Nothing here needs a GPU or the network. zizmor, run by `.ci/run`, audits the same files.
@@ -593,19 +593,109 @@ fn the_baseline_workflow_runs_on_main_and_may_push() {
     let on = file.triggers();
     assert_eq!(strings(&on["push"]["branches"]), ["main"]);
     assert!(on.get("workflow_dispatch").is_some());
-    for (name, job) in file.jobs() {
-        assert_eq!(
-            job["permissions"]["contents"].as_str(),
-            Some("write"),
-            "{}: job {name}",
-            file.at("permissions:")
-        );
+    let pushing = pushing_jobs(&file);
+    assert_eq!(
+        pushing.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>(),
+        ["update"],
+        "{}: one job pushes the baselines",
+        file.path
+    );
+    for (name, job) in pushing {
         assert!(
             job["strategy"]["matrix"].get("runner").is_some(),
-            "{}: runs on the GPU runner matrix",
+            "{}: job {name} runs on the GPU runner matrix",
             file.at("runs-on")
         );
     }
+}
+
+/// The jobs of `file` whose token may write the repository.
+fn pushing_jobs(file: &File) -> Vec<(String, &Value)> {
+    file.jobs()
+        .into_iter()
+        .filter(|(_, job)| job["permissions"]["contents"].as_str() == Some("write"))
+        .collect()
+}
+
+#[test]
+fn only_the_pages_job_may_deploy_pages_and_only_when_configured() {
+    // `pages: write` and `id-token: write` deploy a site anyone can visit: one job, switched
+    // on by a repository variable, on a GitHub-hosted runner, after the baselines are pushed,
+    // with a read-only view of the repository and no step that sees a token.
+    let deploy_scopes = |job: &Value| {
+        ["pages", "id-token"]
+            .into_iter()
+            .filter(|scope| job["permissions"][*scope].as_str() == Some("write"))
+            .count()
+    };
+    for file in workflows() {
+        for (name, job) in file.jobs() {
+            if file.path == BASELINE && name == "pages" {
+                continue;
+            }
+            assert_eq!(
+                deploy_scopes(job),
+                0,
+                "{}: only baseline.yml's pages job may write pages or id-token",
+                file.at(&format!("{name}:"))
+            );
+        }
+    }
+    let file = File::load(BASELINE);
+    let (_, job) = file
+        .jobs()
+        .into_iter()
+        .find(|(name, _)| name == "pages")
+        .unwrap_or_else(|| panic!("{}: no pages job", file.path));
+    let at = file.at("pages:");
+    let permissions = job["permissions"].as_mapping().expect("permissions");
+    let granted: Vec<(String, String)> = permissions
+        .iter()
+        .map(|(scope, level)| {
+            (
+                scope.as_str().unwrap_or("?").to_string(),
+                level.as_str().unwrap_or("?").to_string(),
+            )
+        })
+        .collect();
+    let expected = [("contents", "read"), ("pages", "write"), ("id-token", "write")]
+        .map(|(scope, level)| (scope.to_string(), level.to_string()));
+    assert_eq!(granted, expected, "{at}: the pages job's permissions");
+    assert_eq!(
+        job["if"].as_str(),
+        Some("vars.CONVBENCH_PAGES == 'true'"),
+        "{at}: off unless the repository variable is set"
+    );
+    assert_eq!(job["needs"].as_str(), Some("update"), "{at}: after the push");
+    assert_eq!(
+        job["runs-on"].as_str(),
+        Some("ubuntu-latest"),
+        "{at}: a GitHub-hosted runner"
+    );
+    assert_eq!(job["environment"]["name"].as_str(), Some("github-pages"));
+    let actions: Vec<&str> = steps(job)
+        .into_iter()
+        .map(uses)
+        .filter(|action| !action.is_empty())
+        .map(|action| action.split('@').next().unwrap_or_default())
+        .collect();
+    for action in ["actions/upload-pages-artifact", "actions/deploy-pages"] {
+        assert!(actions.contains(&action), "{at}: uses {action}");
+    }
+    for step in steps(job) {
+        let text = yaml_text(step);
+        assert!(
+            !text.contains("token") && !script(step).contains("git push"),
+            "{}: the pages job pushes nothing and hands no step a token",
+            file.at_step(step)
+        );
+    }
+    assert!(
+        steps(job)
+            .into_iter()
+            .any(|step| script(step).contains("cargo convbench history --html")),
+        "{at}: publishes the history dashboard"
+    );
 }
 
 #[test]
@@ -625,7 +715,7 @@ fn the_baseline_write_token_reaches_only_the_push_step() {
             file.at("env:")
         );
     }
-    for (name, job) in file.jobs() {
+    for (name, job) in pushing_jobs(&file) {
         if let Some(env) = job.get("env") {
             assert!(
                 !mentions_token(&yaml_text(env)),

@@ -37,6 +37,10 @@ pub struct CommentContext {
     /// GitHub logins or `org/team`s to mention when the gate fails (from the trusted
     /// configuration, checked with [`crate::config::is_login_or_team`]; others are dropped).
     pub mentions: Vec<String>,
+    /// The published history dashboard (`ci.dashboard-url`), linked under the verdicts. Only an
+    /// `https://` URL of plain characters is linked ([`crate::config::is_https_url`]); anything
+    /// else is left out.
+    pub dashboard_url: Option<String>,
 }
 
 /// The rows of one adapter, with what identifies it, as one section of the comment.
@@ -398,6 +402,15 @@ fn preamble(sections: &[AdapterSection], context: &CommentContext) -> Vec<String
              every regressed benchmark."
         ));
     }
+    if let Some(url) = context
+        .dashboard_url
+        .as_deref()
+        .filter(|url| crate::config::is_https_url(url))
+    {
+        lines.push(format!(
+            "Every benchmark's blessed history, with its change points: [the convbench dashboard]({url})."
+        ));
+    }
     let gate_fails = sections.iter().any(|s| s.comparison.gate_fails());
     if let Some(label) = &context.accepted_by_label {
         lines.push(format!(
@@ -587,10 +600,7 @@ fn short_sha(sha: &str) -> String {
 /// Whether `url` can go into a Markdown link as it is: `http(s)://` and only characters that
 /// cannot end the link or start markup.
 fn is_plain_url(url: &str) -> bool {
-    (url.starts_with("https://") || url.starts_with("http://"))
-        && url
-            .chars()
-            .all(|ch| ch.is_ascii_alphanumeric() || "-._~:/?#=&%+".contains(ch))
+    crate::config::is_plain_url(url, &["https://", "http://"])
 }
 
 /// A duration for people: `850 ns`, `12.34 µs`, `1.50 ms`, `2.345 s`.
@@ -728,6 +738,26 @@ mod tests {
         assert!(!is_plain_url("javascript:alert(1)"));
         assert!(!is_plain_url("https://x/)[evil](https://y"));
         assert!(!is_plain_url("https://x/ y"));
+    }
+
+    #[test]
+    fn the_dashboard_is_linked_only_from_an_https_url() {
+        let linked = |url: &str| {
+            let context = CommentContext {
+                dashboard_url: Some(url.to_string()),
+                ..CommentContext::default()
+            };
+            comment_body(&[], &context).contains("[the convbench dashboard](")
+        };
+        assert!(linked("https://my-org.github.io/my-repo/"));
+        for hostile in [
+            "http://my-org.github.io/my-repo/",
+            "javascript:alert(1)",
+            "https://x/)[evil](https://y",
+            "https://x/\"><img src=x>",
+        ] {
+            assert!(!linked(hostile), "{hostile}");
+        }
     }
 
     #[test]

@@ -98,6 +98,15 @@ pub(super) fn milliseconds(ns: f64) -> String {
     format!("{ms:.decimals$}")
 }
 
+/// A ratio with 2 decimals, 3 below 0.1 so that a 12x speed-up does not read as `0.08`.
+pub(super) fn ratio_text(ratio: f64) -> String {
+    if ratio.abs() < 0.1 {
+        format!("{ratio:.3}")
+    } else {
+        format!("{ratio:.2}")
+    }
+}
+
 /// A phase name for people: `grad-input` rather than the `grad_input` of ids and files.
 pub(super) fn phase_label(phase: Phase) -> String {
     phase.as_str().replace('_', "-")

@@ -14,6 +14,7 @@
 
 use super::cells::milliseconds;
 use super::rfc3339_utc;
+use super::svg::{coordinate, escape_xml, horizontal_grid};
 use crate::baseline::BenchmarkHistory;
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -24,25 +25,6 @@ const SIZE: (f64, f64) = (760.0, 300.0);
 const MARGIN: (f64, f64, f64, f64) = (78.0, 24.0, 44.0, 56.0);
 /// Most commit labels on the x axis.
 const MAX_X_LABELS: usize = 8;
-
-/// `text` safe inside XML and HTML text and quoted attributes: `& < > " '` become entities
-/// and characters XML 1.0 forbids (controls other than tab and newlines) become U+FFFD.
-pub fn escape_xml(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\t' | '\n' | '\r' => out.push(ch),
-            c if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// The link of `commit` from `template` (`{commit}` replaced by the full id); `None` without a
 /// template or when it is not an `http(s)` URL, so a hostile template cannot run script.
@@ -57,16 +39,6 @@ fn short(commit: &str) -> String {
     commit.chars().take(10).collect()
 }
 
-/// A number for an SVG coordinate: 1 decimal, no `-0.0`.
-fn coordinate(value: f64) -> String {
-    let rounded = (value * 10.0).round() / 10.0;
-    if rounded == 0.0 {
-        "0".to_string()
-    } else {
-        format!("{rounded}")
-    }
-}
-
 /// The chart's title: benchmark, phase and adapter.
 fn chart_title(history: &BenchmarkHistory) -> String {
     let adapter = history
@@ -79,21 +51,6 @@ fn chart_title(history: &BenchmarkHistory) -> String {
         history.phase.as_str(),
         adapter
     )
-}
-
-/// Evenly spaced round tick values covering `[low, high]`.
-fn ticks(low: f64, high: f64) -> Vec<f64> {
-    let span = (high - low).max(f64::MIN_POSITIVE);
-    let raw = span / 6.0;
-    let magnitude = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * magnitude)
-        .find(|step| *step >= raw)
-        .unwrap_or(raw);
-    let first = (low / step).ceil() as i64;
-    let last = (high / step).floor() as i64;
-    (first..=last).map(|i| i as f64 * step).collect()
 }
 
 /// One chart of `history` as a standalone SVG document (no XML declaration, so it can also be
@@ -142,17 +99,7 @@ pub fn history_svg(history: &BenchmarkHistory, commit_url: Option<&str>) -> Stri
     );
 
     // Axes, grid and labels.
-    for tick in ticks(low, high) {
-        let at = coordinate(y(tick));
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{left}\" x2=\"{}\" y1=\"{at}\" y2=\"{at}\" stroke=\"#e5e5e5\"/>\
-             <text x=\"{}\" y=\"{at}\" text-anchor=\"end\" dominant-baseline=\"middle\">{}</text>",
-            coordinate(left + plot_width),
-            coordinate(left - 6.0),
-            milliseconds(tick)
-        );
-    }
+    horizontal_grid(&mut svg, (low, high), (left, left + plot_width), y, milliseconds);
     let _ = writeln!(
         svg,
         "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">median ms</text>",

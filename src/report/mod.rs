@@ -2,7 +2,7 @@
 //!
 //! Terminal tables ([`table`], [`layers_table`], [`comparison_table`]), GitHub Markdown
 //! ([`markdown`], [`comparison_markdown`]), CSV ([`csv()`]), JSON ([`json`]), SVG charts
-//! ([`chart_svg`]), the pivot of the seeds' comparisons ([`pivot`], [`render_pivot`]) and the history dashboard ([`history_svg`], [`history_html`]). No function
+//! ([`chart_svg`] of a [`ChartSpec`]), the pivot of the seeds' comparisons ([`pivot`], [`render_pivot`]) and the history dashboard ([`history_svg`], [`history_html`]). No function
 //! here prints, reads or writes a file: the binary decides whether the text goes to the
 //! terminal, to `--out`, to `$GITHUB_STEP_SUMMARY` or into a PR comment. Every text ends with
 //! exactly one newline.
@@ -21,31 +21,33 @@
 //! [`Comparison`]: crate::compare::Comparison
 
 mod cells;
-mod chart;
+mod charts;
 mod comparison;
 mod csv_export;
 mod history;
 mod markdown;
 mod pivot;
 mod ratio;
+mod svg;
 mod terminal;
 
 #[cfg(test)]
 mod tests;
 
-pub use chart::chart_svg;
+pub use charts::{ChartKind, ChartSpec, chart_svg};
 pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
-pub use history::{escape_xml, github_commit_url, history_html, history_svg, history_svg_file_name};
+pub use history::{github_commit_url, history_html, history_svg, history_svg_file_name};
 pub use markdown::{escape_markdown, markdown};
 pub use pivot::{
     Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, pivot, pivot_csv, pivot_json,
     pivot_markdown, pivot_table, render_pivot,
 };
 pub use ratio::vendor_ratio_table;
+pub use svg::escape_xml;
 pub use terminal::{layers_table, table, verification_table};
 
-use crate::results::RunRecord;
+use crate::results::{BenchmarkResult, RunRecord};
 
 /// The text formats a record can be rendered in (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,6 +99,26 @@ impl std::str::FromStr for Format {
             ))),
         }
     }
+}
+
+/// Every benchmark of `records`, in record order.
+///
+/// Fails with [`crate::Error::InvalidInput`] when a benchmark id is in more than one record:
+/// the two would show as one.
+fn benchmarks_of(records: &[RunRecord]) -> crate::Result<Vec<&BenchmarkResult>> {
+    let mut seen_ids = std::collections::HashSet::new();
+    let mut benchmarks = Vec::new();
+    for benchmark in records.iter().flat_map(|record| &record.benchmarks) {
+        if !seen_ids.insert(benchmark.id.as_str()) {
+            return Err(crate::Error::InvalidInput(format!(
+                "benchmark {} is in more than one record; pass records of different backends, \
+                 batches or precisions",
+                benchmark.id
+            )));
+        }
+        benchmarks.push(benchmark);
+    }
+    Ok(benchmarks)
 }
 
 /// The record as pretty JSON, exactly as [`RunRecord::to_json`] writes it (the format

@@ -8,7 +8,7 @@
 //! [`pivot`] builds the grid from one or more records; [`pivot_table`], [`pivot_markdown`],
 //! [`pivot_csv`] and [`pivot_json`] render it.
 
-use super::cells::{ABSENT, milliseconds, phase_label};
+use super::cells::{ABSENT, milliseconds, phase_label, ratio_text};
 use super::markdown::escape_markdown;
 use crate::results::{BenchmarkResult, Phase, RunRecord, Stage};
 use crate::{Error, Result};
@@ -237,16 +237,8 @@ fn points_of(benchmark: &BenchmarkResult, rows: PivotRows, phase: Phase) -> Vec<
 /// nothing measured the phase (or, for layer rows, no benchmark has a `--layers`
 /// breakdown), or when no benchmark ran on the `ratio_to` backend.
 pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
-    let mut seen_ids = BTreeSet::new();
     let mut points = Vec::new();
-    for benchmark in records.iter().flat_map(|record| &record.benchmarks) {
-        if !seen_ids.insert(benchmark.id.as_str()) {
-            return Err(Error::InvalidInput(format!(
-                "benchmark {} is in more than one record; pivot records of different \
-                 backends, batches or precisions",
-                benchmark.id
-            )));
-        }
+    for benchmark in super::benchmarks_of(records)? {
         points.extend(points_of(benchmark, spec.rows, spec.phase));
     }
     if points.is_empty() {
@@ -417,15 +409,6 @@ impl Pivot {
                     .collect()
             })
             .collect()
-    }
-}
-
-/// A ratio with 2 decimals, 3 below 0.1 so that a 12x speed-up does not read as `0.08`.
-fn ratio_text(ratio: f64) -> String {
-    if ratio.abs() < 0.1 {
-        format!("{ratio:.3}")
-    } else {
-        format!("{ratio:.2}")
     }
 }
 

@@ -450,53 +450,294 @@ fn escape_markdown_leaves_plain_names_alone() {
     assert_eq!(escape_markdown("`x` *y* \\"), "\\`x\\` \\*y\\* \\\\");
 }
 
-#[test]
-fn line_chart_when_a_model_has_several_batches() {
-    let svg = chart_svg(&record()).expect("chart");
-    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
-    assert!(svg.trim_end().ends_with("</svg>"));
-    assert!(svg.contains("batch size"));
-    assert!(svg.contains("alexnet f32"));
-    assert!(svg.contains("vgg11 f16"));
-    assert!(svg.contains("<circle"), "points on the lines");
+fn chart(records: &[RunRecord], kind: ChartKind) -> crate::Result<String> {
+    chart_svg(
+        records,
+        &ChartSpec {
+            kind,
+            benchmark: None,
+        },
+    )
+}
+
+/// Parses an SVG (it must be well-formed XML) and checks that it opens with the two caption
+/// lines.
+fn parse_svg(svg: &str) -> roxmltree::Document<'_> {
+    let document = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("not XML: {e}\n{svg}"));
+    assert_eq!(document.root_element().tag_name().name(), "svg");
+    for class in ["title", "measured"] {
+        assert_eq!(count(&document, "text", class), 1, "one {class} line:\n{svg}");
+    }
+    document
+}
+
+/// Elements `<tag class="class">`.
+fn count(document: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
+    elements(document, tag, class).len()
+}
+
+fn elements<'a>(
+    document: &'a roxmltree::Document<'a>,
+    tag: &str,
+    class: &str,
+) -> Vec<roxmltree::Node<'a, 'a>> {
+    document
+        .descendants()
+        .filter(|node| node.has_tag_name(tag) && node.attribute("class") == Some(class))
+        .collect()
+}
+
+/// The text of the first `<text class="class">`.
+fn text_of(document: &roxmltree::Document<'_>, class: &str) -> String {
+    elements(document, "text", class)
+        .first()
+        .and_then(|node| node.text())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The `data-series` of each segment, in document order.
+fn segment_series(document: &roxmltree::Document<'_>) -> Vec<String> {
+    elements(document, "rect", "segment")
+        .iter()
+        .map(|node| node.attribute("data-series").unwrap_or_default().to_string())
+        .collect()
 }
 
 #[test]
-fn bar_chart_when_every_model_has_one_batch() {
-    let svg = chart_svg(&one_batch_record()).expect("chart");
-    assert!(svg.starts_with("<svg"));
-    assert!(svg.trim_end().ends_with("</svg>"));
-    assert!(svg.contains("images/s"));
-    assert!(svg.contains("alexnet f32"));
-    assert!(svg.contains("vgg11 f16"));
-    assert!(!svg.contains("<circle"), "no points, bars");
-}
-
-#[test]
-fn chart_labels_show_what_varies_and_are_escaped() {
-    let mut record = one_batch_record();
-    record.benchmarks[1].model = "<script>".to_string();
-    record.benchmarks[1].adapter.name = "AMD Radeon".to_string();
-    let svg = chart_svg(&record).expect("chart");
-    assert!(!svg.contains("<script>"));
-    // Stage and adapter differ between the two, backend does not.
+fn chart_kinds_parse_by_name() {
+    for kind in ChartKind::ALL {
+        assert_eq!(ChartKind::from_str(kind.as_str()).expect("parses"), kind);
+    }
+    assert_eq!(
+        ChartKind::from_str("Phases").expect("any case"),
+        ChartKind::Phases
+    );
+    let error = ChartKind::from_str("pie").expect_err("unknown");
     assert!(
-        svg.contains("&lt;script&gt; f16 eval AMD Radeon (vulkan)"),
+        error
+            .to_string()
+            .contains("throughput, phases, backends, precision, layers"),
+        "{error}"
+    );
+}
+
+#[test]
+fn throughput_is_a_line_per_model_against_batch_when_a_model_has_several() {
+    let svg = chart(&[record()], ChartKind::Throughput).expect("chart");
+    let document = parse_svg(&svg);
+    let series: Vec<&str> = elements(&document, "g", "series")
+        .iter()
+        .filter_map(|node| node.attribute("data-series"))
+        .collect();
+    assert_eq!(series, ["alexnet train f32", "vgg11 eval f16"]);
+    assert_eq!(
+        count(&document, "circle", "point"),
+        3,
+        "alexnet at 64 and 128, vgg11 at 64"
+    );
+    assert_eq!(
+        text_of(&document, "title"),
+        "Images per second against batch size"
+    );
+    assert_eq!(
+        text_of(&document, "measured"),
+        "median of 5 timed iterations each; NVIDIA H100 (vulkan), GPU timestamps"
+    );
+    assert!(svg.contains("batch size (log scale)"));
+    // 128 images in AlexNet's 47.620 ms step.
+    assert!(
+        svg.contains("alexnet train f32 at batch 128: 2688.0 images/s (median total 47.620 ms)"),
         "{svg}"
     );
-    assert!(svg.contains("alexnet f32 train NVIDIA H100 (vulkan)"));
 }
 
 #[test]
-fn chart_of_nothing_is_invalid_input() {
+fn throughput_at_one_batch_size_is_a_bar_per_benchmark_and_says_how_to_get_the_curve() {
+    let svg = chart(&[one_batch_record()], ChartKind::Throughput).expect("chart");
+    let document = parse_svg(&svg);
+    assert_eq!(count(&document, "g", "bar"), 2);
+    assert_eq!(count(&document, "g", "series"), 0, "no lines");
+    assert!(text_of(&document, "title").contains("run with --batch 1,8,32"));
+}
+
+#[test]
+fn phases_stack_the_segments_of_each_training_step() {
+    let svg = chart(&[record()], ChartKind::Phases).expect("chart");
+    let document = parse_svg(&svg);
+    // The two AlexNet training steps; VGG-11 was only evaluated.
+    assert_eq!(count(&document, "g", "bar"), 2);
+    let one_step = ["forward", "loss", "grad-input", "grad-params", "update"];
+    assert_eq!(segment_series(&document), [one_step, one_step].concat());
+    assert!(text_of(&document, "title").starts_with("Phases of a training step"));
+    assert!(!svg.contains("vgg11"), "{svg}");
+}
+
+#[test]
+fn phases_chart_snapshot() {
+    let svg = chart(&[record()], ChartKind::Phases).expect("chart");
+    insta::assert_snapshot!(svg);
+}
+
+#[test]
+fn phases_of_forward_passes_only_is_an_error_naming_the_run_flag() {
     let mut record = record();
+    record
+        .benchmarks
+        .retain(|benchmark| benchmark.stage == Stage::Eval);
+    let error = chart(&[record], ChartKind::Phases).expect_err("no training step");
+    assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+    assert!(error.to_string().contains("--stage train"), "{error}");
+}
+
+/// LeNet on `burn-wgpu` at batch 1, a peer's record: twice as fast as convbench's wgpu.
+fn peer_record() -> RunRecord {
+    let mut peer = pivot_record();
+    peer.benchmarks.truncate(1);
+    let lenet = &mut peer.benchmarks[0];
+    lenet.backend = "burn-wgpu".to_string();
+    lenet.id = BenchmarkResult::make_id("lenet", Stage::Eval, 1, Precision::F32, "burn-wgpu");
+    lenet.phases = vec![phase(Phase::Total, 250_000)];
+    peer
+}
+
+#[test]
+fn backends_sit_beside_wgpu_with_their_ratio_and_a_peer_record_joins_them() {
+    let svg = chart(&[pivot_record(), peer_record()], ChartKind::Backends).expect("chart");
+    let document = parse_svg(&svg);
+    // Batch 1 ran on wgpu, cpu and burn-wgpu; batch 64 on cpu alone, so it is left out.
+    assert_eq!(count(&document, "g", "bar"), 3);
+    assert_eq!(segment_series(&document), ["wgpu", "burn-wgpu", "cpu"]);
+    assert!(svg.contains("2.000 ms, 4.00x wgpu"), "{svg}");
+    assert!(svg.contains("0.250 ms, 0.50x wgpu"), "{svg}");
+    assert!(text_of(&document, "title").contains("ratio to wgpu"));
+}
+
+#[test]
+fn backends_of_one_backend_is_an_error_naming_the_flag_and_peer_records() {
+    let error = chart(&[record()], ChartKind::Backends).expect_err("one backend");
+    let text = error.to_string();
+    assert!(
+        text.contains("one backend (wgpu)")
+            && text.contains("--backend wgpu,cpu")
+            && text.contains("--kind backends"),
+        "{text}"
+    );
+}
+
+#[test]
+fn precision_sets_f16_beside_f32_with_the_ratio() {
+    let mut record = record();
+    let mut f16 = record.benchmarks[0].clone();
+    f16.precision = Precision::F16;
+    f16.id = BenchmarkResult::make_id("alexnet", Stage::Train, 64, Precision::F16, "wgpu");
+    let total = f16.phase(Phase::Total).expect("total").summary.median_ns as u64;
+    f16.phases = vec![phase(Phase::Total, total / 2)];
+    record.benchmarks.push(f16);
+    let svg = chart(&[record], ChartKind::Precision).expect("chart");
+    let document = parse_svg(&svg);
+    assert_eq!(segment_series(&document), ["f32", "f16"]);
+    assert!(svg.contains("0.50x f32"), "{svg}");
+}
+
+#[test]
+fn precision_of_one_precision_is_an_error_naming_the_flag() {
+    let error = chart(&[pivot_record()], ChartKind::Precision).expect_err("f32 only");
+    assert!(
+        error.to_string().contains("one precision (f32)")
+            && error.to_string().contains("--precision f32,f16"),
+        "{error}"
+    );
+}
+
+#[test]
+fn layers_are_a_bar_each_stacked_by_phase_with_their_share_of_the_roof() {
+    let svg = chart(&[record()], ChartKind::Layers).expect("chart");
+    let document = parse_svg(&svg);
+    // conv1 (forward and grad-params), relu1, pool1, conv2, fc6.
+    assert_eq!(count(&document, "g", "bar"), 5);
+    assert_eq!(
+        segment_series(&document),
+        [
+            "forward",
+            "grad-params",
+            "forward",
+            "forward",
+            "forward",
+            "forward"
+        ]
+    );
+    assert!(text_of(&document, "title").starts_with("Layers of alexnet/train/b64/f32/wgpu"));
+    assert!(text_of(&document, "title").contains("20000.0 GFLOP/s and 1500.0 GB/s"));
+    // conv1: 2 x 8.995 GFLOP and 2 x 1.124 GB in 2.104 + 2.950 ms: 8 FLOP/byte, under the
+    // ridge of 13.3, so its roof is 8 x 1.5 TB/s = 12 TFLOP/s, of which 3.56 is 29.7%.
+    assert!(svg.contains("conv1 (conv2d)"), "{svg}");
+    assert!(svg.contains("5.054 ms, 29.7% of roof (memory)"), "{svg}");
+}
+
+#[test]
+fn layers_without_a_breakdown_or_of_an_unknown_benchmark_are_errors_naming_the_fix() {
+    let error = chart(&[pivot_record_without_layers()], ChartKind::Layers).expect_err("no layers");
+    assert!(error.to_string().contains("--layers"), "{error}");
+    let spec = ChartSpec {
+        kind: ChartKind::Layers,
+        benchmark: Some("vgg11/eval/b64/f16/wgpu".to_string()),
+    };
+    let error = chart_svg(&[record()], &spec).expect_err("vgg11 has no layers");
+    assert!(
+        error
+            .to_string()
+            .contains("pick one of alexnet/train/b64/f32/wgpu"),
+        "{error}"
+    );
+    let mut uncalibrated = record();
+    uncalibrated.benchmarks[0].peak = None;
+    let svg = chart(&[uncalibrated], ChartKind::Layers).expect("chart");
+    assert!(svg.contains("adapters --calibrate"), "{svg}");
+}
+
+fn pivot_record_without_layers() -> RunRecord {
+    let mut record = pivot_record();
+    for benchmark in &mut record.benchmarks {
+        benchmark.layers.clear();
+    }
+    record
+}
+
+#[test]
+fn chart_labels_from_records_are_escaped() {
+    let mut record = one_batch_record();
+    record.benchmarks[1].model = "<script>&".to_string();
+    record.benchmarks[1].adapter.name = "\"AMD\" <b>".to_string();
+    for kind in [ChartKind::Throughput, ChartKind::Phases] {
+        let svg = chart(std::slice::from_ref(&record), kind).expect("chart");
+        parse_svg(&svg);
+        assert!(!svg.contains("<script>") && !svg.contains("<b>"), "{svg}");
+    }
+    let svg = chart(&[record], ChartKind::Throughput).expect("chart");
+    assert!(
+        svg.contains("&lt;script&gt;&amp; eval b64 f16 &quot;AMD&quot; &lt;b&gt; (vulkan)"),
+        "{svg}"
+    );
+}
+
+#[test]
+fn chart_of_nothing_or_of_a_benchmark_twice_is_invalid_input() {
+    let mut record = record();
+    let twice = chart(&[record.clone(), record.clone()], ChartKind::Throughput).expect_err("twice");
+    assert!(twice.to_string().contains("in more than one record"), "{twice}");
     for benchmark in &mut record.benchmarks {
         benchmark.phases.retain(|phase| phase.phase != Phase::Total);
     }
-    let error = chart_svg(&record).expect_err("nothing to plot");
-    assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
-    record.benchmarks.clear();
-    assert!(chart_svg(&record).is_err());
+    for kind in ChartKind::ALL {
+        let error = chart(std::slice::from_ref(&record), kind).expect_err("nothing to plot");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(
+            error
+                .to_string()
+                .contains("no benchmark in the records has a total time")
+        );
+    }
 }
 
 #[test]

@@ -252,6 +252,7 @@ fn assemble(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts: 
         notes: notes.clone(),
         accepted_by_label: accepted_by.clone(),
         mentions: workspace.config.ci.mention.clone(),
+        dashboard_url: dashboard_url(workspace),
     };
     let mut sections = sections_from(pairs.iter().map(|(r, c)| (r, c)));
     if explicit_head {
@@ -268,6 +269,17 @@ fn assemble(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts: 
         accepted_by,
         incomparable,
     }
+}
+
+/// Where the history dashboard is published: `ci.dashboard-url`, else `CONVBENCH_DASHBOARD_URL`
+/// (a workflow passes its repository variable through it). The comment links only an https
+/// URL; an invalid configured one was refused when the configuration was read.
+fn dashboard_url(workspace: &Workspace) -> Option<String> {
+    workspace.config.ci.dashboard_url.clone().or_else(|| {
+        std::env::var("CONVBENCH_DASHBOARD_URL")
+            .ok()
+            .filter(|url| !url.is_empty())
+    })
 }
 
 /// A/B mode of `ci`: the base revision's shaders against the working tree's, interleaved in

@@ -1,17 +1,29 @@
-//! `cargo convbench plot FILE -o chart.svg`: images/s per model and precision, or time versus
-//! batch size when the record holds a batch sweep.
+//! `cargo convbench plot FILE... --kind KIND -o chart.svg`: the seeds' comparison charts of
+//! saved records (throughput against batch, phases, backends, precision, layers).
 
 use super::report::read_record;
 use crate::cli::Args;
 use crate::output::write_atomic;
 use convbench::Result;
+use convbench::report::{ChartKind, ChartSpec};
 use std::path::PathBuf;
 
 /// Arguments of `plot`.
 #[derive(Debug, clap::Args)]
 pub struct PlotArgs {
-    /// A record written by `run --out`.
-    pub file: PathBuf,
+    /// Records written by `run --out`; several to plot a peer's record (e.g. a `burn-wgpu`
+    /// run) beside convbench's own.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// What to chart: throughput (images/s against batch), phases (a stacked bar per training
+    /// step), backends (side by side, ratio to wgpu), precision (f16 against f32), layers (per
+    /// layer, with the roofline).
+    #[arg(long, default_value = "throughput")]
+    pub kind: String,
+    /// With `--kind layers`: the id of the benchmark to break down [default: the first with
+    /// a per-layer breakdown].
+    #[arg(long, value_name = "ID")]
+    pub benchmark: Option<String>,
     /// Where to write the SVG.
     #[arg(short, long, default_value = "convbench.svg")]
     pub output: PathBuf,
@@ -19,8 +31,16 @@ pub struct PlotArgs {
 
 /// Draws the chart.
 pub fn run(args: &Args, a: &PlotArgs) -> Result<u8> {
-    let record = read_record(&a.file)?;
-    let svg = convbench::report::chart_svg(&record)?;
+    let spec = ChartSpec {
+        kind: a.kind.parse::<ChartKind>()?,
+        benchmark: a.benchmark.clone(),
+    };
+    let records = a
+        .files
+        .iter()
+        .map(|file| read_record(file))
+        .collect::<Result<Vec<_>>>()?;
+    let svg = convbench::report::chart_svg(&records, &spec)?;
     write_atomic(&a.output, &svg)?;
     if !args.quiet {
         eprintln!("wrote {}", a.output.display());

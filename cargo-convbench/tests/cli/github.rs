@@ -301,6 +301,56 @@ fn comment_dry_run_prints_the_comment() {
     assert!(stdout.contains("regression"), "{stdout}");
 }
 
+#[test]
+fn comment_links_the_dashboard_from_the_workflow_variable_or_the_configuration() {
+    let (package, _) = Package::blessed();
+    let comment = |dashboard: Option<&str>| {
+        let mut command = package.convbench();
+        command
+            .args(["comment", "--pr", "7", "--results", "slower.json", "--dry-run"])
+            .args(["--baseline-rev", "HEAD"])
+            .env_remove("CONVBENCH_DASHBOARD_URL");
+        if let Some(url) = dashboard {
+            command.env("CONVBENCH_DASHBOARD_URL", url);
+        }
+        command.output().expect("comment")
+    };
+    let link = "[the convbench dashboard](https://octo.github.io/bench/)";
+    let plain = comment(None);
+    assert_code(&plain, 0);
+    assert!(!stdout_of(&plain).contains("dashboard"), "{}", stdout_of(&plain));
+    let linked = comment(Some("https://octo.github.io/bench/"));
+    assert!(stdout_of(&linked).contains(link), "{}", stdout_of(&linked));
+    let hostile = comment(Some("javascript:alert(1)//https://octo.github.io/"));
+    assert_code(&hostile, 0);
+    assert!(
+        !stdout_of(&hostile).contains("dashboard"),
+        "{}",
+        stdout_of(&hostile)
+    );
+
+    configure(
+        &package,
+        "\n[workspace.metadata.convbench.ci]\ndashboard-url = \"https://octo.github.io/bench/\"\n",
+    );
+    let configured = comment(None);
+    assert!(
+        stdout_of(&configured).contains(link),
+        "{}",
+        stdout_of(&configured)
+    );
+    edited(&package, "Cargo.toml", "Cargo.toml", |text| {
+        text.replace("https://octo.github.io/bench/", "http://octo.github.io/bench/")
+    });
+    let refused = comment(None);
+    assert_code(&refused, 2);
+    assert!(
+        stderr_of(&refused).contains("ci.dashboard-url"),
+        "{}",
+        stderr_of(&refused)
+    );
+}
+
 /// Rewrites `from` into `to` in the package with `edit` applied to its text; asserts it changed.
 fn edited(package: &Package, from: &str, to: &str, edit: impl Fn(&str) -> String) {
     let text = std::fs::read_to_string(package.path(from)).expect("read the record");

@@ -215,6 +215,114 @@ fn plot_writes_an_svg() {
     assert!(text.contains("lenet"), "the chart names the model");
 }
 
+/// Elements `<tag class="class">` of an SVG, which must be well-formed XML.
+fn count_in_svg(svg: &str, tag: &str, class: &str) -> usize {
+    let document = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("not XML: {e}\n{svg}"));
+    document
+        .descendants()
+        .filter(|node| node.has_tag_name(tag) && node.attribute("class") == Some(class))
+        .count()
+}
+
+#[test]
+fn plot_kind_draws_each_chart_of_a_record_and_a_peer_record() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let own = dir.path().join("cpu.json");
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--quiet", "--layers", "--out"])
+        .arg(&own)
+        .args(tiny(&[("--batch", "1,2"), ("--precision", "f32,f16")]))
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let record = read_record(&own);
+    assert_eq!(record.benchmarks.len(), 4, "2 batches x 2 precisions");
+    // A peer's record of the same benchmarks, as a framework run outside convbench writes it.
+    let peer = dir.path().join("peer.json");
+    let mut peer_record = scaled(record.clone(), 0.5);
+    for benchmark in &mut peer_record.benchmarks {
+        benchmark.backend = "burn-wgpu".into();
+        benchmark.id = benchmark.id.replace("/cpu", "/burn-wgpu");
+    }
+    write_record(&peer, &peer_record);
+    let layers: std::collections::BTreeSet<&str> = record.benchmarks[0]
+        .layers
+        .iter()
+        .map(|layer| layer.layer.as_str())
+        .collect();
+    // (kind, element, class, how many): 2 precisions x 2 backends of lines with 2 batches
+    // each; 8 training steps; 4 pairs of backends; 4 pairs of precisions; one bar per layer.
+    let expected = [
+        ("throughput", "g", "series", 4),
+        ("throughput", "circle", "point", 8),
+        ("phases", "g", "bar", 8),
+        ("backends", "g", "bar", 8),
+        ("precision", "g", "bar", 8),
+        ("layers", "g", "bar", layers.len()),
+    ];
+    for (kind, tag, class, count) in expected {
+        let svg_path = dir.path().join(format!("{kind}.svg"));
+        let output = convbench()
+            .arg("plot")
+            .arg(&own)
+            .arg(&peer)
+            .args(["--kind", kind, "-o"])
+            .arg(&svg_path)
+            .output()
+            .expect("plot");
+        assert_code(&output, 0);
+        let svg = std::fs::read_to_string(&svg_path).expect("the SVG was written");
+        assert_eq!(
+            count_in_svg(&svg, tag, class),
+            count,
+            "{kind}: <{tag} class={class}>\n{svg}"
+        );
+        assert!(
+            svg.contains("median of 3 timed iterations each")
+                && svg.contains("(cpu), synchronized wall clock"),
+            "{kind}: the title says how and where it was measured:\n{svg}"
+        );
+    }
+    let backends = std::fs::read_to_string(dir.path().join("backends.svg")).expect("written");
+    assert!(backends.contains("2.00x burn-wgpu"), "{backends}");
+}
+
+#[test]
+fn plot_kind_without_its_data_exits_2_naming_the_run_flags() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--quiet", "--stage", "eval", "--out"])
+        .arg(&out)
+        .args(tiny(&[]))
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let svg = dir.path().join("x.svg");
+    for (kind, fix) in [
+        ("phases", "--stage train"),
+        ("backends", "--backend wgpu,cpu"),
+        ("precision", "--precision f32,f16"),
+        ("layers", "--layers"),
+        (
+            "pie",
+            "use one of throughput, phases, backends, precision, layers",
+        ),
+    ] {
+        let output = convbench()
+            .arg("plot")
+            .arg(&out)
+            .args(["--kind", kind, "-o"])
+            .arg(&svg)
+            .output()
+            .expect("plot");
+        assert_code(&output, 2);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(fix), "{kind}: {stderr}");
+        assert!(!svg.exists(), "{kind}: no chart is written");
+    }
+}
+
 #[test]
 fn cpu_backend_emulates_f16() {
     let output = convbench()
