@@ -284,13 +284,14 @@ pub enum TuneEvent {
 
 /// The candidates of `op` in the order they are timed: the heuristic's choice first (a good
 /// bar early prunes the slow ones), the other GEMM tiles, `direct` last.
-fn ordered_candidates(op: &Op) -> Vec<Variant> {
+/// The user's kernels are candidates too, where they implement the op at the job's precision.
+fn ordered_candidates(op: &Op, precision: Precision) -> Vec<Variant> {
     let first = Variant::heuristic(op);
     let mut candidates = vec![first];
     candidates.extend(
         Variant::candidates(op)
             .into_iter()
-            .filter(|v| *v != first && *v != Variant::Direct),
+            .filter(|v| *v != first && *v != Variant::Direct && v.implements_at(op, precision)),
     );
     if first != Variant::Direct {
         candidates.push(Variant::Direct);
@@ -345,7 +346,7 @@ pub fn tune_op(
     }
     let seed: u64 = rand::rng().random();
     let mut rng = StdRng::seed_from_u64(seed);
-    let candidates = ordered_candidates(&job.op);
+    let candidates = ordered_candidates(&job.op, job.precision);
     let mut variants = Vec::new();
     let mut passed = candidates.clone();
     if options.verify {

@@ -183,6 +183,32 @@ mod tests {
         toml::from_str(toml).expect("the documented form parses")
     }
 
+    /// The README's example, verbatim.
+    #[test]
+    fn the_readme_network_is_valid() {
+        let readme = include_str!("../../README.md");
+        let start = readme
+            .find("[[workspace.metadata.convbench.model]]\nname = \"tiny\"")
+            .expect("the README shows a network");
+        let end = start + readme[start..].find("```").expect("its code block ends");
+        #[derive(serde::Deserialize)]
+        struct Manifest {
+            workspace: Workspace,
+        }
+        #[derive(serde::Deserialize)]
+        struct Workspace {
+            metadata: Metadata,
+        }
+        #[derive(serde::Deserialize)]
+        struct Metadata {
+            convbench: crate::config::Config,
+        }
+        let manifest: Manifest = toml::from_str(&readme[start..end]).expect("the README's TOML parses");
+        let net = manifest.workspace.metadata.convbench.model.into_iter().next().expect("one model");
+        let net = network_from_data(net).expect("the README's network is valid");
+        assert_eq!(net.classes().expect("shapes"), 10);
+    }
+
     #[test]
     fn a_data_network_chains_and_gets_default_inputs() {
         let net = network_from_data(tiny()).expect("valid");
