@@ -6,7 +6,7 @@
 //! what a GPU with f16 storage and f32 accumulation does.
 
 use super::cpu_fast;
-use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write};
+use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write, check_write_labels};
 use crate::kernels::{Access, DType};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
@@ -121,7 +121,7 @@ impl Loaded for CpuProgram {
     }
 
     fn write_u32(&mut self, tensor: TensorId, values: &[u32]) -> Result<()> {
-        check_write(&self.program, tensor, values.len(), DType::U32)?;
+        check_write_labels(&self.program, tensor, values)?;
         self.labels[tensor].copy_from_slice(values);
         Ok(())
     }

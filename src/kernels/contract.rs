@@ -119,7 +119,7 @@ impl Op {
                     "x",
                     Read,
                     g.input.len(),
-                    "[n, c, h_in, w_in] forward input (max pooling finds the first maximum of each window in it)",
+                    "[n, c, h_in, w_in] forward input (max pooling finds in it the element each window chose: its first maximum, or its last NaN)",
                 ),
                 b("dy", Read, g.output.len(), "[n, c, h_out, w_out] output gradient"),
                 b("dx", Write, g.input.len(), "[n, c, h_in, w_in] input gradient"),
@@ -137,7 +137,7 @@ impl Op {
                     "scale",
                     Write,
                     shape.len(),
-                    "k + alpha / size * sum of x^2 over the channel window",
+                    "k + alpha / size * sum of x^2 over channels c - size / 2 ..= c + (size - 1) / 2",
                 ),
             ],
             Op::LrnBackward { shape, .. } => vec![
@@ -225,7 +225,12 @@ impl Op {
             Op::SoftmaxCrossEntropyForward { batch, classes } => vec![
                 b("logits", Read, batch * classes, "[n, classes]"),
                 labels(*batch),
-                b("loss", Write, *batch, "[n] -log softmax(logits)[label]"),
+                b(
+                    "loss",
+                    Write,
+                    *batch,
+                    "[n] -log softmax(logits)[label]; labels are below classes",
+                ),
                 b("probs", Write, batch * classes, "[n, classes] softmax(logits)"),
             ],
             Op::SoftmaxCrossEntropyBackward { batch, classes } => vec![

@@ -42,6 +42,10 @@ pub trait Real:
     fn sqrt(self) -> Self;
     /// self^e.
     fn powf(self, e: Self) -> Self;
+    /// Whether self is NaN (the one value not ordered with itself).
+    fn is_nan(self) -> bool {
+        self.partial_cmp(&self).is_none()
+    }
 }
 
 macro_rules! impl_real {
@@ -231,13 +235,9 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
                 loss,
                 probs,
             } = op.tensors(items)?;
-            softmax_cross_entropy_forward(
-                *classes,
-                logits.input(),
-                labels.labels(),
-                loss.output(),
-                probs.output(),
-            );
+            let labels = labels.labels();
+            op.check_labels(labels)?;
+            softmax_cross_entropy_forward(*classes, logits.input(), labels, loss.output(), probs.output());
         }
         Op::SoftmaxCrossEntropyBackward { batch, classes } => {
             let bind::SoftmaxBackward {
@@ -245,13 +245,9 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
                 labels,
                 dlogits,
             } = op.tensors(items)?;
-            softmax_cross_entropy_backward(
-                *batch,
-                *classes,
-                probs.input(),
-                labels.labels(),
-                dlogits.output(),
-            );
+            let labels = labels.labels();
+            op.check_labels(labels)?;
+            softmax_cross_entropy_backward(*batch, *classes, probs.input(), labels, dlogits.output());
         }
         Op::ChannelCopy {
             hw,
@@ -463,6 +459,14 @@ fn pool_window(out: usize, k: usize, s: usize, p: usize, size: usize) -> (usize,
     (lo, hi, span)
 }
 
+/// Whether max pooling's scan of a window, in row-major order, moves from the element holding
+/// `best` to one holding `v`: PyTorch's rule `v > best || isnan(v)`. A window holding a NaN
+/// therefore pools to NaN (and its gradient goes to the last NaN); otherwise to the first
+/// maximum, which also takes the gradient.
+fn max_pool_takes<T: Real>(v: T, best: T) -> bool {
+    v > best || v.is_nan()
+}
+
 fn pool_forward<T: Real>(g: &PoolGeom, x: &[T], y: &mut [T]) {
     let (pl, i, o) = (&g.pool, &g.input, &g.output);
     y.par_chunks_mut(o.h * o.w).enumerate().for_each(|(p, out)| {
@@ -476,7 +480,7 @@ fn pool_forward<T: Real>(g: &PoolGeom, x: &[T], y: &mut [T]) {
                     PoolKind::Max => {
                         let mut best: Option<T> = None;
                         for idx in cells {
-                            if best.is_none_or(|b| xin[idx] > b) {
+                            if best.is_none_or(|b| max_pool_takes(xin[idx], b)) {
                                 best = Some(xin[idx]);
                             }
                         }
@@ -511,7 +515,12 @@ fn pool_backward<T: Real>(g: &PoolGeom, x: &[T], dy: &[T], dx: &mut [T]) {
                 match pl.kind {
                     PoolKind::Max => {
                         let Some(first) = cells.next() else { continue };
-                        let best = cells.fold(first, |b, idx| if xin[idx] > xin[b] { idx } else { b });
+                        let best = cells.fold(
+                            first,
+                            |b, idx| {
+                                if max_pool_takes(xin[idx], xin[b]) { idx } else { b }
+                            },
+                        );
                         din[best] += grad;
                     }
                     PoolKind::Avg => {
@@ -543,8 +552,17 @@ fn relu_backward<T: Real>(y: &[T], dy: &[T], dx: &mut [T]) {
         });
 }
 
-/// Channels `[lo, hi)` in the LRN window centred on channel `c` of `channels`.
+/// Channels `[lo, hi)` in the LRN window of channel `c` of `channels`: PyTorch's
+/// `c - size / 2 ..= c + (size - 1) / 2`, clipped to the channels. An even `size` reaches one
+/// channel further down than up (`LocalResponseNorm` pads `size / 2` channels before and
+/// `(size - 1) / 2` after); an odd one is centred.
 fn lrn_window(c: usize, size: usize, channels: usize) -> (usize, usize) {
+    (c.saturating_sub(size / 2), (c + (size - 1) / 2 + 1).min(channels))
+}
+
+/// Channels `[lo, hi)` whose LRN window ([`lrn_window`]) holds channel `c`: the mirror image,
+/// `c - (size - 1) / 2 ..= c + size / 2`.
+fn lrn_windows_holding(c: usize, size: usize, channels: usize) -> (usize, usize) {
     (c.saturating_sub((size - 1) / 2), (c + size / 2 + 1).min(channels))
 }
 
@@ -574,9 +592,7 @@ fn lrn_backward<T: Real>(lrn: &Lrn, s: &Shape, x: &[T], y: &[T], scale: &[T], dy
     let factor = T::of(2.0 * lrn.alpha * lrn.beta / lrn.size as f64);
     dx.par_chunks_mut(hw).enumerate().for_each(|(p, dxp)| {
         let (n, c) = (p / s.c, p % s.c);
-        // Channels whose window contains c.
-        let lo = c.saturating_sub(lrn.size / 2);
-        let hi = (c + (lrn.size - 1) / 2 + 1).min(s.c);
+        let (lo, hi) = lrn_windows_holding(c, lrn.size, s.c);
         for (q, d) in dxp.iter_mut().enumerate() {
             let at = p * hw + q;
             let acc = sum((lo..hi).map(|cc| {
@@ -741,8 +757,7 @@ fn softmax_cross_entropy_forward<T: Real>(
             for (pv, &v) in p.iter_mut().zip(row) {
                 *pv = (v - lse).exp();
             }
-            let label = (labels[n] as usize).min(classes - 1);
-            *l = lse - row[label];
+            *l = lse - row[labels[n] as usize];
         });
 }
 
@@ -755,7 +770,7 @@ fn softmax_cross_entropy_backward<T: Real>(
 ) {
     let scale = T::of(1.0 / batch as f64);
     d.par_chunks_mut(classes).enumerate().for_each(|(n, row)| {
-        let label = (labels[n] as usize).min(classes - 1);
+        let label = labels[n] as usize;
         for (k, v) in row.iter_mut().enumerate() {
             let onehot = if k == label { T::of(1.0) } else { T::default() };
             *v = (probs[n * classes + k] - onehot) * scale;

@@ -84,10 +84,12 @@ fn run(op: &Op, items: Vec<Arg<'_, f32>>, scratch: usize) -> crate::Result<()> {
                 loss,
                 probs,
             } = op.tensors(items)?;
+            let labels = labels.labels();
+            op.check_labels(labels)?;
             elementwise::softmax_cross_entropy_forward(
                 *classes,
                 logits.input(),
-                labels.labels(),
+                labels,
                 loss.output(),
                 probs.output(),
             );
@@ -98,11 +100,13 @@ fn run(op: &Op, items: Vec<Arg<'_, f32>>, scratch: usize) -> crate::Result<()> {
                 labels,
                 dlogits,
             } = op.tensors(items)?;
+            let labels = labels.labels();
+            op.check_labels(labels)?;
             elementwise::softmax_cross_entropy_backward(
                 *batch,
                 *classes,
                 probs.input(),
-                labels.labels(),
+                labels,
                 dlogits.output(),
             );
         }

@@ -33,7 +33,7 @@ mod steps;
 use self::ffi::{Buffer, CallError, ConvChoice, DataType, Gpu, Library, MathMode, Region};
 use self::kernels::Kernels;
 use self::steps::{ConvKey, PlanError, Planner, Step};
-use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write};
+use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write, check_write_labels};
 use crate::kernels::DType;
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
@@ -479,7 +479,7 @@ impl Loaded for CudaProgram<'_> {
     }
 
     fn write_u32(&mut self, tensor: TensorId, values: &[u32]) -> Result<()> {
-        check_write(&self.program, tensor, values.len(), DType::U32)?;
+        check_write_labels(&self.program, tensor, values)?;
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
         guard("writing a tensor", || self.write_bytes(tensor, &bytes))
     }
