@@ -131,7 +131,7 @@ fn check(op: &Op, rng: &mut StdRng, scratch: usize) -> Result<(), String> {
     {
         let in_slices: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
         let mut out_slices: Vec<&mut [f32]> = got.iter_mut().map(Vec::as_mut_slice).collect();
-        execute_with(op, &in_slices, None, &mut out_slices, scratch);
+        execute_with(op, &op.layout(), &in_slices, None, &mut out_slices, scratch);
     }
     let roundoff = (terms(op) + 1) as f64 * 2f64.powi(-24);
     for (tensor, ((got, expected), magnitude)) in got.iter().zip(&expected).zip(&magnitude).enumerate() {
@@ -230,7 +230,7 @@ fn cheap_ops_equal_the_reference_in_f32() {
             reference::execute(op, &in_slices, Some(&labels), &mut expected_slices);
             let mut got = outputs;
             let mut got_slices: Vec<&mut [f32]> = got.iter_mut().map(Vec::as_mut_slice).collect();
-            execute_with(op, &in_slices, Some(&labels), &mut got_slices, 1);
+            execute_with(op, &op.layout(), &in_slices, Some(&labels), &mut got_slices, 1);
             let same = got
                 .iter()
                 .flatten()
@@ -250,6 +250,7 @@ fn other_ops_run_the_reference() {
     let mut y = [f32::NAN; 3];
     execute_with(
         &op,
+        &op.layout(),
         &[&[-1.0, 0.5, 2.0], &[1.0, 1.0, 1.0]],
         None,
         &mut [&mut y],
@@ -275,11 +276,12 @@ fn a_label_out_of_range_is_an_error_not_a_clamp() {
             }
         }
         let in_slices: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
-        let labels = [2, 3];
+        let (labels, layout) = ([2, 3], op.layout());
         let mut out_slices: Vec<&mut [f32]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
         let err = super::run(
             &op,
-            reference::bound(&op, &in_slices, Some(&labels), &mut out_slices),
+            &layout,
+            reference::bound(&layout, &in_slices, Some(&labels), &mut out_slices),
             1,
         )
         .expect_err("cpu backend")
@@ -291,7 +293,8 @@ fn a_label_out_of_range_is_an_error_not_a_clamp() {
         let mut out_slices: Vec<&mut [f32]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
         let err = reference::run(
             &op,
-            reference::bound(&op, &in_slices, Some(&labels), &mut out_slices),
+            &layout,
+            reference::bound(&layout, &in_slices, Some(&labels), &mut out_slices),
         )
         .expect_err("reference")
         .to_string();
