@@ -7,7 +7,8 @@
 //!   Bias: `cudnnAddTensor`; bias gradient: `cudnnConvolutionBackwardBias`.
 //! - Pooling: cuDNN where it computes exactly what the reference does (every window of a
 //!   floor-sized layer, forward; average backward); ceil-mode layers that round up and the
-//!   max-pooling gradient (the first maximum of a window gets it) run on our kernels.
+//!   max-pooling gradient (the first maximum of a window gets it, or its last NaN, as in
+//!   PyTorch) run on our kernels. cuDNN's max pooling propagates NaN, as PyTorch's does.
 //! - ReLU and batch normalisation: cuDNN (`cudnnBatchNormalization*`: saved inverse standard
 //!   deviation and running variance updated with the unbiased batch variance, as the
 //!   reference). f16 programs convert the per-channel tensors to the f32 cuDNN wants.
