@@ -44,8 +44,12 @@ fn softmax_cross_entropy_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(
     for (var k = 0u; k < p.classes; k += 1u) {
         fwd_probs[base + k] = T(exp(f32(fwd_logits[base + k]) - lse));
     }
-    let label = min(fwd_labels[n], p.classes - 1u);
-    fwd_loss[n] = T(lse - f32(fwd_logits[base + label]));
+    // Labels are checked below the class count when written (PyTorch raises on one at or above
+    // it). Should one reach this kernel anyway, its loss is NaN, not another class's, and no
+    // logit outside the row is read.
+    let label = fwd_labels[n];
+    let picked = f32(fwd_logits[base + min(label, p.classes - 1u)]);
+    fwd_loss[n] = T(select(lse - picked, bitcast<f32>(0x7fc00000u), label >= p.classes));
 }
 
 @compute @workgroup_size(256)
@@ -57,6 +61,7 @@ fn softmax_cross_entropy_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin
     }
     let k = i % p.classes;
     let n = i / p.classes;
-    let onehot = select(0.0, 1.0, min(bwd_labels[n], p.classes - 1u) == k);
+    // A label out of range (see the forward pass) matches no class.
+    let onehot = select(0.0, 1.0, bwd_labels[n] == k);
     bwd_dlogits[i] = T((f32(bwd_probs[i]) - onehot) / f32(p.batch));
 }

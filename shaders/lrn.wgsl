@@ -1,5 +1,7 @@
 // Cross-channel local response normalisation (AlexNet, GoogLeNet), Caffe/Torch formulation:
-// scale = k + alpha / size * sum over the window of x^2, y = x * scale^-beta.
+// scale = k + alpha / size * sum over the window of x^2, y = x * scale^-beta. The window of
+// channel c is PyTorch's [c - size / 2, c + (size - 1) / 2] (an even size reaches one channel
+// further down than up).
 alias T = f32;
 
 struct Params {
@@ -38,8 +40,8 @@ fn lrn_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nw
     let q = i % p.hw;
     let c = (i / p.hw) % p.c;
     let n = i / (p.hw * p.c);
-    let lo = u32(max(i32(c) - i32((p.size - 1u) / 2u), 0));
-    let hi = min(c + p.size / 2u + 1u, p.c);
+    let lo = u32(max(i32(c) - i32(p.size / 2u), 0));
+    let hi = min(c + (p.size - 1u) / 2u + 1u, p.c);
     var sq = 0.0;
     for (var cc = lo; cc < hi; cc += 1u) {
         let v = f32(fwd_x[(n * p.c + cc) * p.hw + q]);
@@ -60,9 +62,9 @@ fn lrn_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) n
     let q = i % p.hw;
     let c = (i / p.hw) % p.c;
     let n = i / (p.hw * p.c);
-    // Channels whose window contains c.
-    let lo = u32(max(i32(c) - i32(p.size / 2u), 0));
-    let hi = min(c + (p.size - 1u) / 2u + 1u, p.c);
+    // Channels whose window contains c: [c - (size - 1) / 2, c + size / 2].
+    let lo = u32(max(i32(c) - i32((p.size - 1u) / 2u), 0));
+    let hi = min(c + p.size / 2u + 1u, p.c);
     var acc = 0.0;
     for (var cc = lo; cc < hi; cc += 1u) {
         let j = (n * p.c + cc) * p.hw + q;

@@ -1,6 +1,7 @@
 // Max and average pooling, NCHW, Torch semantics (ceil mode, padding, count_include_pad).
-// Max pooling's backward recomputes the first maximum of each window from the input, so the
-// forward pass stores no indices and ties resolve exactly as in the reference.
+// Max pooling follows PyTorch: a window holding a NaN pools to NaN (its gradient goes to the last
+// NaN), otherwise to its first maximum. The backward pass recomputes that element from the
+// input, so the forward pass stores no indices and ties resolve exactly as in the reference.
 alias T = f32;
 
 struct Params {
@@ -43,7 +44,14 @@ fn divisor(hw: vec3<i32>, ww: vec3<i32>) -> f32 {
     return f32(max((hw.y - hw.x) * (ww.y - ww.x), 1));
 }
 
-// Flat index within the plane of the first maximum of window (oh, ow), from `fwd_x` or `bwd_x`.
+// Whether the scan of a window moves from `best` to `v`: PyTorch's `v > best || isnan(v)`. The
+// NaN test reads the bits, since a compiler may fold `v != v` to false.
+fn takes(v: f32, best: f32) -> bool {
+    return v > best || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// Flat index within the plane of the element window (oh, ow) pools (see `takes`), from `fwd_x`
+// or `bwd_x`.
 fn argmax_fwd(base: u32, hw: vec3<i32>, ww: vec3<i32>) -> u32 {
     var best = u32(hw.x) * p.w + u32(ww.x);
     var best_v = f32(fwd_x[base + best]);
@@ -51,7 +59,7 @@ fn argmax_fwd(base: u32, hw: vec3<i32>, ww: vec3<i32>) -> u32 {
         for (var iw = ww.x; iw < ww.y; iw += 1) {
             let at = u32(ih) * p.w + u32(iw);
             let v = f32(fwd_x[base + at]);
-            if (v > best_v) {
+            if (takes(v, best_v)) {
                 best_v = v;
                 best = at;
             }
@@ -67,7 +75,7 @@ fn argmax_bwd(base: u32, hw: vec3<i32>, ww: vec3<i32>) -> u32 {
         for (var iw = ww.x; iw < ww.y; iw += 1) {
             let at = u32(ih) * p.w + u32(iw);
             let v = f32(bwd_x[base + at]);
-            if (v > best_v) {
+            if (takes(v, best_v)) {
                 best_v = v;
                 best = at;
             }

@@ -6,7 +6,10 @@
 //! what a GPU with f16 storage and f32 accumulation does.
 
 use super::cpu_fast;
-use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write};
+use super::{
+    Backend, BackendKind, Loaded, OpCall, Program, TensorId, Timings, check_write, check_write_labels,
+};
+use crate::kernels::contract::Layout;
 use crate::kernels::{Access, DType};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
@@ -79,6 +82,7 @@ impl Backend for CpuBackend {
         }
         Ok(Box::new(CpuProgram {
             program: program.clone(),
+            calls: program.ops.iter().map(CpuCall::new).collect(),
             floats,
             labels,
         }))
@@ -98,8 +102,42 @@ fn try_alloc(len: usize, name: &str) -> Result<Vec<f32>> {
 
 struct CpuProgram {
     program: Program,
+    /// The program's ops, resolved once.
+    calls: Vec<CpuCall>,
     floats: Vec<Vec<f32>>,
     labels: Vec<Vec<u32>>,
+}
+
+/// One op of a loaded program with its tensors sorted as the kernels take them, resolved from
+/// its contract when the program loads rather than on every run.
+struct CpuCall {
+    layout: Layout,
+    /// Read-only float tensors, in binding order.
+    inputs: Vec<TensorId>,
+    /// Written and read-write float tensors, in binding order.
+    outputs: Vec<TensorId>,
+    /// The labels, when the op binds them.
+    labels: Option<TensorId>,
+}
+
+impl CpuCall {
+    fn new(call: &OpCall) -> Self {
+        let layout = call.op.layout();
+        let (mut inputs, mut outputs, mut labels) = (Vec::new(), Vec::new(), None);
+        for (&t, (access, dtype)) in call.tensors.iter().zip(layout.bindings()) {
+            match (dtype, access) {
+                (DType::U32, _) => labels = Some(t),
+                (DType::Float, Access::Read) => inputs.push(t),
+                (DType::Float, _) => outputs.push(t),
+            }
+        }
+        Self {
+            layout,
+            inputs,
+            outputs,
+            labels,
+        }
+    }
 }
 
 impl CpuProgram {
@@ -121,7 +159,7 @@ impl Loaded for CpuProgram {
     }
 
     fn write_u32(&mut self, tensor: TensorId, values: &[u32]) -> Result<()> {
-        check_write(&self.program, tensor, values.len(), DType::U32)?;
+        check_write_labels(&self.program, tensor, values)?;
         self.labels[tensor].copy_from_slice(values);
         Ok(())
     }
@@ -151,34 +189,20 @@ impl Loaded for CpuProgram {
         let start = Instant::now();
         for index in ops {
             let op_start = Instant::now();
-            let call = self.program.ops[index].clone();
-            let accesses = call.op.bindings();
-            let dtypes = call.op.dtypes();
+            let call = &self.calls[index];
             // Outputs are moved out so inputs can be borrowed alongside them.
-            let mut outputs: Vec<(TensorId, Vec<f32>)> = Vec::new();
-            for ((&t, access), dtype) in call.tensors.iter().zip(&accesses).zip(&dtypes) {
-                if *access != Access::Read && *dtype == DType::Float {
-                    outputs.push((t, std::mem::take(&mut self.floats[t])));
-                }
-            }
+            let mut outputs: Vec<(TensorId, Vec<f32>)> = call
+                .outputs
+                .iter()
+                .map(|&t| (t, std::mem::take(&mut self.floats[t])))
+                .collect();
             {
-                let inputs: Vec<&[f32]> = call
-                    .tensors
-                    .iter()
-                    .zip(&accesses)
-                    .zip(&dtypes)
-                    .filter(|((_, a), d)| **a == Access::Read && **d == DType::Float)
-                    .map(|((&t, _), _)| self.floats[t].as_slice())
-                    .collect();
-                let labels = call
-                    .tensors
-                    .iter()
-                    .zip(&dtypes)
-                    .find(|(_, d)| **d == DType::U32)
-                    .map(|(&t, _)| self.labels[t].as_slice());
+                let inputs: Vec<&[f32]> = call.inputs.iter().map(|&t| self.floats[t].as_slice()).collect();
+                let labels = call.labels.map(|t| self.labels[t].as_slice());
                 let mut out_slices: Vec<&mut [f32]> =
                     outputs.iter_mut().map(|(_, v)| v.as_mut_slice()).collect();
-                cpu_fast::execute(&call.op, &inputs, labels, &mut out_slices);
+                let op = &self.program.ops[index].op;
+                cpu_fast::execute_laid_out(op, &call.layout, &inputs, labels, &mut out_slices);
             }
             for (t, v) in outputs {
                 self.floats[t] = v;

@@ -75,8 +75,10 @@ impl Program {
         self.tensors.len() - 1
     }
 
-    /// Adds an op call, checking arity, element types and lengths against the op's contract.
+    /// Adds an op call, checking the op ([`Op::check`]) and the arity, element types and lengths
+    /// of its tensors against its contract.
     pub fn push(&mut self, op: Op, tensors: Vec<TensorId>) -> Result<()> {
+        op.check()?;
         let lens = op.binding_lens();
         let dtypes = op.dtypes();
         if tensors.len() != lens.len() {
@@ -199,6 +201,17 @@ pub trait Loaded {
     fn run(&mut self, ops: Range<usize>, per_op: bool) -> Result<Timings>;
     /// Bytes of device memory held by the tensors.
     fn memory_bytes(&self) -> u64;
+}
+
+/// [`check_write`] for labels, which also checks each value against the class count of every op
+/// that binds `tensor` ([`Op::check_labels`]), so that no kernel ever sees a label out of range.
+pub(crate) fn check_write_labels(program: &Program, tensor: TensorId, labels: &[u32]) -> Result<()> {
+    check_write(program, tensor, labels.len(), DType::U32)?;
+    program
+        .ops
+        .iter()
+        .filter(|call| call.tensors.contains(&tensor))
+        .try_for_each(|call| call.op.check_labels(labels))
 }
 
 /// Checks a write of `len` elements of `dtype` into `tensor`.

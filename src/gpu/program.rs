@@ -3,7 +3,7 @@
 //! around each pass when the adapter has them.
 
 use super::device::Gpu;
-use crate::backend::{Loaded, Program, TensorId, Timings, check_write};
+use crate::backend::{Loaded, Program, TensorId, Timings, check_write, check_write_labels};
 use crate::kernels::{self, DType, Slot};
 use crate::model::Precision;
 use crate::{Error, Result};
@@ -337,7 +337,7 @@ impl Loaded for GpuProgram<'_> {
     }
 
     fn write_u32(&mut self, tensor: TensorId, values: &[u32]) -> Result<()> {
-        check_write(&self.program, tensor, values.len(), DType::U32)?;
+        check_write_labels(&self.program, tensor, values)?;
         self.gpu
             .queue
             .write_buffer(&self.buffers[tensor], 0, bytemuck::cast_slice(values));

@@ -266,6 +266,15 @@ pub fn plan_network(
                 let beta = b.param(format!("{}/beta", layer.name), c, Init::Constant(0.0));
                 let running_mean = b.param(format!("{}/running_mean", layer.name), c, Init::Constant(0.0));
                 let running_var = b.param(format!("{}/running_var", layer.name), c, Init::Constant(1.0));
+                if train && ys.n * ys.h * ys.w < 2 {
+                    return Err(Error::InvalidInput(format!(
+                        "{}: batch norm layer {} normalises one value per channel in training \
+                         (input {ys}), which has no batch variance (PyTorch raises \"Expected \
+                         more than 1 value per channel when training\"); use a batch of 2 or \
+                         more, or --stage eval",
+                        network.name, layer.name
+                    )));
+                }
                 if train {
                     let t = bind::BatchNormTrain {
                         x,
@@ -686,4 +695,43 @@ pub fn representative_ops() -> Result<Vec<Op>> {
         }
     }
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PlanOptions, plan_network};
+    use crate::ErrorKind;
+    use crate::model::{LayerKind, NetworkBuilder, Precision};
+    use crate::results::Stage;
+
+    fn options(stage: Stage) -> PlanOptions {
+        PlanOptions {
+            stage,
+            data_grad: true,
+            max_tensor_bytes: u64::MAX,
+        }
+    }
+
+    /// PyTorch raises "Expected more than 1 value per channel when training"; the planner refuses
+    /// the layer by name rather than normalising with a variance of 0.
+    #[test]
+    fn batch_norm_over_one_value_per_channel_in_training_is_rejected_by_name() {
+        let mut b = NetworkBuilder::new("pooled", "batch norm after a global pool", (3, 8, 8));
+        let x = b.conv("conv", b.input(), 4, 3, 1, 1);
+        let x = b.layer("gap", LayerKind::GlobalAvgPool, &[x]);
+        b.batch_norm("head.bn", x);
+        let network = b.finish().expect("shapes fit");
+        let err = plan_network(&network, 1, Precision::F32, options(Stage::Train)).expect_err("one value");
+        let message = err.to_string();
+        assert_eq!(err.kind(), ErrorKind::InvalidInput, "{message}");
+        assert!(message.contains("pooled: batch norm layer head.bn"), "{message}");
+        assert!(
+            message.contains("Expected more than 1 value per channel"),
+            "{message}"
+        );
+        assert!(message.contains("--stage eval"), "{message}");
+        plan_network(&network, 2, Precision::F32, options(Stage::Train)).expect("two values per channel");
+        plan_network(&network, 1, Precision::F32, options(Stage::Eval))
+            .expect("eval uses running statistics");
+    }
 }

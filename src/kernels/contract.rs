@@ -119,7 +119,7 @@ impl Op {
                     "x",
                     Read,
                     g.input.len(),
-                    "[n, c, h_in, w_in] forward input (max pooling finds the first maximum of each window in it)",
+                    "[n, c, h_in, w_in] forward input (max pooling finds in it the element each window chose: its first maximum, or its last NaN)",
                 ),
                 b("dy", Read, g.output.len(), "[n, c, h_out, w_out] output gradient"),
                 b("dx", Write, g.input.len(), "[n, c, h_in, w_in] input gradient"),
@@ -137,7 +137,7 @@ impl Op {
                     "scale",
                     Write,
                     shape.len(),
-                    "k + alpha / size * sum of x^2 over the channel window",
+                    "k + alpha / size * sum of x^2 over channels c - size / 2 ..= c + (size - 1) / 2",
                 ),
             ],
             Op::LrnBackward { shape, .. } => vec![
@@ -225,7 +225,12 @@ impl Op {
             Op::SoftmaxCrossEntropyForward { batch, classes } => vec![
                 b("logits", Read, batch * classes, "[n, classes]"),
                 labels(*batch),
-                b("loss", Write, *batch, "[n] -log softmax(logits)[label]"),
+                b(
+                    "loss",
+                    Write,
+                    *batch,
+                    "[n] -log softmax(logits)[label]; labels are below classes",
+                ),
                 b("probs", Write, batch * classes, "[n, classes] softmax(logits)"),
             ],
             Op::SoftmaxCrossEntropyBackward { batch, classes } => vec![
@@ -331,19 +336,22 @@ impl Op {
     /// Decodes the op's tensors, given in binding order, into its tensor struct `S`.
     ///
     /// Fails when `S` is not this op's struct or `items` does not have one item per binding:
-    /// both are bugs in the caller, reported rather than panicking.
+    /// both are bugs in the caller, reported rather than panicking. This builds the contract;
+    /// code that decodes the same op on every run resolves a [`Layout`] once instead.
     pub fn tensors<T, S: bind::Tensors<T>>(&self, items: Vec<T>) -> Result<S> {
-        let contract = self.contract();
-        if !S::OPS.contains(&self.name()) || items.len() != contract.len() {
-            return Err(Error::InvalidInput(format!(
-                "{} binds {} tensors, decoded as {} from {}",
-                self.name(),
-                contract.len(),
-                std::any::type_name::<S>(),
-                items.len()
-            )));
+        self.layout().tensors(items)
+    }
+
+    /// The op's [`Layout`], to resolve once where the op runs many times.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            op: self.name(),
+            bindings: self
+                .contract()
+                .into_iter()
+                .map(|b| (b.name, b.access, b.dtype))
+                .collect(),
         }
-        S::decode(contract.iter().map(|b| b.name).zip(items))
     }
 
     /// The tensors of `s` in this op's binding order.
@@ -358,6 +366,38 @@ impl Op {
         let names: Vec<&'static str> = self.contract().iter().map(|b| b.name).collect();
         s.encode(&names)
             .map_err(|unbound| Error::InvalidInput(format!("{}: {unbound}", self.name())))
+    }
+}
+
+/// What running an op needs of its contract, resolved once when a program is loaded or planned
+/// ([`Op::layout`]): each binding's name, access and element type, in binding order. Decoding
+/// through it ([`Layout::tensors`]) is [`Op::tensors`] without building the contract again,
+/// which a backend would otherwise do for every op of every run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    op: &'static str,
+    bindings: Vec<(&'static str, Access, DType)>,
+}
+
+impl Layout {
+    /// Access and element type of each binding, in binding order.
+    pub fn bindings(&self) -> impl Iterator<Item = (Access, DType)> + '_ {
+        self.bindings.iter().map(|&(_, access, dtype)| (access, dtype))
+    }
+
+    /// Decodes the op's tensors, given in binding order, into its tensor struct `S`, failing as
+    /// [`Op::tensors`] does.
+    pub fn tensors<T, S: bind::Tensors<T>>(&self, items: Vec<T>) -> Result<S> {
+        if !S::OPS.contains(&self.op) || items.len() != self.bindings.len() {
+            return Err(Error::InvalidInput(format!(
+                "{} binds {} tensors, decoded as {} from {}",
+                self.op,
+                self.bindings.len(),
+                std::any::type_name::<S>(),
+                items.len()
+            )));
+        }
+        S::decode(self.bindings.iter().map(|&(name, ..)| name).zip(items))
     }
 }
 
@@ -390,6 +430,21 @@ pub mod bind {
             pub struct $name<T> {
                 $(pub $req: T,)+
                 $($(pub $opt: Option<T>,)+)?
+            }
+
+            impl<T> $name<T> {
+                /// The same tensors through `f`: positions resolved by name once (when a
+                /// program loads) become whatever a backend binds on each run.
+                pub fn try_map<U, E>(
+                    self,
+                    mut f: impl FnMut(T) -> std::result::Result<U, E>,
+                ) -> std::result::Result<$name<U>, E> {
+                    let Self { $($req,)+ $($($opt,)+)? } = self;
+                    Ok($name {
+                        $($req: f($req)?,)+
+                        $($($opt: $opt.map(&mut f).transpose()?,)+)?
+                    })
+                }
             }
 
             impl<T> Tensors<T> for $name<T> {

@@ -1,6 +1,6 @@
 //! The op library: the contract of every op ([`Op`]), the registry of WGSL shaders
 //! ([`registry`]), one Rust file per shader family planning its dispatches, the kernel
-//! [`variant`]s an op can run with, and [`reference`], the CPU implementation of every op that is
+//! [`variant`]s an op can run with, and [`reference`](mod@reference), the CPU implementation of every op that is
 //! the single source of truth.
 
 mod activation;

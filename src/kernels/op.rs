@@ -116,7 +116,8 @@ pub enum Op {
     Conv2dBackwardFilter(ConvGeom),
     /// `x -> y`.
     PoolForward(PoolGeom),
-    /// `x, dy -> dx` (max pooling recomputes the first maximum of each window from `x`).
+    /// `x, dy -> dx` (max pooling recomputes from `x` the element each window chose: its first
+    /// maximum, or its last NaN, as PyTorch does).
     PoolBackward(PoolGeom),
     /// `x -> y`, `len` elements.
     ReluForward {
@@ -144,7 +145,7 @@ pub enum Op {
     },
     /// Training statistics:
     /// `x, gamma, beta -> y, saved_mean, saved_invstd`, then `running_mean, running_var` updated
-    /// (read-write) with the unbiased batch variance.
+    /// (read-write) with the unbiased batch variance. Needs `n * h * w >= 2` ([`Op::check`]).
     BatchNormForwardTrain {
         /// Hyper-parameters.
         bn: BatchNorm,
@@ -244,6 +245,45 @@ impl Op {
     /// Elements of each binding, in binding order.
     pub fn binding_lens(&self) -> Vec<usize> {
         self.contract().iter().map(|b| b.len).collect()
+    }
+
+    /// Checks what the op's geometry alone rules out, as PyTorch does: batch normalisation in
+    /// training over a single value per channel (`n * h * w = 1`), whose batch variance is 0 by
+    /// definition rather than an estimate (PyTorch raises "Expected more than 1 value per
+    /// channel when training").
+    pub fn check(&self) -> crate::Result<()> {
+        match self {
+            Op::BatchNormForwardTrain { shape, .. } if shape.n * shape.h * shape.w < 2 => {
+                Err(crate::Error::InvalidInput(format!(
+                    "{} over {shape}: one value per channel has no batch variance (PyTorch \
+                     raises \"Expected more than 1 value per channel when training\"); use a \
+                     batch of 2 or more, or the eval stage",
+                    self.name()
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks class labels given to this op: each must be below the class count, as PyTorch's
+    /// `cross_entropy` requires (it raises; a kernel would otherwise read another image's
+    /// logits or pick some class silently). Ops without labels accept anything.
+    pub fn check_labels(&self, labels: &[u32]) -> crate::Result<()> {
+        let classes = match self {
+            Op::SoftmaxCrossEntropyForward { classes, .. }
+            | Op::SoftmaxCrossEntropyBackward { classes, .. } => *classes,
+            _ => return Ok(()),
+        };
+        match labels.iter().enumerate().find(|(_, l)| **l as usize >= classes) {
+            None => Ok(()),
+            Some((image, label)) => Err(crate::Error::InvalidInput(format!(
+                "{}: label {label} of image {image} is out of range for {classes} classes; \
+                 labels are class indices 0 to {}, so write labels below the class count \
+                 (or give the last layer more outputs)",
+                self.name(),
+                classes.saturating_sub(1)
+            ))),
+        }
     }
 
     /// Stable short name of the op family and direction, e.g. `conv2d_backward_data`.

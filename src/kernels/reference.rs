@@ -9,7 +9,7 @@
 //! `labels` the `u32` binding if the op has one. It decodes them once, through the op's contract
 //! ([`super::contract`]), into the op's named tensor struct.
 
-use super::contract::bind;
+use super::contract::{Layout, bind};
 use super::op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
 use crate::model::{BatchNorm, Lrn, PoolKind, Shape};
 use rayon::prelude::*;
@@ -42,6 +42,10 @@ pub trait Real:
     fn sqrt(self) -> Self;
     /// self^e.
     fn powf(self, e: Self) -> Self;
+    /// Whether self is NaN (the one value not ordered with itself).
+    fn is_nan(self) -> bool {
+        self.partial_cmp(&self).is_none()
+    }
 }
 
 macro_rules! impl_real {
@@ -113,21 +117,22 @@ impl<'a, T> Arg<'a, T> {
 /// When the slices do not match the op's contract; [`crate::backend::Program::push`] checks
 /// that contract for every op that reaches a backend.
 pub fn execute<T: Real>(op: &Op, inputs: &[&[T]], labels: Option<&[u32]>, outputs: &mut [&mut [T]]) {
-    run(op, bound(op, inputs, labels, outputs)).unwrap_or_else(|e| panic!("reference: {e}"));
+    let layout = op.layout();
+    run(op, &layout, bound(&layout, inputs, labels, outputs)).unwrap_or_else(|e| panic!("reference: {e}"));
 }
 
-/// The split bindings of [`execute`] back in contract order, ready to decode by name
-/// ([`Op::tensors`]).
+/// The split bindings of [`execute`] back in contract order (`layout`, the op's), ready to
+/// decode by name ([`Layout::tensors`]).
 pub(crate) fn bound<'a, T>(
-    op: &Op,
+    layout: &Layout,
     inputs: &[&'a [T]],
     labels: Option<&'a [u32]>,
     outputs: &'a mut [&mut [T]],
 ) -> Vec<Arg<'a, T>> {
     let (mut ins, mut outs) = (inputs.iter(), outputs.iter_mut());
-    op.contract()
-        .iter()
-        .filter_map(|b| match (b.dtype, b.access) {
+    layout
+        .bindings()
+        .filter_map(|(access, dtype)| match (dtype, access) {
             (DType::U32, _) => labels.map(Arg::Labels),
             (DType::Float, Access::Read) => ins.next().map(|s| Arg::In(s)),
             (DType::Float, _) => outs.next().map(|s| Arg::Out(s)),
@@ -135,43 +140,43 @@ pub(crate) fn bound<'a, T>(
         .collect()
 }
 
-/// Runs `op` on its bindings in contract order ([`bound`]).
-pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()> {
+/// Runs `op` on its bindings in contract order ([`bound`]), decoded through its `layout`.
+pub(crate) fn run<T: Real>(op: &Op, layout: &Layout, items: Vec<Arg<'_, T>>) -> crate::Result<()> {
     match op {
         Op::Conv2dForward(g) => {
-            let bind::Affine { x, w, bias, y } = op.tensors(items)?;
+            let bind::Affine { x, w, bias, y } = layout.tensors(items)?;
             conv2d_forward(g, x.input(), w.input(), bias.map(Arg::input), y.output());
         }
         Op::Conv2dBackwardData(g) => {
-            let bind::BackwardData { dy, w, dx } = op.tensors(items)?;
+            let bind::BackwardData { dy, w, dx } = layout.tensors(items)?;
             conv2d_backward_data(g, dy.input(), w.input(), dx.output());
         }
         Op::Conv2dBackwardFilter(g) => {
-            let bind::BackwardParams { x, dy, dw, dbias } = op.tensors(items)?;
+            let bind::BackwardParams { x, dy, dw, dbias } = layout.tensors(items)?;
             conv2d_backward_filter(g, x.input(), dy.input(), dw.output(), dbias.map(Arg::output));
         }
         Op::PoolForward(g) => {
-            let bind::Unary { x, y } = op.tensors(items)?;
+            let bind::Unary { x, y } = layout.tensors(items)?;
             pool_forward(g, x.input(), y.output());
         }
         Op::PoolBackward(g) => {
-            let bind::PoolBackward { x, dy, dx } = op.tensors(items)?;
+            let bind::PoolBackward { x, dy, dx } = layout.tensors(items)?;
             pool_backward(g, x.input(), dy.input(), dx.output());
         }
         Op::ReluForward { .. } => {
-            let bind::Unary { x, y } = op.tensors(items)?;
+            let bind::Unary { x, y } = layout.tensors(items)?;
             relu_forward(x.input(), y.output());
         }
         Op::ReluBackward { .. } => {
-            let bind::ReluBackward { y, dy, dx } = op.tensors(items)?;
+            let bind::ReluBackward { y, dy, dx } = layout.tensors(items)?;
             relu_backward(y.input(), dy.input(), dx.output());
         }
         Op::LrnForward { lrn, shape } => {
-            let bind::LrnForward { x, y, scale } = op.tensors(items)?;
+            let bind::LrnForward { x, y, scale } = layout.tensors(items)?;
             lrn_forward(lrn, shape, x.input(), y.output(), scale.output());
         }
         Op::LrnBackward { lrn, shape } => {
-            let bind::LrnBackward { x, y, scale, dy, dx } = op.tensors(items)?;
+            let bind::LrnBackward { x, y, scale, dy, dx } = layout.tensors(items)?;
             lrn_backward(
                 lrn,
                 shape,
@@ -183,7 +188,7 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
             );
         }
         Op::BatchNormForwardTrain { bn, shape } => {
-            let t: bind::BatchNormTrain<Arg<'_, T>> = op.tensors(items)?;
+            let t: bind::BatchNormTrain<Arg<'_, T>> = layout.tensors(items)?;
             let (mean, invstd) = (t.saved_mean.output(), t.saved_invstd.output());
             batch_norm_forward_train(
                 bn,
@@ -203,25 +208,25 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
             );
         }
         Op::BatchNormForwardEval { bn, shape } => {
-            let t: bind::BatchNormEval<Arg<'_, T>> = op.tensors(items)?;
+            let t: bind::BatchNormEval<Arg<'_, T>> = layout.tensors(items)?;
             let stats = [t.gamma, t.beta, t.running_mean, t.running_var].map(Arg::input);
             batch_norm_forward_eval(bn, shape, t.x.input(), stats, t.y.output());
         }
         Op::BatchNormBackward { shape, .. } => {
-            let t: bind::BatchNormBackward<Arg<'_, T>> = op.tensors(items)?;
+            let t: bind::BatchNormBackward<Arg<'_, T>> = layout.tensors(items)?;
             let reads = [t.x, t.dy, t.gamma, t.saved_mean, t.saved_invstd].map(Arg::input);
             batch_norm_backward(shape, reads, t.dx.output(), t.dgamma.output(), t.dbeta.output());
         }
         Op::LinearForward(g) => {
-            let bind::Affine { x, w, bias, y } = op.tensors(items)?;
+            let bind::Affine { x, w, bias, y } = layout.tensors(items)?;
             linear_forward(g, x.input(), w.input(), bias.map(Arg::input), y.output());
         }
         Op::LinearBackwardData(g) => {
-            let bind::BackwardData { dy, w, dx } = op.tensors(items)?;
+            let bind::BackwardData { dy, w, dx } = layout.tensors(items)?;
             linear_backward_data(g, dy.input(), w.input(), dx.output());
         }
         Op::LinearBackwardParams(g) => {
-            let bind::BackwardParams { x, dy, dw, dbias } = op.tensors(items)?;
+            let bind::BackwardParams { x, dy, dw, dbias } = layout.tensors(items)?;
             linear_backward_params(g, x.input(), dy.input(), dw.output(), dbias.map(Arg::output));
         }
         Op::SoftmaxCrossEntropyForward { classes, .. } => {
@@ -230,28 +235,20 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
                 labels,
                 loss,
                 probs,
-            } = op.tensors(items)?;
-            softmax_cross_entropy_forward(
-                *classes,
-                logits.input(),
-                labels.labels(),
-                loss.output(),
-                probs.output(),
-            );
+            } = layout.tensors(items)?;
+            let labels = labels.labels();
+            op.check_labels(labels)?;
+            softmax_cross_entropy_forward(*classes, logits.input(), labels, loss.output(), probs.output());
         }
         Op::SoftmaxCrossEntropyBackward { batch, classes } => {
             let bind::SoftmaxBackward {
                 probs,
                 labels,
                 dlogits,
-            } = op.tensors(items)?;
-            softmax_cross_entropy_backward(
-                *batch,
-                *classes,
-                probs.input(),
-                labels.labels(),
-                dlogits.output(),
-            );
+            } = layout.tensors(items)?;
+            let labels = labels.labels();
+            op.check_labels(labels)?;
+            softmax_cross_entropy_backward(*batch, *classes, probs.input(), labels, dlogits.output());
         }
         Op::ChannelCopy {
             hw,
@@ -261,7 +258,7 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
             into_concat,
             ..
         } => {
-            let bind::Copy { src, dst } = op.tensors(items)?;
+            let bind::Copy { src, dst } = layout.tensors(items)?;
             channel_copy(
                 *hw,
                 *total_channels,
@@ -273,7 +270,7 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
             );
         }
         Op::Add { .. } => {
-            let bind::Add { a, b, y } = op.tensors(items)?;
+            let bind::Add { a, b, y } = layout.tensors(items)?;
             let (a, b) = (a.input(), b.input());
             y.output()
                 .par_iter_mut()
@@ -281,7 +278,7 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
                 .for_each(|(y, (&a, &b))| *y = a + b);
         }
         Op::GlobalAvgPoolForward { shape } => {
-            let bind::Unary { x, y } = op.tensors(items)?;
+            let bind::Unary { x, y } = layout.tensors(items)?;
             let hw = shape.h * shape.w;
             let scale = T::of(1.0 / hw as f64);
             y.output()
@@ -292,7 +289,7 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
                 });
         }
         Op::GlobalAvgPoolBackward { shape } => {
-            let bind::Gradient { dy, dx } = op.tensors(items)?;
+            let bind::Gradient { dy, dx } = layout.tensors(items)?;
             let hw = shape.h * shape.w;
             let scale = T::of(1.0 / hw as f64);
             dx.output()
@@ -312,7 +309,7 @@ pub(crate) fn run<T: Real>(op: &Op, items: Vec<Arg<'_, T>>) -> crate::Result<()>
                 grad,
                 weight,
                 velocity,
-            } = op.tensors(items)?;
+            } = layout.tensors(items)?;
             let (lr, momentum, weight_decay) = (
                 T::of(*lr as f64),
                 T::of(*momentum as f64),
@@ -463,6 +460,14 @@ fn pool_window(out: usize, k: usize, s: usize, p: usize, size: usize) -> (usize,
     (lo, hi, span)
 }
 
+/// Whether max pooling's scan of a window, in row-major order, moves from the element holding
+/// `best` to one holding `v`: PyTorch's rule `v > best || isnan(v)`. A window holding a NaN
+/// therefore pools to NaN (and its gradient goes to the last NaN); otherwise to the first
+/// maximum, which also takes the gradient.
+fn max_pool_takes<T: Real>(v: T, best: T) -> bool {
+    v > best || v.is_nan()
+}
+
 fn pool_forward<T: Real>(g: &PoolGeom, x: &[T], y: &mut [T]) {
     let (pl, i, o) = (&g.pool, &g.input, &g.output);
     y.par_chunks_mut(o.h * o.w).enumerate().for_each(|(p, out)| {
@@ -476,7 +481,7 @@ fn pool_forward<T: Real>(g: &PoolGeom, x: &[T], y: &mut [T]) {
                     PoolKind::Max => {
                         let mut best: Option<T> = None;
                         for idx in cells {
-                            if best.is_none_or(|b| xin[idx] > b) {
+                            if best.is_none_or(|b| max_pool_takes(xin[idx], b)) {
                                 best = Some(xin[idx]);
                             }
                         }
@@ -511,7 +516,12 @@ fn pool_backward<T: Real>(g: &PoolGeom, x: &[T], dy: &[T], dx: &mut [T]) {
                 match pl.kind {
                     PoolKind::Max => {
                         let Some(first) = cells.next() else { continue };
-                        let best = cells.fold(first, |b, idx| if xin[idx] > xin[b] { idx } else { b });
+                        let best = cells.fold(
+                            first,
+                            |b, idx| {
+                                if max_pool_takes(xin[idx], xin[b]) { idx } else { b }
+                            },
+                        );
                         din[best] += grad;
                     }
                     PoolKind::Avg => {
@@ -543,8 +553,17 @@ fn relu_backward<T: Real>(y: &[T], dy: &[T], dx: &mut [T]) {
         });
 }
 
-/// Channels `[lo, hi)` in the LRN window centred on channel `c` of `channels`.
+/// Channels `[lo, hi)` in the LRN window of channel `c` of `channels`: PyTorch's
+/// `c - size / 2 ..= c + (size - 1) / 2`, clipped to the channels. An even `size` reaches one
+/// channel further down than up (`LocalResponseNorm` pads `size / 2` channels before and
+/// `(size - 1) / 2` after); an odd one is centred.
 fn lrn_window(c: usize, size: usize, channels: usize) -> (usize, usize) {
+    (c.saturating_sub(size / 2), (c + (size - 1) / 2 + 1).min(channels))
+}
+
+/// Channels `[lo, hi)` whose LRN window ([`lrn_window`]) holds channel `c`: the mirror image,
+/// `c - (size - 1) / 2 ..= c + size / 2`.
+fn lrn_windows_holding(c: usize, size: usize, channels: usize) -> (usize, usize) {
     (c.saturating_sub((size - 1) / 2), (c + size / 2 + 1).min(channels))
 }
 
@@ -574,9 +593,7 @@ fn lrn_backward<T: Real>(lrn: &Lrn, s: &Shape, x: &[T], y: &[T], scale: &[T], dy
     let factor = T::of(2.0 * lrn.alpha * lrn.beta / lrn.size as f64);
     dx.par_chunks_mut(hw).enumerate().for_each(|(p, dxp)| {
         let (n, c) = (p / s.c, p % s.c);
-        // Channels whose window contains c.
-        let lo = c.saturating_sub(lrn.size / 2);
-        let hi = (c + (lrn.size - 1) / 2 + 1).min(s.c);
+        let (lo, hi) = lrn_windows_holding(c, lrn.size, s.c);
         for (q, d) in dxp.iter_mut().enumerate() {
             let at = p * hw + q;
             let acc = sum((lo..hi).map(|cc| {
@@ -741,8 +758,7 @@ fn softmax_cross_entropy_forward<T: Real>(
             for (pv, &v) in p.iter_mut().zip(row) {
                 *pv = (v - lse).exp();
             }
-            let label = (labels[n] as usize).min(classes - 1);
-            *l = lse - row[label];
+            *l = lse - row[labels[n] as usize];
         });
 }
 
@@ -755,7 +771,7 @@ fn softmax_cross_entropy_backward<T: Real>(
 ) {
     let scale = T::of(1.0 / batch as f64);
     d.par_chunks_mut(classes).enumerate().for_each(|(n, row)| {
-        let label = (labels[n] as usize).min(classes - 1);
+        let label = labels[n] as usize;
         for (k, v) in row.iter_mut().enumerate() {
             let onehot = if k == label { T::of(1.0) } else { T::default() };
             *v = (probs[n * classes + k] - onehot) * scale;

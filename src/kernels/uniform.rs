@@ -1,7 +1,7 @@
 //! Params uniforms: each shader's `Params` struct, defined once in Rust.
 //!
-//! [`uniform!`] declares a struct whose fields are the shader's `Params` members, in order; it
-//! yields the words a dispatch uploads ([`Uniform::words`]) and the layout
+//! The `uniform!` macro declares a struct whose fields are the shader's `Params` members, in
+//! order; it yields the words a dispatch uploads ([`Uniform::words`]) and the layout
 //! ([`Uniform::LAYOUT`]) that a test checks, member by member (name, offset, scalar type),
 //! against the WGSL struct as naga reflects it. A field renamed, reordered, added or retyped on
 //! one side only fails that test instead of shifting every later word.

@@ -113,7 +113,8 @@ pub enum PoolKind {
     Avg,
 }
 
-/// 2-d max or average pooling with Torch semantics.
+/// 2-d max or average pooling with Torch semantics. Max pooling follows PyTorch on NaN: a
+/// window holding one pools to NaN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Pool2d {
     /// Max or average.
@@ -176,11 +177,13 @@ impl Pool2d {
     }
 }
 
-/// Cross-channel local response normalisation (AlexNet, GoogLeNet):
-/// `y = x / (k + alpha / size * sum_{window} x^2) ^ beta`, the window centred on the channel.
+/// Cross-channel local response normalisation (AlexNet, GoogLeNet), as PyTorch's
+/// `LocalResponseNorm`: `y = x / (k + alpha / size * sum_{window} x^2) ^ beta`, the window of
+/// channel `c` being `c - size / 2 ..= c + (size - 1) / 2` clipped to the channels (centred for
+/// an odd size; an even size reaches one channel further down than up).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Lrn {
-    /// Channels in the window (odd).
+    /// Channels in the window: odd in the classic models; an even size follows PyTorch (above).
     pub size: usize,
     /// Scale of the sum of squares.
     pub alpha: f64,
@@ -190,7 +193,9 @@ pub struct Lrn {
     pub k: f64,
 }
 
-/// Batch normalisation over N, H, W per channel, with learnable scale and shift.
+/// Batch normalisation over N, H, W per channel, with learnable scale and shift. Training needs
+/// more than one value per channel (`n * h * w >= 2`), as in PyTorch: planning refuses a layer
+/// with one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct BatchNorm {
     /// Channels.

@@ -5,7 +5,8 @@
 //! Random shapes come from the run's seed (printed on failure, `CONVBENCH_SEED` to replay);
 //! fixed cases cover the shapes that made bugs before: AlexNet's strided 11x11 layer at batch
 //! 1, ceil-mode and floor-sized pools, batch norm over many pixels at batch 1, column slices of
-//! fully connected layers, ImageNet-22k's 21,841 classes, ResNet's last pool.
+//! fully connected layers, ImageNet-22k's 21,841 classes, ResNet's last pool. Convention cases
+//! ([`conventions`]) pin PyTorch's behaviour on fixed values, where frameworks differ.
 
 use super::support::random_conv;
 use convbench::kernels::{ConvGeom, LinearGeom, Op, PoolGeom};
@@ -279,4 +280,176 @@ fn tensor_cases(rng: &mut StdRng) -> Vec<Op> {
     ops.push(Op::GlobalAvgPoolForward { shape });
     ops.push(Op::GlobalAvgPoolBackward { shape });
     ops
+}
+
+/// A case pinned to one of PyTorch's conventions (issue 15: an independent cross-check against
+/// JAX found these four differences): an op on fixed values, and what every backend must do
+/// with it.
+pub struct Convention {
+    /// The convention, for messages.
+    pub about: &'static str,
+    /// The op.
+    pub op: Op,
+    /// Values of some float bindings, by name; the others are random.
+    pub floats: Vec<(&'static str, Vec<f32>)>,
+    /// The labels, when the op binds them (else random and valid).
+    pub labels: Option<Vec<u32>>,
+    /// What must happen.
+    pub expect: Expect,
+}
+
+/// What a backend must do with a [`Convention`] case.
+pub enum Expect {
+    /// Run it: the reference gives these values of the named outputs (PyTorch's, computed
+    /// independently of convbench in f64 below), and the backend agrees with the reference.
+    Outputs(Vec<(&'static str, Vec<f64>)>),
+    /// Refuse it, before anything runs, with an error whose message holds each of these.
+    Rejected(&'static [&'static str]),
+}
+
+/// The convention cases, run by every backend.
+pub fn conventions() -> Vec<Convention> {
+    let mut cases = Vec::new();
+    // 1. LRN with an even size: PyTorch's window of channel c is c - size/2 ..= c + (size-1)/2.
+    for size in [2, 4] {
+        let lrn = Lrn {
+            size,
+            alpha: 0.9,
+            beta: 0.75,
+            k: 1.0,
+        };
+        let shape = Shape::new(2, 6, 1, 2);
+        let x: Vec<f32> = (0..shape.len())
+            .map(|i| ((i * 7 % 11) as f32 - 5.0) / 4.0)
+            .collect();
+        let exact: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+        let (y, scale) = lrn_pytorch(&lrn, &shape, &exact);
+        cases.push(Convention {
+            about: "LRN with an even size reaches one channel further down than up",
+            op: Op::LrnForward { lrn, shape },
+            floats: vec![("x", x.clone())],
+            labels: None,
+            expect: Expect::Outputs(vec![("y", y.clone()), ("scale", scale.clone())]),
+        });
+        // The true gradient of that forward pass, by central differences of the definition.
+        let dy: Vec<f32> = (0..shape.len())
+            .map(|i| ((i * 5 % 7) as f32 - 3.0) / 2.0)
+            .collect();
+        let loss = |x: &[f64]| -> f64 {
+            let (y, _) = lrn_pytorch(&lrn, &shape, x);
+            y.iter().zip(&dy).map(|(y, &d)| y * f64::from(d)).sum()
+        };
+        let step = 1e-6;
+        let dx = (0..shape.len())
+            .map(|i| {
+                let (mut up, mut down) = (exact.clone(), exact.clone());
+                up[i] += step;
+                down[i] -= step;
+                (loss(&up) - loss(&down)) / (2.0 * step)
+            })
+            .collect();
+        let rounded = |v: &[f64]| v.iter().map(|&v| v as f32).collect::<Vec<_>>();
+        cases.push(Convention {
+            about: "LRN's gradient with an even size sums over the mirrored windows",
+            op: Op::LrnBackward { lrn, shape },
+            floats: vec![
+                ("x", x),
+                ("y", rounded(&y)),
+                ("scale", rounded(&scale)),
+                ("dy", dy),
+            ],
+            labels: None,
+            expect: Expect::Outputs(vec![("dx", dx)]),
+        });
+    }
+    // 2. A label at or above the class count is an error (PyTorch raises), not clamped.
+    for op in [
+        Op::SoftmaxCrossEntropyForward { batch: 2, classes: 3 },
+        Op::SoftmaxCrossEntropyBackward { batch: 2, classes: 3 },
+    ] {
+        cases.push(Convention {
+            about: "a label out of range is rejected",
+            op,
+            floats: Vec::new(),
+            labels: Some(vec![1, 3]),
+            expect: Expect::Rejected(&["softmax_cross_entropy", "label 3 of image 1", "3 classes"]),
+        });
+    }
+    // 3. Batch norm in training over one value per channel is an error (PyTorch raises).
+    let shape = Shape::new(1, 2, 1, 1);
+    cases.push(Convention {
+        about: "batch norm in training over one value per channel is rejected",
+        op: Op::BatchNormForwardTrain {
+            bn: BatchNorm {
+                channels: 2,
+                eps: 1e-5,
+                momentum: 0.1,
+            },
+            shape,
+        },
+        floats: Vec::new(),
+        labels: None,
+        expect: Expect::Rejected(&[
+            "batchnorm_forward_train",
+            "Expected more than 1 value per channel",
+        ]),
+    });
+    // 4. Max pooling propagates NaN; the gradient goes to the window's last NaN.
+    let geom = pool_case(Pool2d::max(2, 1, 0, false), Shape::new(1, 1, 3, 3));
+    let nan = f32::NAN;
+    #[rustfmt::skip]
+    let x = vec![
+        0.5, nan, -1.0,
+        2.0, 0.25, nan,
+        1.0, 3.0, -2.0,
+    ];
+    cases.push(Convention {
+        about: "max pooling over a window holding a NaN gives NaN",
+        op: Op::PoolForward(geom),
+        floats: vec![("x", x.clone())],
+        labels: None,
+        expect: Expect::Outputs(vec![("y", vec![f64::NAN, f64::NAN, 3.0, f64::NAN])]),
+    });
+    #[rustfmt::skip]
+    let dx = vec![
+        0.0, 1.0, 0.0,
+        0.0, 0.0, 10.0,
+        0.0, 4.0, 0.0,
+    ];
+    cases.push(Convention {
+        about: "max pooling's gradient goes to the last NaN of a window",
+        op: Op::PoolBackward(geom),
+        floats: vec![("x", x), ("dy", vec![1.0, 2.0, 4.0, 8.0])],
+        labels: None,
+        expect: Expect::Outputs(vec![("dx", dx)]),
+    });
+    cases
+}
+
+/// `torch.nn.LocalResponseNorm` written as PyTorch writes it: squares padded with `size / 2`
+/// zero channels before and `(size - 1) / 2` after, averaged over `size` channels; returns
+/// `(y, scale)` with `scale = k + alpha * average`.
+fn lrn_pytorch(lrn: &Lrn, s: &Shape, x: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let hw = s.h * s.w;
+    let before = lrn.size / 2;
+    let padded_channels = s.c + lrn.size - 1;
+    let mut y = vec![0.0; x.len()];
+    let mut scale = vec![0.0; x.len()];
+    for n in 0..s.n {
+        for q in 0..hw {
+            let padded: Vec<f64> = (0..padded_channels)
+                .map(|p| match p.checked_sub(before).filter(|&c| c < s.c) {
+                    Some(c) => x[(n * s.c + c) * hw + q].powi(2),
+                    None => 0.0,
+                })
+                .collect();
+            for c in 0..s.c {
+                let average = padded[c..c + lrn.size].iter().sum::<f64>() / lrn.size as f64;
+                let i = (n * s.c + c) * hw + q;
+                scale[i] = lrn.k + lrn.alpha * average;
+                y[i] = x[i] * scale[i].powf(-lrn.beta);
+            }
+        }
+    }
+    (y, scale)
 }

@@ -3,7 +3,7 @@
 //! with the same error bounds and NaN-poisoned outputs as the GPU backends.
 
 use super::catalogue::{self, Family};
-use super::support::{check_all_on, rng};
+use super::support::{check_all_on, check_conventions_on, rng};
 use convbench::backend::cpu::CpuBackend;
 
 /// Runs the catalogue's `family` on the cpu backend.
@@ -61,4 +61,10 @@ fn softmax_cross_entropy() {
 #[test]
 fn concat_split_and_global_avgpool() {
     check_family(Family::Tensor, 210);
+}
+
+/// The catalogue's convention cases (PyTorch's, issue 15).
+#[test]
+fn pytorch_conventions() {
+    check_conventions_on(&CpuBackend::new(), &mut rng(211));
 }

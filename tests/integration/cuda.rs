@@ -9,7 +9,7 @@
 //! `libnvrtc` is on the library path, as in CI) compiles the backend's kernels.
 
 use super::catalogue::{self, Family};
-use super::support::{check_all_on, rng, seed};
+use super::support::{check_all_on, check_conventions_on, rng, seed};
 use convbench::ErrorKind;
 use convbench::backend::Backend;
 use convbench::backend::cuda::{CudaBackend, compile_kernels_without_device};
@@ -168,4 +168,11 @@ fn verified_train_iteration(name: &str, batch: usize, precision: Precision) {
 fn lenet_train_iteration() {
     verified_train_iteration("lenet", 8, Precision::F32);
     verified_train_iteration("lenet", 8, Precision::F16);
+}
+
+/// The catalogue's convention cases (PyTorch's, issue 15).
+#[test]
+fn pytorch_conventions() {
+    let Some(backend) = cuda() else { return };
+    check_conventions_on(&backend, &mut rng(111));
 }

@@ -354,11 +354,14 @@ fn gradcheck_relu() {
 #[test]
 fn gradcheck_lrn() {
     let mut rng = rng(104);
-    // Channel counts above and below the window, so windows are clipped at both ends.
+    // Channel counts above and below the window, so windows are clipped at both ends; even
+    // sizes, whose windows are not centred (PyTorch's reach one channel further down than up).
     let cases = [
         (3, Shape::new(2, 7, 2, 3)),
         (5, Shape::new(1, 7, 3, 2)),
         (5, Shape::new(2, 4, 1, 3)),
+        (4, Shape::new(2, 7, 2, 3)),
+        (2, Shape::new(1, 5, 2, 2)),
     ];
     let mut worst_dx = 0.0f64;
     for (size, shape) in cases {

@@ -7,7 +7,7 @@
 //! whose docs justify it), so these tests and `cargo convbench run` judge alike.
 
 use super::catalogue::{self, Family};
-use super::support::{check_all_on, check_on, gpu, portable_gpu, rng};
+use super::support::{check_all_on, check_conventions_on, check_on, gpu, portable_gpu, rng};
 use convbench::backend::Backend;
 use convbench::kernels::{ConvGeom, Op};
 use convbench::model::{BatchNorm, Conv2d, Precision, Shape};
@@ -114,4 +114,11 @@ fn reductions_with_and_without_subgroups() {
             }
         }
     }
+}
+
+/// The catalogue's convention cases (PyTorch's, issue 15).
+#[test]
+fn pytorch_conventions() {
+    let Some(backend) = gpu() else { return };
+    check_conventions_on(backend, &mut rng(11));
 }

@@ -1,9 +1,10 @@
 //! Shared test support: seeds, the GPU under test, random tensors.
 
+use super::catalogue::{self, Convention, Expect};
 use convbench::backend::wgpu::WgpuBackend;
 use convbench::backend::{Backend, Program};
 use convbench::harness::verify::{self, OpCheck};
-use convbench::kernels::{ConvGeom, DType, Op};
+use convbench::kernels::{Access, ConvGeom, DType, Op};
 use convbench::model::{Conv2d, Precision, Shape};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -202,4 +203,113 @@ pub fn assert_within_bound(check: &OpCheck, context: impl std::fmt::Display) {
         check.ratio,
         check.bound,
     );
+}
+
+/// Runs every convention case of the catalogue ([`catalogue::conventions`]) on `backend`, in f32
+/// and in f16 when the backend has it.
+pub fn check_conventions_on(backend: &dyn Backend, rng: &mut StdRng) {
+    for case in catalogue::conventions() {
+        check_convention_on(backend, &case, Precision::F32, rng);
+        if backend.supports(Precision::F16) {
+            check_convention_on(backend, &case, Precision::F16, rng);
+        }
+    }
+}
+
+/// Allowed `|reference - PyTorch|`, relative to `max(1, |PyTorch|)`, at `precision`: the expected
+/// values are exact f64 (or, for LRN's gradient, central differences good to about 1e-9); the
+/// reference reads the inputs as the backend stores them. The LRN cases' `x` and `dy` are
+/// multiples of 1/4, exact in f16, but the saved `y` and `scale` are rounded (relative 2^-24 in
+/// f32, 2^-11 in f16), which moves the gradient by a few times that. A mirrored window is off
+/// by 0.1 or more.
+fn convention_tolerance(precision: Precision) -> f64 {
+    match precision {
+        Precision::F32 => 1e-5,
+        Precision::F16 => 1e-2,
+    }
+}
+
+/// Runs one convention case on `backend` at `precision`: a rejected case must fail to push,
+/// load or take its inputs with the expected message; any other must give the expected values
+/// in the reference and agree with the reference on the backend.
+pub fn check_convention_on(backend: &dyn Backend, case: &Convention, precision: Precision, rng: &mut StdRng) {
+    let op = &case.op;
+    let kind = backend.kind().as_str();
+    let context = format!(
+        "{} ({} {precision} on {kind}, seed {})",
+        case.about,
+        op.name(),
+        seed()
+    );
+    let outcome = (|| -> convbench::Result<convbench::harness::verify::OpCheck> {
+        let contract = op.contract();
+        let mut program = Program::new(precision);
+        let ids: Vec<usize> = contract
+            .iter()
+            .map(|b| program.tensor(b.name, b.len, b.dtype))
+            .collect();
+        program.push(op.clone(), ids.clone())?;
+        let mut loaded = backend.load(&program)?;
+        for (b, &id) in contract.iter().zip(&ids) {
+            match b.dtype {
+                DType::U32 => {
+                    let classes = (contract[0].len / b.len) as u32;
+                    let labels = case
+                        .labels
+                        .clone()
+                        .unwrap_or_else(|| (0..b.len).map(|_| rng.random_range(0..classes)).collect());
+                    loaded.write_u32(id, &labels)?;
+                }
+                DType::Float if b.access != Access::Write => {
+                    let values = case
+                        .floats
+                        .iter()
+                        .find(|(name, _)| *name == b.name)
+                        .map_or_else(|| input_values(op, b.name, b.len, rng), |(_, v)| v.clone());
+                    loaded.write(id, &values)?;
+                }
+                DType::Float => {}
+            }
+        }
+        let expected = verify::reference_outputs(loaded.as_mut(), &program, 0)?;
+        if let Expect::Outputs(outputs) = &case.expect {
+            for (name, want) in outputs {
+                let binding = op.position(name).expect("the case names a binding");
+                let got = &expected
+                    .iter()
+                    .find(|e| e.binding == binding)
+                    .expect("an output")
+                    .values;
+                for (element, (&r, &w)) in got.iter().zip(want).enumerate() {
+                    let agree = (r.is_nan() && w.is_nan())
+                        || (r - w).abs() <= convention_tolerance(precision) * w.abs().max(1.0);
+                    assert!(
+                        agree,
+                        "reference {name}[{element}] = {r}, PyTorch's {w}: {context}"
+                    );
+                }
+                assert_eq!(got.len(), want.len(), "{name}: {context}");
+            }
+        }
+        verify::check_against(loaded.as_mut(), &program, 0, &expected)
+    })();
+    match (&case.expect, outcome) {
+        (Expect::Outputs(_), Ok(check)) => assert_within_bound(&check, &context),
+        (Expect::Outputs(_), Err(e)) => panic!("{e}: {context}"),
+        (Expect::Rejected(fragments), Err(e)) => {
+            let message = e.to_string();
+            assert_eq!(
+                e.kind(),
+                convbench::ErrorKind::InvalidInput,
+                "{message}: {context}"
+            );
+            for fragment in *fragments {
+                assert!(
+                    message.contains(fragment),
+                    "no `{fragment}` in `{message}`: {context}"
+                );
+            }
+        }
+        (Expect::Rejected(_), Ok(_)) => panic!("ran instead of being rejected: {context}"),
+    }
 }

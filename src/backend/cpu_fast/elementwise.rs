@@ -86,8 +86,7 @@ pub(super) fn softmax_cross_entropy_forward(
             for (pv, &v) in p.iter_mut().zip(row) {
                 *pv = (v - lse).exp();
             }
-            let label = (labels[n] as usize).min(classes - 1);
-            *l = lse - row[label];
+            *l = lse - row[labels[n] as usize];
         }
     };
     let rows = rows_per_task(classes);
@@ -113,7 +112,7 @@ pub(super) fn softmax_cross_entropy_backward(
     let run = |first: usize, d: &mut [f32]| {
         for (k, row) in d.chunks_mut(classes).enumerate() {
             let n = first + k;
-            let label = (labels[n] as usize).min(classes - 1);
+            let label = labels[n] as usize;
             for (c, v) in row.iter_mut().enumerate() {
                 let onehot = if c == label { 1.0 } else { 0.0 };
                 *v = (probs[n * classes + c] - onehot) * scale;

@@ -16,6 +16,7 @@ mod linear;
 #[cfg(test)]
 mod tests;
 
+use crate::kernels::contract::Layout;
 use crate::kernels::reference::{self, Arg};
 use crate::kernels::{Op, bind};
 
@@ -26,55 +27,68 @@ use crate::kernels::{Op, bind};
 /// # Panics
 /// When the slices do not match the op's contract (as [`reference::execute`]).
 pub fn execute(op: &Op, inputs: &[&[f32]], labels: Option<&[u32]>, outputs: &mut [&mut [f32]]) {
-    execute_with(op, inputs, labels, outputs, conv::SCRATCH_FLOATS);
+    execute_laid_out(op, &op.layout(), inputs, labels, outputs);
 }
 
-/// [`execute`] with `scratch` floats of im2col scratch per task (tests force tiny blocks).
+/// [`execute`] with the op's [`Layout`] resolved by the caller, once for every run.
+pub(crate) fn execute_laid_out(
+    op: &Op,
+    layout: &Layout,
+    inputs: &[&[f32]],
+    labels: Option<&[u32]>,
+    outputs: &mut [&mut [f32]],
+) {
+    execute_with(op, layout, inputs, labels, outputs, conv::SCRATCH_FLOATS);
+}
+
+/// [`execute_laid_out`] with `scratch` floats of im2col scratch per task (tests force tiny
+/// blocks).
 fn execute_with(
     op: &Op,
+    layout: &Layout,
     inputs: &[&[f32]],
     labels: Option<&[u32]>,
     outputs: &mut [&mut [f32]],
     scratch: usize,
 ) {
-    let items = reference::bound(op, inputs, labels, outputs);
-    run(op, items, scratch).unwrap_or_else(|e| panic!("cpu backend: {e}"));
+    let items = reference::bound(layout, inputs, labels, outputs);
+    run(op, layout, items, scratch).unwrap_or_else(|e| panic!("cpu backend: {e}"));
 }
 
-/// Runs `op` on its bindings in contract order, decoded by name.
-fn run(op: &Op, items: Vec<Arg<'_, f32>>, scratch: usize) -> crate::Result<()> {
+/// Runs `op` on its bindings in contract order, decoded by name through its `layout`.
+fn run(op: &Op, layout: &Layout, items: Vec<Arg<'_, f32>>, scratch: usize) -> crate::Result<()> {
     match op {
         Op::Conv2dForward(g) => {
-            let bind::Affine { x, w, bias, y } = op.tensors(items)?;
+            let bind::Affine { x, w, bias, y } = layout.tensors(items)?;
             conv::forward(g, x.input(), w.input(), bias.map(Arg::input), y.output(), scratch);
         }
         Op::Conv2dBackwardData(g) => {
-            let bind::BackwardData { dy, w, dx } = op.tensors(items)?;
+            let bind::BackwardData { dy, w, dx } = layout.tensors(items)?;
             conv::backward_data(g, dy.input(), w.input(), dx.output(), scratch);
         }
         Op::Conv2dBackwardFilter(g) => {
-            let bind::BackwardParams { x, dy, dw, dbias } = op.tensors(items)?;
+            let bind::BackwardParams { x, dy, dw, dbias } = layout.tensors(items)?;
             let dbias = dbias.map(Arg::output);
             conv::backward_filter(g, x.input(), dy.input(), dw.output(), dbias, scratch);
         }
         Op::LinearForward(g) => {
-            let bind::Affine { x, w, bias, y } = op.tensors(items)?;
+            let bind::Affine { x, w, bias, y } = layout.tensors(items)?;
             linear::forward(g, x.input(), w.input(), bias.map(Arg::input), y.output());
         }
         Op::LinearBackwardData(g) => {
-            let bind::BackwardData { dy, w, dx } = op.tensors(items)?;
+            let bind::BackwardData { dy, w, dx } = layout.tensors(items)?;
             linear::backward_data(g, dy.input(), w.input(), dx.output());
         }
         Op::LinearBackwardParams(g) => {
-            let bind::BackwardParams { x, dy, dw, dbias } = op.tensors(items)?;
+            let bind::BackwardParams { x, dy, dw, dbias } = layout.tensors(items)?;
             linear::backward_params(g, x.input(), dy.input(), dw.output(), dbias.map(Arg::output));
         }
         Op::ReluForward { .. } => {
-            let bind::Unary { x, y } = op.tensors(items)?;
+            let bind::Unary { x, y } = layout.tensors(items)?;
             elementwise::relu_forward(x.input(), y.output());
         }
         Op::ReluBackward { .. } => {
-            let bind::ReluBackward { y, dy, dx } = op.tensors(items)?;
+            let bind::ReluBackward { y, dy, dx } = layout.tensors(items)?;
             elementwise::relu_backward(y.input(), dy.input(), dx.output());
         }
         Op::SoftmaxCrossEntropyForward { classes, .. } => {
@@ -83,11 +97,13 @@ fn run(op: &Op, items: Vec<Arg<'_, f32>>, scratch: usize) -> crate::Result<()> {
                 labels,
                 loss,
                 probs,
-            } = op.tensors(items)?;
+            } = layout.tensors(items)?;
+            let labels = labels.labels();
+            op.check_labels(labels)?;
             elementwise::softmax_cross_entropy_forward(
                 *classes,
                 logits.input(),
-                labels.labels(),
+                labels,
                 loss.output(),
                 probs.output(),
             );
@@ -97,12 +113,14 @@ fn run(op: &Op, items: Vec<Arg<'_, f32>>, scratch: usize) -> crate::Result<()> {
                 probs,
                 labels,
                 dlogits,
-            } = op.tensors(items)?;
+            } = layout.tensors(items)?;
+            let labels = labels.labels();
+            op.check_labels(labels)?;
             elementwise::softmax_cross_entropy_backward(
                 *batch,
                 *classes,
                 probs.input(),
-                labels.labels(),
+                labels,
                 dlogits.output(),
             );
         }
@@ -116,7 +134,7 @@ fn run(op: &Op, items: Vec<Arg<'_, f32>>, scratch: usize) -> crate::Result<()> {
                 grad,
                 weight,
                 velocity,
-            } = op.tensors(items)?;
+            } = layout.tensors(items)?;
             elementwise::sgd_update(
                 *lr,
                 *momentum,
@@ -126,7 +144,7 @@ fn run(op: &Op, items: Vec<Arg<'_, f32>>, scratch: usize) -> crate::Result<()> {
                 velocity.output(),
             );
         }
-        _ => reference::run(op, items)?,
+        _ => reference::run(op, layout, items)?,
     }
     Ok(())
 }

@@ -131,7 +131,7 @@ fn check(op: &Op, rng: &mut StdRng, scratch: usize) -> Result<(), String> {
     {
         let in_slices: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
         let mut out_slices: Vec<&mut [f32]> = got.iter_mut().map(Vec::as_mut_slice).collect();
-        execute_with(op, &in_slices, None, &mut out_slices, scratch);
+        execute_with(op, &op.layout(), &in_slices, None, &mut out_slices, scratch);
     }
     let roundoff = (terms(op) + 1) as f64 * 2f64.powi(-24);
     for (tensor, ((got, expected), magnitude)) in got.iter().zip(&expected).zip(&magnitude).enumerate() {
@@ -211,9 +211,7 @@ fn cheap_ops_equal_the_reference_in_f32() {
             Op::SoftmaxCrossEntropyBackward { batch, classes },
         ];
         for op in &ops {
-            let labels: Vec<u32> = (0..batch)
-                .map(|_| rng.random_range(0..classes as u32 + 2))
-                .collect();
+            let labels: Vec<u32> = (0..batch).map(|_| rng.random_range(0..classes as u32)).collect();
             let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
             for ((access, len), dtype) in op.bindings().into_iter().zip(op.binding_lens()).zip(op.dtypes()) {
                 if dtype == crate::kernels::DType::U32 {
@@ -232,7 +230,7 @@ fn cheap_ops_equal_the_reference_in_f32() {
             reference::execute(op, &in_slices, Some(&labels), &mut expected_slices);
             let mut got = outputs;
             let mut got_slices: Vec<&mut [f32]> = got.iter_mut().map(Vec::as_mut_slice).collect();
-            execute_with(op, &in_slices, Some(&labels), &mut got_slices, 1);
+            execute_with(op, &op.layout(), &in_slices, Some(&labels), &mut got_slices, 1);
             let same = got
                 .iter()
                 .flatten()
@@ -252,10 +250,54 @@ fn other_ops_run_the_reference() {
     let mut y = [f32::NAN; 3];
     execute_with(
         &op,
+        &op.layout(),
         &[&[-1.0, 0.5, 2.0], &[1.0, 1.0, 1.0]],
         None,
         &mut [&mut y],
         1,
     );
     assert_eq!(y, [0.0, 1.5, 3.0]);
+}
+
+/// A label at or above the class count is an error in both (PyTorch raises), never clamped to
+/// the last class.
+#[test]
+fn a_label_out_of_range_is_an_error_not_a_clamp() {
+    for op in [
+        Op::SoftmaxCrossEntropyForward { batch: 2, classes: 3 },
+        Op::SoftmaxCrossEntropyBackward { batch: 2, classes: 3 },
+    ] {
+        let (mut inputs, mut outputs) = (Vec::new(), Vec::new());
+        for ((access, len), dtype) in op.bindings().into_iter().zip(op.binding_lens()).zip(op.dtypes()) {
+            match (access, dtype) {
+                (_, crate::kernels::DType::U32) => {}
+                (Access::Read, _) => inputs.push(vec![0.5f32; len]),
+                _ => outputs.push(vec![f32::NAN; len]),
+            }
+        }
+        let in_slices: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
+        let (labels, layout) = ([2, 3], op.layout());
+        let mut out_slices: Vec<&mut [f32]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+        let err = super::run(
+            &op,
+            &layout,
+            reference::bound(&layout, &in_slices, Some(&labels), &mut out_slices),
+            1,
+        )
+        .expect_err("cpu backend")
+        .to_string();
+        assert!(
+            err.contains("label 3 of image 1 is out of range for 3 classes"),
+            "{err}"
+        );
+        let mut out_slices: Vec<&mut [f32]> = outputs.iter_mut().map(Vec::as_mut_slice).collect();
+        let err = reference::run(
+            &op,
+            &layout,
+            reference::bound(&layout, &in_slices, Some(&labels), &mut out_slices),
+        )
+        .expect_err("reference")
+        .to_string();
+        assert!(err.contains(op.name()), "{err}");
+    }
 }

@@ -534,7 +534,8 @@ impl PoolDesc {
             cudnn_sys::cudnnSetPooling2dDescriptor(
                 desc.raw,
                 mode,
-                cudnn_sys::cudnnNanPropagation_t::CUDNN_NOT_PROPAGATE_NAN,
+                // A max window holding a NaN pools to NaN, as in PyTorch.
+                cudnn_sys::cudnnNanPropagation_t::CUDNN_PROPAGATE_NAN,
                 dim(window.0)?,
                 dim(window.1)?,
                 dim(padding.0)?,

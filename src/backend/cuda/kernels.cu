@@ -135,8 +135,11 @@ __device__ void softmax_cross_entropy_forward(const S* logits, const unsigned in
         for (long long k = threadIdx.x; k < classes; k += blockDim.x)
             store(probs, base + k, expf(load(logits, base + k) - lse));
         if (threadIdx.x == 0) {
-            const long long label = labels[row] < classes ? (long long)labels[row] : classes - 1;
-            store(loss, row, lse - load(logits, base + label));
+            // Labels are checked below the class count when written (PyTorch raises on one at
+            // or above it); should one reach this kernel anyway, its loss is NaN, not another
+            // class's, and no logit outside the row is read.
+            const long long label = labels[row];
+            store(loss, row, label < classes ? lse - load(logits, base + label) : __int_as_float(0x7fc00000));
         }
     }
 }
@@ -147,13 +150,15 @@ __device__ void softmax_cross_entropy_backward(const S* probs, const unsigned in
                                                long long batch, long long classes) {
     FOR_EACH(i, batch * classes) {
         const long long row = i / classes, k = i % classes;
-        const long long label = labels[row] < classes ? (long long)labels[row] : classes - 1;
+        // A label out of range (see the forward pass) matches no class.
+        const long long label = labels[row];
         store(d, i, (load(probs, i) - (k == label ? 1.0f : 0.0f)) / (float)batch);
     }
 }
 
 // Caffe's cross-channel LRN: scale = k + alpha / size * sum over the window of x^2,
-// y = x * scale^-beta. The window of channel c is [c - (size - 1) / 2, c + size / 2].
+// y = x * scale^-beta. The window of channel c is PyTorch's [c - size / 2, c + (size - 1) / 2]
+// (an even size reaches one channel further down than up).
 template <typename S>
 __device__ void lrn_forward(const S* x, S* y, S* scale, long long images, int channels,
                             long long hw, int size, float alpha_over_size, float beta, float k) {
@@ -161,7 +166,7 @@ __device__ void lrn_forward(const S* x, S* y, S* scale, long long images, int ch
         const long long q = i % hw, plane = i / hw;
         const int c = (int)(plane % channels);
         const long long image = plane / channels;
-        const int lo = max(c - (size - 1) / 2, 0), hi = min(c + size / 2 + 1, channels);
+        const int lo = max(c - size / 2, 0), hi = min(c + (size - 1) / 2 + 1, channels);
         float sq = 0.0f;
         for (int cc = lo; cc < hi; ++cc) {
             const float v = load(x, (image * channels + cc) * hw + q);
@@ -183,7 +188,8 @@ __device__ void lrn_backward(const S* x, const S* y, const S* scale, const S* dy
         const long long q = i % hw, plane = i / hw;
         const int c = (int)(plane % channels);
         const long long image = plane / channels;
-        const int lo = max(c - size / 2, 0), hi = min(c + (size - 1) / 2 + 1, channels);
+        // Channels whose window holds c: [c - (size - 1) / 2, c + size / 2].
+        const int lo = max(c - (size - 1) / 2, 0), hi = min(c + size / 2 + 1, channels);
         float acc = 0.0f;
         for (int cc = lo; cc < hi; ++cc) {
             const long long j = (image * channels + cc) * hw + q;
@@ -210,6 +216,13 @@ __device__ __forceinline__ void pool_window(int out, int kernel, int stride, int
     *hi = max(min(end_padded, size), 0);
 }
 
+// Whether max pooling's scan of a window moves from `best` to `v`: PyTorch's
+// `v > best || isnan(v)`, so a window holding a NaN pools to NaN (its gradient goes to the last
+// NaN), otherwise to its first maximum.
+__device__ __forceinline__ bool max_pool_takes(float v, float best) {
+    return v > best || isnan(v);
+}
+
 // Torch pooling (ceil mode windows, padding never wins a max, count_include_pad), one thread
 // per output.
 template <typename S>
@@ -228,7 +241,7 @@ __device__ void pool_forward(const S* x, S* y, PoolGeom g) {
             for (int ih = h0; ih < h1; ++ih)
                 for (int iw = w0; iw < w1; ++iw) {
                     const float v = load(xin, (long long)ih * g.in_w + iw);
-                    if (!found || v > result) {
+                    if (!found || max_pool_takes(v, result)) {
                         result = v;
                         found = true;
                     }
@@ -245,8 +258,8 @@ __device__ void pool_forward(const S* x, S* y, PoolGeom g) {
 }
 
 // Gradient of pool_forward, one thread per input element gathering from the windows that hold
-// it (no atomics, deterministic). Max pooling gives the gradient to the first maximum of each
-// window in row-major order, recomputed from x.
+// it (no atomics, deterministic). Max pooling gives the gradient to the element each window
+// pools (`max_pool_takes`, in row-major order), recomputed from x.
 template <typename S>
 __device__ void pool_backward(const S* x, const S* dy, S* dx, PoolGeom g) {
     FOR_EACH(i, g.planes * g.in_h * g.in_w) {
@@ -275,7 +288,7 @@ __device__ void pool_backward(const S* x, const S* dy, S* dx, PoolGeom g) {
                     for (int ih = h0; ih < h1; ++ih)
                         for (int iw = w0; iw < w1; ++iw) {
                             const float v = load(xin, (long long)ih * g.in_w + iw);
-                            if (v > best) {
+                            if (max_pool_takes(v, best)) {
                                 best = v;
                                 best_h = ih;
                                 best_w = iw;

@@ -38,7 +38,7 @@ pub(super) enum Kernel {
     LrnBackward,
     /// Torch pooling (ceil mode).
     PoolForward,
-    /// Its gradient (first maximum wins).
+    /// Its gradient (the first maximum wins, or the last NaN).
     PoolBackward,
     /// Bias into a column slice of each row.
     BiasFillRows,

@@ -7,7 +7,8 @@
 //!   Bias: `cudnnAddTensor`; bias gradient: `cudnnConvolutionBackwardBias`.
 //! - Pooling: cuDNN where it computes exactly what the reference does (every window of a
 //!   floor-sized layer, forward; average backward); ceil-mode layers that round up and the
-//!   max-pooling gradient (the first maximum of a window gets it) run on our kernels.
+//!   max-pooling gradient (the first maximum of a window gets it, or its last NaN, as in
+//!   PyTorch) run on our kernels. cuDNN's max pooling propagates NaN, as PyTorch's does.
 //! - ReLU and batch normalisation: cuDNN (`cudnnBatchNormalization*`: saved inverse standard
 //!   deviation and running variance updated with the unbiased batch variance, as the
 //!   reference). f16 programs convert the per-channel tensors to the f32 cuDNN wants.
@@ -33,7 +34,7 @@ mod steps;
 use self::ffi::{Buffer, CallError, ConvChoice, DataType, Gpu, Library, MathMode, Region};
 use self::kernels::Kernels;
 use self::steps::{ConvKey, PlanError, Planner, Step};
-use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write};
+use super::{Backend, BackendKind, Loaded, Program, TensorId, Timings, check_write, check_write_labels};
 use crate::kernels::DType;
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
@@ -479,7 +480,7 @@ impl Loaded for CudaProgram<'_> {
     }
 
     fn write_u32(&mut self, tensor: TensorId, values: &[u32]) -> Result<()> {
-        check_write(&self.program, tensor, values.len(), DType::U32)?;
+        check_write_labels(&self.program, tensor, values)?;
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
         guard("writing a tensor", || self.write_bytes(tensor, &bytes))
     }

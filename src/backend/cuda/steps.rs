@@ -1,11 +1,12 @@
 //! How each op runs on the `cuda` backend: a [`Step`] prepared once when a program loads
-//! (descriptors built, convolution algorithms measured, launches sized), then run as often as
-//! asked with the op's bindings in [`crate::kernels::Op::contract`] order, which each step
-//! decodes by name into the op's tensor struct ([`crate::kernels::bind`]).
+//! (descriptors built, convolution algorithms measured, launches sized, the op's tensors
+//! resolved by name to binding positions in its tensor struct, [`crate::kernels::bind`]), then
+//! run as often as asked with the op's bindings in [`crate::kernels::Op::contract`] order, which
+//! it picks by those positions without reading the contract again.
 
 use super::ffi::{
-    Buffer, CallError, ConvAlgo, ConvChoice, ConvDesc, ConvDescs, ConvParams, ConvPass, DataType, FilterDesc,
-    Gemm, Gpu, MathMode, PoolDesc, PoolMode, Region, ReluDesc, TensorDesc,
+    Buffer, CallError, ConvChoice, ConvDesc, ConvDescs, ConvParams, ConvPass, DataType, FilterDesc, Gemm,
+    Gpu, MathMode, PoolDesc, PoolMode, Region, ReluDesc, TensorDesc,
 };
 use super::kernels::{self, Kernels, Launch};
 use crate::kernels::{ConvGeom, LinearGeom, Op, PoolGeom, bind};
@@ -43,11 +44,11 @@ impl Step {
         workspace: Option<Region<'_>>,
     ) -> Result<(), CallError> {
         match self {
-            Step::Conv(s) => s.run(gpu, op, bindings, workspace),
-            Step::CudnnPool(s) => s.run(gpu, op, bindings),
-            Step::Relu(s) => s.run(gpu, op, bindings),
+            Step::Conv(s) => s.run(gpu, bindings, workspace),
+            Step::CudnnPool(s) => s.run(gpu, bindings),
+            Step::Relu(s) => s.run(gpu, bindings),
             Step::BatchNorm(s) => s.run(gpu, op, bindings),
-            Step::Linear(s) => s.run(gpu, op, bindings),
+            Step::Linear(s) => s.run(gpu, bindings),
             Step::Kernel(launch) => launch.run(gpu, bindings, None),
         }
     }
@@ -79,37 +80,55 @@ fn named<'a, S: bind::Tensors<Region<'a>>>(op: &Op, bindings: &[Region<'a>]) -> 
         .map_err(|e| CallError(e.to_string()))
 }
 
+/// The binding position of each of `op`'s tensors, by name: resolved once, when the op's step is
+/// prepared.
+fn positions<S: bind::Tensors<usize>>(op: &Op) -> Result<S, PlanError> {
+    op.tensors((0..op.contract().len()).collect())
+        .map_err(|e| PlanError::Call(CallError(e.to_string())))
+}
+
+/// The binding at `position` (from [`positions`]) of an op's `bindings`.
+fn at<'a>(bindings: &[Region<'a>], position: usize) -> Result<Region<'a>, CallError> {
+    bindings
+        .get(position)
+        .copied()
+        .ok_or_else(|| CallError(format!("the op binds no tensor {position}")))
+}
+
+/// The binding positions of a convolution pass's tensors.
+#[derive(Debug, Clone, Copy)]
+enum ConvTensors {
+    Forward(bind::Affine<usize>),
+    BackwardData(bind::BackwardData<usize>),
+    BackwardFilter(bind::BackwardParams<usize>),
+}
+
 /// A convolution pass.
 pub(super) struct ConvStep {
     descs: ConvDescs,
     choice: ConvChoice,
+    tensors: ConvTensors,
     /// `[1, out_channels, 1, 1]` when the layer has a bias.
     bias: Option<TensorDesc>,
 }
 
 impl ConvStep {
-    fn run(
-        &self,
-        gpu: &Gpu,
-        op: &Op,
-        b: &[Region<'_>],
-        workspace: Option<Region<'_>>,
-    ) -> Result<(), CallError> {
+    fn run(&self, gpu: &Gpu, b: &[Region<'_>], workspace: Option<Region<'_>>) -> Result<(), CallError> {
         let workspace = workspace.filter(|_| self.choice.workspace_bytes > 0);
-        match self.choice.algo {
-            ConvAlgo::Forward(_) => {
-                let bind::Affine { x, w, bias, y } = named(op, b)?;
+        match self.tensors {
+            ConvTensors::Forward(t) => {
+                let bind::Affine { x, w, bias, y } = t.try_map(|p| at(b, p))?;
                 gpu.conv(&self.descs, &self.choice, [x, w, y], workspace)?;
                 if let (Some(desc), Some(bias)) = (&self.bias, bias) {
                     gpu.add_bias(desc, bias, &self.descs.y, y)?;
                 }
             }
-            ConvAlgo::BackwardData(_) => {
-                let bind::BackwardData { dy, w, dx } = named(op, b)?;
+            ConvTensors::BackwardData(t) => {
+                let bind::BackwardData { dy, w, dx } = t.try_map(|p| at(b, p))?;
                 gpu.conv(&self.descs, &self.choice, [dy, w, dx], workspace)?;
             }
-            ConvAlgo::BackwardFilter(_) => {
-                let bind::BackwardParams { x, dy, dw, dbias } = named(op, b)?;
+            ConvTensors::BackwardFilter(t) => {
+                let bind::BackwardParams { x, dy, dw, dbias } = t.try_map(|p| at(b, p))?;
                 gpu.conv(&self.descs, &self.choice, [x, dy, dw], workspace)?;
                 if let (Some(desc), Some(dbias)) = (&self.bias, dbias) {
                     gpu.conv_backward_bias(&self.descs.y, dy, desc, dbias)?;
@@ -120,51 +139,75 @@ impl ConvStep {
     }
 }
 
+/// The binding positions of a pooling pass's tensors.
+#[derive(Debug, Clone, Copy)]
+enum PoolTensors {
+    Forward(bind::Unary<usize>),
+    /// Average pooling only.
+    Backward(bind::PoolBackward<usize>),
+}
+
 /// A pooling pass through cuDNN.
 pub(super) struct CudnnPoolStep {
     pool: PoolDesc,
     x: TensorDesc,
     y: TensorDesc,
-    backward: bool,
+    tensors: PoolTensors,
 }
 
 impl CudnnPoolStep {
-    fn run(&self, gpu: &Gpu, op: &Op, b: &[Region<'_>]) -> Result<(), CallError> {
-        if self.backward {
-            // average pooling only
-            let bind::PoolBackward { x, dy, dx } = named(op, b)?;
-            gpu.average_pool_backward(&self.pool, &self.x, x, &self.y, dy, dx)
-        } else {
-            let bind::Unary { x, y } = named(op, b)?;
-            gpu.pool_forward(&self.pool, &self.x, x, &self.y, y)
+    fn run(&self, gpu: &Gpu, b: &[Region<'_>]) -> Result<(), CallError> {
+        match self.tensors {
+            PoolTensors::Backward(t) => {
+                let bind::PoolBackward { x, dy, dx } = t.try_map(|p| at(b, p))?;
+                gpu.average_pool_backward(&self.pool, &self.x, x, &self.y, dy, dx)
+            }
+            PoolTensors::Forward(t) => {
+                let bind::Unary { x, y } = t.try_map(|p| at(b, p))?;
+                gpu.pool_forward(&self.pool, &self.x, x, &self.y, y)
+            }
         }
     }
+}
+
+/// The binding positions of a ReLU pass's tensors.
+#[derive(Debug, Clone, Copy)]
+enum ReluTensors {
+    Forward(bind::Unary<usize>),
+    Backward(bind::ReluBackward<usize>),
 }
 
 /// A ReLU pass through cuDNN.
 pub(super) struct ReluStep {
     relu: ReluDesc,
     desc: TensorDesc,
-    backward: bool,
+    tensors: ReluTensors,
 }
 
 impl ReluStep {
-    fn run(&self, gpu: &Gpu, op: &Op, b: &[Region<'_>]) -> Result<(), CallError> {
-        if self.backward {
-            let bind::ReluBackward { y, dy, dx } = named(op, b)?;
-            gpu.relu_backward(&self.relu, &self.desc, y, dy, dx)
-        } else {
-            let bind::Unary { x, y } = named(op, b)?;
-            gpu.relu_forward(&self.relu, &self.desc, x, y)
+    fn run(&self, gpu: &Gpu, b: &[Region<'_>]) -> Result<(), CallError> {
+        match self.tensors {
+            ReluTensors::Backward(t) => {
+                let bind::ReluBackward { y, dy, dx } = t.try_map(|p| at(b, p))?;
+                gpu.relu_backward(&self.relu, &self.desc, y, dy, dx)
+            }
+            ReluTensors::Forward(t) => {
+                let bind::Unary { x, y } = t.try_map(|p| at(b, p))?;
+                gpu.relu_forward(&self.relu, &self.desc, x, y)
+            }
         }
     }
 }
 
+/// A batch normalisation pass, with the binding positions of its tensors.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum BatchNormPass {
-    Train { momentum: f64 },
-    Eval,
-    Backward,
+    Train {
+        momentum: f64,
+        tensors: bind::BatchNormTrain<usize>,
+    },
+    Eval(bind::BatchNormEval<usize>),
+    Backward(bind::BatchNormBackward<usize>),
 }
 
 impl BatchNormPass {
@@ -184,8 +227,8 @@ impl BatchNormPass {
                 4,
                 2,
             ),
-            BatchNormPass::Eval => (&["gamma", "beta", "running_mean", "running_var"], 4, 4),
-            BatchNormPass::Backward => (&["gamma", "saved_mean", "saved_invstd", "dgamma", "dbeta"], 3, 3),
+            BatchNormPass::Eval(_) => (&["gamma", "beta", "running_mean", "running_var"], 4, 4),
+            BatchNormPass::Backward(_) => (&["gamma", "saved_mean", "saved_invstd", "dgamma", "dbeta"], 3, 3),
         }
     }
 }
@@ -235,8 +278,8 @@ impl BatchNormStep {
                 .ok_or_else(|| CallError("batch norm parameter missing".into()))
         };
         match self.pass {
-            BatchNormPass::Train { momentum } => {
-                let bind::BatchNormTrain { x, y, .. } = named(op, b)?;
+            BatchNormPass::Train { momentum, tensors } => {
+                let (x, y) = (at(b, tensors.x)?, at(b, tensors.y)?);
                 gpu.batch_norm_forward_train(
                     &self.x,
                     [x, y],
@@ -246,8 +289,8 @@ impl BatchNormStep {
                     self.eps,
                 )?
             }
-            BatchNormPass::Eval => {
-                let bind::BatchNormEval { x, y, .. } = named(op, b)?;
+            BatchNormPass::Eval(tensors) => {
+                let (x, y) = (at(b, tensors.x)?, at(b, tensors.y)?);
                 gpu.batch_norm_forward_eval(
                     &self.x,
                     [x, y],
@@ -256,8 +299,8 @@ impl BatchNormStep {
                     self.eps,
                 )?
             }
-            BatchNormPass::Backward => {
-                let bind::BatchNormBackward { x, dy, dx, .. } = named(op, b)?;
+            BatchNormPass::Backward(tensors) => {
+                let (x, dy, dx) = (at(b, tensors.x)?, at(b, tensors.dy)?, at(b, tensors.dx)?);
                 gpu.batch_norm_backward(
                     &self.x,
                     [x, dy, dx],
@@ -274,11 +317,12 @@ impl BatchNormStep {
     }
 }
 
+/// A fully connected pass, with the binding positions of its tensors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum LinearPass {
-    Forward,
-    BackwardData,
-    BackwardParams,
+    Forward(bind::Affine<usize>),
+    BackwardData(bind::BackwardData<usize>),
+    BackwardParams(bind::BackwardParams<usize>),
 }
 
 /// A fully connected pass through cuBLAS (row-major tensors seen as column-major transposes),
@@ -291,7 +335,7 @@ pub(super) struct LinearStep {
 }
 
 impl LinearStep {
-    fn run<'a>(&self, gpu: &Gpu, op: &Op, b: &[Region<'a>]) -> Result<(), CallError> {
+    fn run<'a>(&self, gpu: &Gpu, b: &[Region<'a>]) -> Result<(), CallError> {
         let g = &self.geom;
         let offset = g.y_offset * self.dtype.bytes();
         let column_slice = |region: Region<'a>| {
@@ -300,9 +344,9 @@ impl LinearStep {
                 .ok_or_else(|| CallError("column offset outside the output".into()))
         };
         match self.pass {
-            LinearPass::Forward => {
+            LinearPass::Forward(t) => {
                 // y[n, offset + o] = sum_i x[n, i] w[o, i] (+ bias[o])
-                let bind::Affine { x, w, y, .. } = named(op, b)?;
+                let (x, w, y) = (at(b, t.x)?, at(b, t.w)?, at(b, t.y)?);
                 if let Some(bias) = &self.bias {
                     bias.run(gpu, b, None)?;
                 }
@@ -319,9 +363,9 @@ impl LinearStep {
                     dtype: self.dtype,
                 })
             }
-            LinearPass::BackwardData => {
+            LinearPass::BackwardData(t) => {
                 // dx[n, i] = sum_o dy[n, offset + o] w[o, i]
-                let bind::BackwardData { dy, w, dx } = named(op, b)?;
+                let bind::BackwardData { dy, w, dx } = t.try_map(|p| at(b, p))?;
                 gpu.gemm(&Gemm {
                     trans_a: false,
                     trans_b: false,
@@ -335,9 +379,9 @@ impl LinearStep {
                     dtype: self.dtype,
                 })
             }
-            LinearPass::BackwardParams => {
+            LinearPass::BackwardParams(t) => {
                 // dw[o, i] = sum_n dy[n, offset + o] x[n, i]
-                let bind::BackwardParams { x, dy, dw, .. } = named(op, b)?;
+                let (x, dy, dw) = (at(b, t.x)?, at(b, t.dy)?, at(b, t.dw)?);
                 gpu.gemm(&Gemm {
                     trans_a: false,
                     trans_b: true,
@@ -412,7 +456,10 @@ impl Planner<'_> {
             Op::ReluForward { len } | Op::ReluBackward { len } => Step::Relu(ReluStep {
                 relu: ReluDesc::new()?,
                 desc: TensorDesc::nchw(self.dtype, [1, 1, 1, *len])?,
-                backward: matches!(op, Op::ReluBackward { .. }),
+                tensors: match op {
+                    Op::ReluBackward { .. } => ReluTensors::Backward(positions(op)?),
+                    _ => ReluTensors::Forward(positions(op)?),
+                },
             }),
             Op::BatchNormForwardTrain { bn, shape } => {
                 if shape.n * shape.h * shape.w < 2 {
@@ -425,16 +472,21 @@ impl Planner<'_> {
                     op,
                     BatchNormPass::Train {
                         momentum: bn.momentum,
+                        tensors: positions(op)?,
                     },
                     bn,
                     shape,
                 )?
             }
-            Op::BatchNormForwardEval { bn, shape } => self.batch_norm(op, BatchNormPass::Eval, bn, shape)?,
-            Op::BatchNormBackward { bn, shape } => self.batch_norm(op, BatchNormPass::Backward, bn, shape)?,
-            Op::LinearForward(g) => self.linear(op, LinearPass::Forward, g)?,
-            Op::LinearBackwardData(g) => self.linear(op, LinearPass::BackwardData, g)?,
-            Op::LinearBackwardParams(g) => self.linear(op, LinearPass::BackwardParams, g)?,
+            Op::BatchNormForwardEval { bn, shape } => {
+                self.batch_norm(op, BatchNormPass::Eval(positions(op)?), bn, shape)?
+            }
+            Op::BatchNormBackward { bn, shape } => {
+                self.batch_norm(op, BatchNormPass::Backward(positions(op)?), bn, shape)?
+            }
+            Op::LinearForward(g) => self.linear(op, LinearPass::Forward(positions(op)?), g)?,
+            Op::LinearBackwardData(g) => self.linear(op, LinearPass::BackwardData(positions(op)?), g)?,
+            Op::LinearBackwardParams(g) => self.linear(op, LinearPass::BackwardParams(positions(op)?), g)?,
             other => {
                 return Err(PlanError::NotImplemented(format!(
                     "{} has no cuda implementation",
@@ -509,7 +561,17 @@ impl Planner<'_> {
             }
             _ => None,
         };
-        Ok(ConvStep { descs, choice, bias })
+        let tensors = match pass {
+            ConvPass::Forward => ConvTensors::Forward(positions(op)?),
+            ConvPass::BackwardData => ConvTensors::BackwardData(positions(op)?),
+            ConvPass::BackwardFilter => ConvTensors::BackwardFilter(positions(op)?),
+        };
+        Ok(ConvStep {
+            descs,
+            choice,
+            tensors,
+            bias,
+        })
     }
 
     /// The search workspace: as much as half the free memory allows, up to
@@ -565,7 +627,11 @@ impl Planner<'_> {
             pool: PoolDesc::new(mode, p.kernel, p.padding, p.stride)?,
             x: TensorDesc::nchw(self.dtype, shape4(&g.input))?,
             y: TensorDesc::nchw(self.dtype, shape4(&g.output))?,
-            backward,
+            tensors: if backward {
+                PoolTensors::Backward(positions(op)?)
+            } else {
+                PoolTensors::Forward(positions(op)?)
+            },
         }))
     }
 
@@ -617,7 +683,7 @@ impl Planner<'_> {
                 .ok_or_else(|| PlanError::NotImplemented(format!("{} binds no {name}", op.name())))
         };
         let bias = match (pass, g.bias) {
-            (LinearPass::Forward, true) => Some(kernels::bias_fill_rows(
+            (LinearPass::Forward(_), true) => Some(kernels::bias_fill_rows(
                 self.kernels,
                 self.dtype,
                 [at("bias")?, at("y")?],
@@ -626,7 +692,7 @@ impl Planner<'_> {
                 g.y_stride,
                 g.y_offset,
             )?),
-            (LinearPass::BackwardParams, true) => Some(kernels::bias_grad_rows(
+            (LinearPass::BackwardParams(_), true) => Some(kernels::bias_grad_rows(
                 self.kernels,
                 self.dtype,
                 [at("dy")?, at("dbias")?],
