@@ -320,7 +320,8 @@ mod tests {
                 };
                 assert!(only.admits(&drawn), "{drawn:?}");
                 assert_eq!(drawn.name(), *op);
-                if let Op::Conv2dForward(g) | Op::Conv2dBackwardData(g) | Op::Conv2dBackwardFilter(g) = &drawn {
+                if let Op::Conv2dForward(g) | Op::Conv2dBackwardData(g) | Op::Conv2dBackwardFilter(g) = &drawn
+                {
                     assert!(k != 0 || g.input.n == 1, "the first shape is at batch 1");
                     seen_dilated |= g.conv.dilation != (1, 1);
                 }

@@ -126,7 +126,11 @@ impl Only {
         .into_iter()
         .flatten()
         .collect();
-        if parts.is_empty() { "all shapes".into() } else { parts.join(", ") }
+        if parts.is_empty() {
+            "all shapes".into()
+        } else {
+            parts.join(", ")
+        }
     }
 
     fn has_conv_keys(&self) -> bool {

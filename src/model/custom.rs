@@ -204,7 +204,14 @@ mod tests {
             convbench: crate::config::Config,
         }
         let manifest: Manifest = toml::from_str(&readme[start..end]).expect("the README's TOML parses");
-        let net = manifest.workspace.metadata.convbench.model.into_iter().next().expect("one model");
+        let net = manifest
+            .workspace
+            .metadata
+            .convbench
+            .model
+            .into_iter()
+            .next()
+            .expect("one model");
         let net = network_from_data(net).expect("the README's network is valid");
         assert_eq!(net.classes().expect("shapes"), 10);
     }
