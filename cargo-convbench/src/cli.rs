@@ -49,8 +49,9 @@ pub enum Command {
     /// Time every kernel variant of the selected benchmarks' ops and cache the fastest for
     /// this adapter (used by `run`).
     Tune(commands::tune::TuneArgs),
-    /// Check every op of the selected networks against the f64 reference, without timing;
-    /// print the worst ratio of error to rounding bound per op. Exit 4 on a mismatch.
+    /// Check every kernel variant (yours too) on random shapes, then every op of the selected
+    /// networks, against the f64 reference, without timing; print the worst ratio of error to
+    /// rounding bound. Exit 4 on a mismatch.
     Verify(commands::verify::VerifyArgs),
     /// Render a saved record in any format.
     Report(commands::report::ReportArgs),
