@@ -10,9 +10,9 @@
 //! element must be within the reference's rounding bound ([`super::verify`]).
 
 use super::verify;
-use crate::backend::{Backend, Program};
+use crate::backend::Backend;
 use crate::kernels::user::Only;
-use crate::kernels::{Access, ConvGeom, DType, LinearGeom, Op, Variant};
+use crate::kernels::{ConvGeom, LinearGeom, Op, Variant};
 use crate::model::{Conv2d, Precision, Shape};
 use crate::{Error, Result};
 use rand::rngs::StdRng;
@@ -203,23 +203,8 @@ pub fn check_variant(
         worst: String::new(),
     };
     for candidate in ops {
-        let mut program = Program::new(precision);
-        let ids: Vec<usize> = candidate
-            .contract()
-            .iter()
-            .map(|b| program.tensor(b.name, b.len, b.dtype))
-            .collect();
-        program.push(candidate.clone(), ids.clone())?;
-        if let Some(call) = program.ops.last_mut() {
-            call.variant = variant;
-        }
-        let mut loaded = backend.load(&program)?;
-        for (b, &id) in candidate.contract().iter().zip(&ids) {
-            if b.access != Access::Write && b.dtype == DType::Float {
-                let values: Vec<f32> = (0..b.len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-                loaded.write(id, &values)?;
-            }
-        }
+        let (program, mut loaded) =
+            super::tune::load_variants(backend, &candidate, precision, &[variant], &mut rng)?;
         let expected = verify::reference_outputs(loaded.as_mut(), &program, 0)?;
         let check = verify::check_against(loaded.as_mut(), &program, 0, &expected)?;
         if check.ratio > row.ratio || (row.worst.is_empty() && check.ratio >= row.ratio) {

@@ -299,9 +299,10 @@ fn ordered_candidates(op: &Op, precision: Precision) -> Vec<Variant> {
     candidates
 }
 
-/// A program with one op per variant, all binding the same tensors, and those tensors filled
-/// with uniform values in `[-1, 1)`.
-fn load_variants<'b>(
+/// A program with one op per variant, all binding the same tensors (named `OP/TENSOR`), and
+/// those tensors filled with uniform values in `[-1, 1)`. Also what
+/// [`super::conformance`] verifies a variant with, one shape at a time.
+pub(super) fn load_variants<'b>(
     backend: &'b dyn Backend,
     op: &Op,
     precision: Precision,
@@ -309,12 +310,10 @@ fn load_variants<'b>(
     rng: &mut StdRng,
 ) -> Result<(Program, Box<dyn Loaded + 'b>)> {
     let mut program = Program::new(precision);
-    let ids: Vec<usize> = op
-        .binding_lens()
+    let contract = op.contract();
+    let ids: Vec<usize> = contract
         .iter()
-        .zip(op.dtypes())
-        .enumerate()
-        .map(|(i, (&len, dtype))| program.tensor(format!("{}/binding{i}", op.name()), len, dtype))
+        .map(|b| program.tensor(format!("{}/{}", op.name(), b.name), b.len, b.dtype))
         .collect();
     for &variant in variants {
         program.push(op.clone(), ids.clone())?;
@@ -323,11 +322,9 @@ fn load_variants<'b>(
         }
     }
     let mut loaded = backend.load(&program)?;
-    for ((&id, access), dtype) in ids.iter().zip(op.bindings()).zip(op.dtypes()) {
-        if access != Access::Write && dtype == DType::Float {
-            let values: Vec<f32> = (0..program.tensors[id].len)
-                .map(|_| rng.random_range(-1.0f32..1.0))
-                .collect();
+    for (&id, b) in ids.iter().zip(&contract) {
+        if b.access != Access::Write && b.dtype == DType::Float {
+            let values: Vec<f32> = (0..b.len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
             loaded.write(id, &values)?;
         }
     }

@@ -351,10 +351,12 @@ impl UserKernel {
                 config.entry
             )));
         }
-        let invocations: u32 = entry.workgroup_size.iter().product();
+        // In u64: three u32 sizes can overflow a u32 product.
+        let product: u64 = entry.workgroup_size.iter().map(|&d| u64::from(d)).product();
+        let invocations = u32::try_from(product).unwrap_or(u32::MAX);
         if invocations == 0 || invocations > MAX_INVOCATIONS {
             return Err(Error::InvalidInput(format!(
-                "{what}: @workgroup_size {:?} has {invocations} invocations; at most {MAX_INVOCATIONS} \
+                "{what}: @workgroup_size {:?} has {product} invocations; at most {MAX_INVOCATIONS} \
                  run on every adapter (WebGPU's default limit)",
                 entry.workgroup_size
             )));
@@ -496,7 +498,7 @@ fn check_bindings(
     let layout = params_layout(probe.name()).unwrap_or(&[]);
     let used = info.get_entry_point(index);
     let mut bindings = Vec::new();
-    let mut params_seen = false;
+    let mut reads_params = false;
     for (handle, global) in module.global_variables.iter() {
         let Some(binding) = &global.binding else {
             continue;
@@ -516,7 +518,15 @@ fn check_bindings(
         }
         if binding.binding == 0 {
             check_params(module, global, layout, &at, what)?;
-            params_seen = true;
+            // convbench always binds the params uniform; an entry point that never reads it
+            // would have no binding 0 in its layout, and could not know the shape anyway.
+            if used[handle].is_empty() {
+                return Err(Error::InvalidInput(format!(
+                    "{what}: entry point never reads `{var}` (@binding(0), {at}), the op's \
+                     geometry; a kernel takes its sizes from it"
+                )));
+            }
+            reads_params = true;
             continue;
         }
         let Some(expected) = contract.get(binding.binding as usize - 1) else {
@@ -571,7 +581,13 @@ fn check_bindings(
             bindings.push((binding.binding, expected.name));
         }
     }
-    let _ = params_seen;
+    if !reads_params {
+        return Err(Error::InvalidInput(format!(
+            "{what}: no @binding(0); declare `@group(0) @binding(0) var<uniform> params: Params;` \
+             with\n{}",
+            params_wgsl(layout)
+        )));
+    }
     for (k, b) in contract.iter().enumerate() {
         let number = k as u32 + 1;
         if b.access != Access::Read && !b.is_optional() && !bindings.iter().any(|&(n, _)| n == number) {
@@ -807,6 +823,26 @@ mod tests {
         let typo: std::result::Result<KernelConfig, _> =
             toml::from_str("op = \"conv2d_forward\"\nsource = \"a.wgsl\"\nentyr = \"main\"\n");
         assert!(typo.expect_err("unknown key").to_string().contains("entyr"));
+    }
+
+    #[test]
+    fn a_kernel_must_read_its_params() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let blind = PLAIN.replacen("if (i >= p.total) {", "if (i >= arrayLength(&y)) {", 1);
+        let blind = blind.replace("p.", "q.").replacen(
+            "var<uniform> p: Params;",
+            "var<uniform> p: Params;\nvar<private> q: Params;",
+            1,
+        );
+        let error = UserKernel::load(&declare(dir.path(), "blind", &blind, ""))
+            .expect_err("never reads params")
+            .to_string();
+        assert!(error.contains("never reads `p`"), "{error}");
+        let none = blind.replacen("@group(0) @binding(0) var<uniform> p: Params;", "", 1);
+        let error = UserKernel::load(&declare(dir.path(), "none", &none, ""))
+            .expect_err("no params")
+            .to_string();
+        assert!(error.contains("no @binding(0)"), "{error}");
     }
 
     #[test]

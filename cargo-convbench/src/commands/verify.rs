@@ -86,7 +86,7 @@ fn verify_variants(
 ) -> Result<()> {
     let seed = a.seed.unwrap_or_else(rand::random);
     let variants = match a.kernels.kernel.as_str() {
-        "auto" | "direct" => Variant::all(),
+        "auto" => Variant::all(),
         one => vec![one.parse::<Variant>()?],
     };
     for backend in backends.iter().filter(|b| has_variants(b.kind())) {
