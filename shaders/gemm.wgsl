@@ -12,7 +12,13 @@
 // registers, from BK-deep slices of A and B staged in workgroup memory (f32, so f16 storage
 // accumulates in f32). The host describes every operand by affine strides (see
 // `src/kernels/gemm.rs`), so one code path serves all ops; only backward-data at a stride above
-// one divides by the stride. The reduction index k is decomposed as
+// one divides by the stride. Backward data of a kernel larger than 1x1 (or strided, or padded)
+// runs as two steps instead: this file's `conv2d_backward_data_cols_gemm` computes the column
+// matrix dcol = W^T x dY, a dense GEMM as deep as the output channels, into the f32 scratch
+// buffer `cols`, and `conv2d.wgsl`'s `conv2d_col2im` sums each input pixel's taps from it.
+// The implicit form would gather dY once per tap and multiply it by only `cin / groups`
+// weights, which starves a narrow GEMM (3 input channels) and reads the padding as zeros.
+// The reduction index k is decomposed as
 // ((hi * k_mid) + mid) * k_lo + lo by a counter advanced by BK per slice: integer division is
 // slow on SIMD CPUs (lavapipe), so it happens only once per invocation, never per element.
 //
@@ -90,6 +96,9 @@ struct Params {
 @group(0) @binding(2) var<storage, read> b_src: array<T>;
 @group(0) @binding(3) var<storage, read> bias: array<T>;
 @group(0) @binding(4) var<storage, read_write> c_dst: array<T>;
+// The column matrix of conv2d_backward_data_cols_gemm (f32 at every precision, so that f16
+// storage rounds only dx); no other entry point binds it.
+@group(0) @binding(5) var<storage, read_write> cols: array<f32>;
 
 var<workgroup> a_tile: array<vec4<f32>, BK * BM / 4u>;
 var<workgroup> b_tile: array<vec4<f32>, BK * BN / 4u>;
@@ -154,11 +163,23 @@ fn staged(slot: u32, j: u32) -> u32 {
     return (j / 4u) * 4u * LOADERS + 4u * slot + j % 4u;
 }
 
-fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) {
+// An invocation's TM x TN block of C, in registers, and where it goes.
+struct Block {
+    acc: array<vec4<f32>, TM * TN4>,
+    g: u32,
+    row0: u32,
+    col0: u32,
+    // False for the workgroups past the last tile of a 2-d grid.
+    valid: bool,
+}
+
+fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> Block {
+    var out: Block;
     let tile = wg.y * nwg.x + wg.x;
     let per_group = p.tiles_m * p.tiles_n;
     if (tile >= per_group * p.groups) {
-        return;
+        out.valid = false;
+        return out;
     }
     let g = tile / per_group;
     let row0 = ((tile % per_group) / p.tiles_n) * BM;
@@ -239,19 +260,51 @@ fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) {
         c = advance(c, step);
     }
 
-    // Loops with constant trip counts and no early exit, so that compilers unroll them and
-    // keep `acc` in registers.
+    out.acc = acc;
+    out.g = g;
+    out.row0 = row0 + ty * TM;
+    out.col0 = col0 + tx * TN;
+    out.valid = true;
+    return out;
+}
+
+// Index of C[row, col] (of group g) in its buffer.
+fn c_index(g: u32, row: u32, col: u32) -> u32 {
+    return p.c_offset + (col / p.c_span) * p.c_col + col % p.c_span + (g * p.m + row) * p.c_row;
+}
+
+// Loops with constant trip counts and no early exit, so that compilers unroll them and keep
+// `acc` in registers.
+fn store(b: Block) {
+    if (!b.valid) {
+        return;
+    }
     for (var j = 0u; j < TN; j += 1u) {
-        let col = col0 + tx * TN + j;
-        let col_part = p.c_offset + (col / p.c_span) * p.c_col + col % p.c_span;
+        let col = b.col0 + j;
         for (var i = 0u; i < TM; i += 1u) {
-            let row = row0 + ty * TM + i;
+            let row = b.row0 + i;
             if (col < p.n && row < p.m) {
-                var v = acc[i * TN4 + j / 4u][j % 4u];
+                var v = b.acc[i * TN4 + j / 4u][j % 4u];
                 if (p.has_bias != 0u) {
-                    v += f32(bias[g * p.m + row]);
+                    v += f32(bias[b.g * p.m + row]);
                 }
-                c_dst[col_part + (g * p.m + row) * p.c_row] = T(v);
+                c_dst[c_index(b.g, row, col)] = T(v);
+            }
+        }
+    }
+}
+
+// `store` into `cols`, in f32 and without bias (backward data's column matrix).
+fn store_cols(b: Block) {
+    if (!b.valid) {
+        return;
+    }
+    for (var j = 0u; j < TN; j += 1u) {
+        let col = b.col0 + j;
+        for (var i = 0u; i < TM; i += 1u) {
+            let row = b.row0 + i;
+            if (col < p.n && row < p.m) {
+                cols[c_index(b.g, row, col)] = b.acc[i * TN4 + j / 4u][j % 4u];
             }
         }
     }
@@ -260,43 +313,51 @@ fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) {
 @compute @workgroup_size(WG)
 fn conv2d_forward_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                        @builtin(local_invocation_index) lid: u32) {
-    gemm(GATHER, wg, nwg, lid);
+    store(gemm(GATHER, wg, nwg, lid));
 }
 
 // Backward data at stride 1: every tap reads dY, no division.
 @compute @workgroup_size(WG)
 fn conv2d_backward_data_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                              @builtin(local_invocation_index) lid: u32) {
-    gemm(GATHER, wg, nwg, lid);
+    store(gemm(GATHER, wg, nwg, lid));
 }
 
 @compute @workgroup_size(WG)
 fn conv2d_backward_data_strided_gemm(@builtin(workgroup_id) wg: vec3<u32>,
                                      @builtin(num_workgroups) nwg: vec3<u32>,
                                      @builtin(local_invocation_index) lid: u32) {
-    gemm(GATHER_STRIDED, wg, nwg, lid);
+    store(gemm(GATHER_STRIDED, wg, nwg, lid));
+}
+
+// Backward data's column matrix dcol = W^T x dY, into `cols` (then `conv2d_col2im`).
+@compute @workgroup_size(WG)
+fn conv2d_backward_data_cols_gemm(@builtin(workgroup_id) wg: vec3<u32>,
+                                  @builtin(num_workgroups) nwg: vec3<u32>,
+                                  @builtin(local_invocation_index) lid: u32) {
+    store_cols(gemm(GATHER, wg, nwg, lid));
 }
 
 @compute @workgroup_size(WG)
 fn conv2d_backward_filter_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                                @builtin(local_invocation_index) lid: u32) {
-    gemm(GATHER, wg, nwg, lid);
+    store(gemm(GATHER, wg, nwg, lid));
 }
 
 @compute @workgroup_size(WG)
 fn linear_forward_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                        @builtin(local_invocation_index) lid: u32) {
-    gemm(GATHER, wg, nwg, lid);
+    store(gemm(GATHER, wg, nwg, lid));
 }
 
 @compute @workgroup_size(WG)
 fn linear_backward_data_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                              @builtin(local_invocation_index) lid: u32) {
-    gemm(GATHER, wg, nwg, lid);
+    store(gemm(GATHER, wg, nwg, lid));
 }
 
 @compute @workgroup_size(WG)
 fn linear_backward_weight_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                                @builtin(local_invocation_index) lid: u32) {
-    gemm(GATHER, wg, nwg, lid);
+    store(gemm(GATHER, wg, nwg, lid));
 }

@@ -11,6 +11,10 @@ use std::ops::Range;
 use std::time::Instant;
 use wgpu::util::DeviceExt;
 
+/// Binding numbers a kernel may use (`conv2d.wgsl` declares the most, 0 to 12), each with its
+/// own placeholder buffer.
+const MAX_BINDINGS: u32 = 16;
+
 /// Queries per query set (wgpu's maximum); two per op.
 const QUERIES_PER_SET: u32 = wgpu::QUERY_SET_MAX_QUERIES;
 
@@ -88,18 +92,70 @@ impl<'g> GpuProgram<'g> {
             )?;
             buffers.push(buffer);
         }
-        let unused = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("unused binding"),
-            size: 4,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        });
+        // One placeholder per binding number, so that a dispatch never binds one buffer twice
+        // (read-only at one binding, read-write at another is a usage conflict).
+        let placeholders: Vec<wgpu::Buffer> = (0..MAX_BINDINGS)
+            .map(|_| {
+                gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("unused binding"),
+                    size: 4,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        let placeholder = |binding: u32| {
+            placeholders.get(binding as usize).ok_or_else(|| {
+                Error::InvalidInput(format!(
+                    "binding {binding} is above the {MAX_BINDINGS} a kernel may declare"
+                ))
+            })
+        };
+        let plans = program
+            .ops
+            .iter()
+            .map(|call| kernels::plan(&call.op, call.variant))
+            .collect::<Result<Vec<_>>>()?;
+        // The scratch buffer: as long as the longest any dispatch needs, shared by every op
+        // (ops run one after another, and each writes the scratch before reading it).
+        let scratch_len = plans
+            .iter()
+            .flatten()
+            .flat_map(|d| &d.bindings)
+            .filter_map(|&(_, slot)| match slot {
+                Slot::Scratch(n) => Some(n),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(1);
+        let scratch_bytes = (4 * scratch_len).max(4);
+        if scratch_bytes > max_binding {
+            return Err(Error::Environment(format!(
+                "a kernel needs {:.1} MiB of scratch, above the {:.1} MiB this adapter allows in one \
+                 storage binding ({}); use --kernel direct",
+                mib(scratch_bytes),
+                mib(max_binding),
+                gpu.summary.fingerprint.label()
+            )));
+        }
+        memory_bytes += scratch_bytes;
+        let scratch = gpu.scoped(
+            &format!("allocating the scratch buffer ({:.1} MiB)", mib(scratch_bytes)),
+            || {
+                gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("scratch"),
+                    size: scratch_bytes,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                })
+            },
+        )?;
         let max_dim = gpu.limits.max_compute_workgroups_per_dimension;
         let mut ops = Vec::with_capacity(program.ops.len());
-        for call in &program.ops {
+        for (call, dispatches) in program.ops.iter().zip(plans) {
             let contract = call.op.contract();
             let mut compiled = Vec::new();
-            for dispatch in kernels::plan(&call.op, call.variant)? {
+            for dispatch in dispatches {
                 let pipeline =
                     gpu.pipeline(dispatch.shader, dispatch.entry, precision, &dispatch.constants)?;
                 let grid = dispatch.grid.split(max_dim).ok_or_else(|| {
@@ -125,7 +181,7 @@ impl<'g> GpuProgram<'g> {
                     let buffer = match slot {
                         Slot::Tensor(name) => match contract.iter().position(|b| b.name == name) {
                             Some(i) => &buffers[call.tensors[i]],
-                            None if crate::kernels::Binding::optional(name) => &unused,
+                            None if crate::kernels::Binding::optional(name) => placeholder(binding)?,
                             None => {
                                 return Err(Error::InvalidInput(format!(
                                     "{}: {} binds no tensor {name}",
@@ -134,7 +190,8 @@ impl<'g> GpuProgram<'g> {
                                 )));
                             }
                         },
-                        Slot::Unused => &unused,
+                        Slot::Unused => placeholder(binding)?,
+                        Slot::Scratch(_) => &scratch,
                     };
                     entries.push(wgpu::BindGroupEntry {
                         binding,

@@ -14,6 +14,10 @@ pub enum Slot {
     /// A one-element placeholder for a binding the kernel declares but this entry point does
     /// not touch.
     Unused,
+    /// The program's f32 scratch buffer, of which this dispatch uses the first `n` elements
+    /// (the column matrix of an explicit backward data). Its contents live only within one op:
+    /// every op that uses it writes it before reading it.
+    Scratch(u64),
 }
 
 /// How many workgroups a dispatch needs.

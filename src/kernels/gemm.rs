@@ -111,7 +111,8 @@ const BACKWARD_PARAMS: [Slot; 4] = [
 ];
 
 /// The GEMM dispatch `C = A x B (+ bias)`: the op's tensors bound as `[a, b, bias, c]`
-/// (`bias` [`Slot::Unused`] for the entry points that add none).
+/// (`bias` [`Slot::Unused`] for the entry points that add none; the column-matrix entry point
+/// binds the scratch buffer as `c`, see [`conv_backward_data`]).
 fn dispatch(
     entry: &'static str,
     params: GemmParams,
@@ -177,10 +178,86 @@ pub fn conv_forward(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
     vec![dispatch("conv2d_forward_gemm", params, tile, AFFINE)]
 }
 
-/// `dy, w -> dx`: `C[ic, (n,ih,iw)] = W^T[ic, (oc,kh,kw)] x col(dY)`, where `col(dY)` holds
+/// Bytes of column matrix one pair of backward-data dispatches aims at (a chunk of whole
+/// images): large enough to keep any GPU busy, small enough to stay in a CPU's last-level
+/// cache on the way from the GEMM to col2im.
+pub const COLS_CHUNK_BYTES: u64 = 16 << 20;
+/// Largest column matrix of one image (bytes): WebGPU's default storage-binding limit. Above it
+/// backward data stays implicit.
+pub const COLS_MAX_BYTES: u64 = 128 << 20;
+
+/// Images per chunk of the explicit (column matrix) backward data of `g`, or `None` when it
+/// runs as one implicit GEMM: 1x1 kernels at stride 1 without padding (whose column matrix
+/// *is* dx, so the implicit GEMM is already dense), and images whose column matrix exceeds
+/// [`COLS_MAX_BYTES`].
+pub(crate) fn cols_chunk(g: &ConvGeom) -> Option<usize> {
+    let c = &g.conv;
+    if c.kernel == (1, 1) && c.stride == (1, 1) && c.padding == (0, 0) {
+        return None;
+    }
+    let per_image = 4 * (c.in_channels * c.kernel.0 * c.kernel.1 * g.output.h * g.output.w) as u64;
+    if per_image == 0 || per_image > COLS_MAX_BYTES {
+        return None;
+    }
+    Some(((COLS_CHUNK_BYTES / per_image) as usize).clamp(1, g.input.n.max(1)))
+}
+
+/// `dy, w -> dx`. With a column matrix ([`cols_chunk`]), per chunk of images: the dense GEMM
+/// `dcol[(ic,kh,kw), (n,oh,ow)] = W^T[(ic,kh,kw), oc] x dY[oc, (n,oh,ow)]` into the scratch
+/// buffer, then col2im (`conv2d.wgsl`) sums each input pixel's taps. Otherwise one implicit
+/// GEMM, `C[ic, (n,ih,iw)] = W^T[ic, (oc,kh,kw)] x col(dY)`, where `col(dY)` holds
 /// `dY[n, oc, oh, ow]` for `oh = (ih + pad - kh * dil) / stride` when that division is exact (the
 /// strided entry point; at stride 1 every tap reads, and the division is skipped).
 pub fn conv_backward_data(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
+    match cols_chunk(g) {
+        Some(images) => conv_backward_data_cols(g, tile, images),
+        None => conv_backward_data_implicit(g, tile),
+    }
+}
+
+fn conv_backward_data_cols(g: &ConvGeom, tile: &GemmTile, images: usize) -> Vec<Dispatch> {
+    let c = &g.conv;
+    let [groups, cin_g, cout_g, _, ohw, taps] = conv_sizes(g);
+    let mut dispatches = Vec::new();
+    for n0 in (0..g.input.n).step_by(images) {
+        let chunk = images.min(g.input.n - n0);
+        let columns = chunk as u32 * ohw;
+        let params = GemmParams {
+            groups,
+            a_group: cout_g * cin_g * taps,
+            a_row: 1,
+            a_hi: cin_g * taps,
+            c_mid_n: g.output.h as u32,
+            c_lo_n: g.output.w as u32,
+            b_offset: n0 as u32 * c.out_channels as u32 * ohw,
+            b_group: cout_g * ohw,
+            b_col: c.out_channels as u32 * ohw,
+            b_hi: ohw,
+            y_mul: 1,
+            x_mul: 1,
+            b_height: g.output.h as u32,
+            b_width: g.output.w as u32,
+            c_row: columns,
+            c_span: columns,
+            ..GemmParams::dense((cin_g * taps) as usize, columns as usize, cout_g as usize)
+        };
+        let cols = u64::from(groups) * u64::from(cin_g * taps) * u64::from(columns);
+        let mut gemm = dispatch(
+            "conv2d_backward_data_cols_gemm",
+            params,
+            tile,
+            [Slot::Tensor("w"), Slot::Tensor("dy"), Slot::Unused, Slot::Unused],
+        );
+        // C goes to `cols` (binding 5): the entry point touches neither bias nor the output.
+        gemm.bindings.retain(|&(binding, _)| binding < 3);
+        gemm.bindings.push((5, Slot::Scratch(cols)));
+        dispatches.push(gemm);
+        dispatches.push(super::col2im::col2im(g, n0, chunk, cols));
+    }
+    dispatches
+}
+
+fn conv_backward_data_implicit(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
     let c = &g.conv;
     let [groups, cin_g, cout_g, hw, ohw, taps] = conv_sizes(g);
     let params = GemmParams {
@@ -316,4 +393,77 @@ pub fn linear_backward_params(g: &LinearGeom, tile: &GemmTile) -> Vec<Dispatch> 
         dispatches.extend(super::linear::backward_bias(g));
     }
     dispatches
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::uniform::Uniform;
+    use crate::model::{Conv2d, Shape};
+
+    fn geom(conv: Conv2d, n: usize, h: usize, w: usize) -> ConvGeom {
+        let (oh, ow) = conv.output_hw(h, w).expect("kernel fits");
+        ConvGeom {
+            conv,
+            input: Shape::new(n, conv.in_channels, h, w),
+            output: Shape::new(n, conv.out_channels, oh, ow),
+        }
+    }
+
+    #[test]
+    fn backward_data_chunks_cover_every_image_once() {
+        let tile = GemmTile::new(64, 64, 16, 4, 4);
+        // AlexNet's conv2 at batch 8: 4.7 MB of column matrix per image, three per chunk.
+        let g = geom(Conv2d::square(64, 192, 5, 1, 2), 8, 27, 27);
+        let per_image = 4 * 64 * 25 * 27 * 27;
+        let images = (COLS_CHUNK_BYTES / per_image) as usize;
+        assert_eq!(cols_chunk(&g), Some(images));
+        let dispatches = conv_backward_data(&g, &tile);
+        assert_eq!(dispatches.len(), 2 * g.input.n.div_ceil(images));
+        let mut covered = Vec::new();
+        for pair in dispatches.chunks(2) {
+            let [gemm, col2im] = pair else { unreachable!() };
+            assert_eq!(gemm.entry, "conv2d_backward_data_cols_gemm");
+            assert_eq!(col2im.entry, "conv2d_col2im");
+            let words = |d: &Dispatch, name: &str| {
+                let at = crate::kernels::col2im::Col2imParams::LAYOUT
+                    .iter()
+                    .position(|&(field, _)| field == name)
+                    .expect("a ConvParams field");
+                d.params[at]
+            };
+            let (n0, n) = (words(col2im, "n0") as usize, words(col2im, "n") as usize);
+            covered.extend(n0..n0 + n);
+            let scratch = |d: &Dispatch| {
+                d.bindings
+                    .iter()
+                    .find_map(|&(_, slot)| match slot {
+                        Slot::Scratch(len) => Some(len),
+                        _ => None,
+                    })
+                    .expect("binds the scratch")
+            };
+            assert_eq!(scratch(gemm), (64 * 25 * n * 27 * 27) as u64);
+            assert_eq!(scratch(gemm), scratch(col2im));
+            let gemm_words = GemmParams::LAYOUT.iter().position(|&(f, _)| f == "b_offset");
+            assert_eq!(
+                gemm.params[gemm_words.expect("b_offset")] as usize,
+                n0 * 192 * 27 * 27,
+                "the GEMM reads the chunk's dY"
+            );
+        }
+        assert_eq!(covered, (0..8).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn dense_1x1_backward_data_stays_implicit() {
+        let tile = GemmTile::new(64, 64, 16, 4, 4);
+        let g = geom(Conv2d::square(64, 256, 1, 1, 0), 2, 14, 14);
+        assert_eq!(cols_chunk(&g), None);
+        let dispatches = conv_backward_data(&g, &tile);
+        assert_eq!(dispatches.len(), 1);
+        assert_eq!(dispatches[0].entry, "conv2d_backward_data_gemm");
+        // Strided 1x1 (ResNet's projections) reads a quarter of dY per tap: explicit.
+        assert!(cols_chunk(&geom(Conv2d::square(64, 256, 1, 2, 0), 2, 14, 14)).is_some());
+    }
 }

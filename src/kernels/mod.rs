@@ -5,6 +5,7 @@
 
 mod activation;
 mod batchnorm;
+mod col2im;
 pub mod conditioning;
 pub mod contract;
 mod conv2d;
@@ -27,6 +28,7 @@ mod winograd;
 
 pub use contract::{Binding, bind};
 pub use dispatch::{Dispatch, Grid, Slot};
+pub use gemm::{COLS_CHUNK_BYTES, COLS_MAX_BYTES};
 pub use op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
 pub use variant::{GemmTile, Variant};
 

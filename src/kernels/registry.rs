@@ -40,6 +40,8 @@ pub static CONV2D: Shader = shader!(
         "conv2d_backward_bias"
     ]
 );
+/// Backward data's col2im, after the column matrix's GEMM (`gemm.wgsl`).
+pub static COL2IM: Shader = shader!("col2im.wgsl", ["conv2d_col2im"]);
 /// Max and average pooling.
 pub static POOL: Shader = shader!("pool.wgsl", ["pool_forward", "pool_backward"]);
 /// ReLU.
@@ -74,6 +76,7 @@ pub static GEMM: Shader = shader!(
         "conv2d_forward_gemm",
         "conv2d_backward_data_gemm",
         "conv2d_backward_data_strided_gemm",
+        "conv2d_backward_data_cols_gemm",
         "conv2d_backward_filter_gemm",
         "linear_forward_gemm",
         "linear_backward_data_gemm",
@@ -107,8 +110,9 @@ pub static OPTIMIZER: Shader = shader!("optimizer.wgsl", ["sgd_update"]);
 pub static CALIBRATE: Shader = shader!("calibrate.wgsl", ["peak_flops", "peak_bandwidth"]);
 
 /// Every registered shader.
-pub static SHADERS: [&Shader; 12] = [
+pub static SHADERS: [&Shader; 13] = [
     &CONV2D,
+    &COL2IM,
     &POOL,
     &ACTIVATION,
     &LRN,

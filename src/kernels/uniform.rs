@@ -127,10 +127,11 @@ mod tests {
     #[test]
     fn every_params_struct_matches_its_shader() {
         use crate::kernels::{
-            activation, batchnorm, conv2d, gemm, linear, loss, lrn, optimizer, pool, tensor, winograd,
+            activation, batchnorm, col2im, conv2d, gemm, linear, loss, lrn, optimizer, pool, tensor, winograd,
         };
-        let pairs: [(&Shader, Layout); 11] = [
+        let pairs: [(&Shader, Layout); 12] = [
             (&registry::CONV2D, expected::<conv2d::ConvParams>()),
+            (&registry::COL2IM, expected::<col2im::Col2imParams>()),
             (&registry::POOL, expected::<pool::PoolParams>()),
             (&registry::ACTIVATION, expected::<activation::ActivationParams>()),
             (&registry::LRN, expected::<lrn::LrnParams>()),

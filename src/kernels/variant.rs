@@ -213,7 +213,8 @@ impl Variant {
     /// - `n <= 16`: the narrow `64x8` tile (fully connected layers at small batches).
     /// - `k <= 8` (weight gradients of fully connected layers at small batches): the tile whose
     ///   slices are 8 deep, so that no slice is mostly padding.
-    /// - `m <= 8` (input gradients of layers with few input channels): the `8x64` tile.
+    /// - `m <= 8` (input gradients of 1x1 layers with few input channels; backward data of a
+    ///   larger kernel is the column matrix's GEMM, `m = cin * kh * kw` rows): the `8x64` tile.
     /// - otherwise `64x64x16_4x4`, the fastest or within a few percent of it on every
     ///   convolution measured: 4x4 blocks keep accumulators and operands within a CPU's
     ///   vector registers, and it is the classic GPU tile.
@@ -243,7 +244,8 @@ impl Variant {
 }
 
 /// `(m, n, k)` of the GEMM that implements `op` (per convolution group): C is `m x n`, the
-/// reduction `k` long. `None` for ops without a GEMM form.
+/// reduction `k` long; for backward data through the column matrix, the GEMM of one chunk of
+/// images (see `gemm::cols_chunk`). `None` for ops without a GEMM form.
 pub fn gemm_shape(op: &Op) -> Option<(usize, usize, usize)> {
     match op {
         Op::Conv2dForward(g) => {
@@ -253,8 +255,20 @@ pub fn gemm_shape(op: &Op) -> Option<(usize, usize, usize)> {
         }
         Op::Conv2dBackwardData(g) => {
             let c = &g.conv;
-            let k = c.out_channels / c.groups * c.kernel.0 * c.kernel.1;
-            Some((c.in_channels / c.groups, g.input.len() / c.in_channels, k))
+            let taps = c.kernel.0 * c.kernel.1;
+            Some(match super::gemm::cols_chunk(g) {
+                // The column matrix's GEMM, per chunk of images.
+                Some(images) => (
+                    c.in_channels / c.groups * taps,
+                    images * g.output.h * g.output.w,
+                    c.out_channels / c.groups,
+                ),
+                None => (
+                    c.in_channels / c.groups,
+                    g.input.len() / c.in_channels,
+                    c.out_channels / c.groups * taps,
+                ),
+            })
         }
         Op::Conv2dBackwardFilter(g) => {
             let c = &g.conv;

@@ -159,6 +159,28 @@ fn conv2d_backward_data_variants() {
     check_all(&ops, &mut rng);
 }
 
+/// Backward data through the column matrix in several chunks of images: each image's column
+/// matrix is larger than one chunk's target, so every image is its own GEMM and col2im.
+#[test]
+fn conv2d_backward_data_in_chunks_of_images() {
+    let mut rng = rng(104);
+    let mut strided = Conv2d::square(16, 3, 5, 2, 2);
+    strided.groups = 1;
+    let geometries = [
+        conv(Conv2d::square(16, 2, 5, 1, 2), 3, 105, 103),
+        conv(strided, 2, 209, 207),
+    ];
+    for g in &geometries {
+        let per_image = 4 * g.conv.in_channels * 25 * g.output.h * g.output.w;
+        assert!(
+            per_image as u64 > convbench::kernels::COLS_CHUNK_BYTES,
+            "{g:?}: {per_image} bytes fit one chunk"
+        );
+    }
+    let ops: Vec<Op> = geometries.into_iter().map(Op::Conv2dBackwardData).collect();
+    check_all(&ops, &mut rng);
+}
+
 #[test]
 fn conv2d_backward_filter_variants() {
     let mut rng = rng(103);
