@@ -11,10 +11,6 @@ use std::ops::Range;
 use std::time::Instant;
 use wgpu::util::DeviceExt;
 
-/// Binding numbers a kernel may use (`conv2d.wgsl` declares the most, 0 to 12), each with its
-/// own placeholder buffer.
-const MAX_BINDINGS: u32 = 16;
-
 /// Queries per query set (wgpu's maximum); two per op.
 const QUERIES_PER_SET: u32 = wgpu::QUERY_SET_MAX_QUERIES;
 
@@ -92,32 +88,20 @@ impl<'g> GpuProgram<'g> {
             )?;
             buffers.push(buffer);
         }
-        // One placeholder per binding number, so that a dispatch never binds one buffer twice
-        // (read-only at one binding, read-write at another is a usage conflict).
-        let placeholders: Vec<wgpu::Buffer> = (0..MAX_BINDINGS)
-            .map(|_| {
-                gpu.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("unused binding"),
-                    size: 4,
-                    usage: wgpu::BufferUsages::STORAGE,
-                    mapped_at_creation: false,
-                })
-            })
-            .collect();
-        let placeholder = |binding: u32| {
-            placeholders.get(binding as usize).ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "binding {binding} is above the {MAX_BINDINGS} a kernel may declare"
-                ))
-            })
-        };
+        let unused = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("unused binding"),
+            size: 4,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        });
         let plans = program
             .ops
             .iter()
             .map(|call| kernels::plan(&call.op, call.variant))
             .collect::<Result<Vec<_>>>()?;
-        // The scratch buffer: as long as the longest any dispatch needs, shared by every op
-        // (ops run one after another, and each writes the scratch before reading it).
+        // The scratch buffer: as long as the longest any dispatch needs (one element when none
+        // does), shared by every op (ops run one after another, and each writes the scratch
+        // before reading it).
         let scratch_len = plans
             .iter()
             .flatten()
@@ -128,7 +112,7 @@ impl<'g> GpuProgram<'g> {
             })
             .max()
             .unwrap_or(1);
-        let scratch_bytes = (4 * scratch_len).max(4);
+        let scratch_bytes = 4 * scratch_len.max(1);
         if scratch_bytes > max_binding {
             return Err(Error::Environment(format!(
                 "a kernel needs {:.1} MiB of scratch, above the {:.1} MiB this adapter allows in one \
@@ -181,7 +165,7 @@ impl<'g> GpuProgram<'g> {
                     let buffer = match slot {
                         Slot::Tensor(name) => match contract.iter().position(|b| b.name == name) {
                             Some(i) => &buffers[call.tensors[i]],
-                            None if crate::kernels::Binding::optional(name) => placeholder(binding)?,
+                            None if crate::kernels::Binding::optional(name) => &unused,
                             None => {
                                 return Err(Error::InvalidInput(format!(
                                     "{}: {} binds no tensor {name}",
@@ -190,7 +174,7 @@ impl<'g> GpuProgram<'g> {
                                 )));
                             }
                         },
-                        Slot::Unused => placeholder(binding)?,
+                        Slot::Unused => &unused,
                         Slot::Scratch(_) => &scratch,
                     };
                     entries.push(wgpu::BindGroupEntry {

@@ -111,8 +111,8 @@ const BACKWARD_PARAMS: [Slot; 4] = [
 ];
 
 /// The GEMM dispatch `C = A x B (+ bias)`: the op's tensors bound as `[a, b, bias, c]`
-/// (`bias` [`Slot::Unused`] for the entry points that add none; the column-matrix entry point
-/// binds the scratch buffer as `c`, see [`conv_backward_data`]).
+/// (`bias` [`Slot::Unused`] for the entry points that add none). The column-matrix entry point
+/// binds differently (see [`conv_backward_data`]).
 fn dispatch(
     entry: &'static str,
     params: GemmParams,
@@ -242,16 +242,19 @@ fn conv_backward_data_cols(g: &ConvGeom, tile: &GemmTile, images: usize) -> Vec<
             ..GemmParams::dense((cin_g * taps) as usize, columns as usize, cout_g as usize)
         };
         let cols = u64::from(groups) * u64::from(cin_g * taps) * u64::from(columns);
-        let mut gemm = dispatch(
-            "conv2d_backward_data_cols_gemm",
-            params,
-            tile,
-            [Slot::Tensor("w"), Slot::Tensor("dy"), Slot::Unused, Slot::Unused],
-        );
         // C goes to `cols` (binding 5): the entry point touches neither bias nor the output.
-        gemm.bindings.retain(|&(binding, _)| binding < 3);
-        gemm.bindings.push((5, Slot::Scratch(cols)));
-        dispatches.push(gemm);
+        dispatches.push(Dispatch {
+            shader: &GEMM,
+            entry: "conv2d_backward_data_cols_gemm",
+            bindings: vec![
+                (1, Slot::Tensor("w")),
+                (2, Slot::Tensor("dy")),
+                (5, Slot::Scratch(cols)),
+            ],
+            params: params.words_for(tile),
+            grid: Grid::Workgroups(params.workgroups(tile)),
+            constants: tile.constants(),
+        });
         dispatches.push(super::col2im::col2im(g, n0, chunk, cols));
     }
     dispatches

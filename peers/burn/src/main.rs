@@ -292,8 +292,15 @@ struct RunRecord {
 
 const PHASES: [&str; 3] = ["forward", "grad_input", "grad_params"];
 
+/// Waits for the device; a device that fails ends the run (exit 1), naming the adapter's error.
 fn sync(device: &Device) {
-    device.sync().expect("the device failed to execute");
+    if let Err(e) = device.sync() {
+        eprintln!(
+            "burn-peer: the device failed to execute ({e:?}); nothing was written. Try a smaller \
+             --batch, or another adapter (CUBECL_WGPU_DEFAULT_DEVICE)"
+        );
+        std::process::exit(1);
+    }
 }
 
 /// Wall clock of `f` from a device sync to a device sync.
