@@ -355,12 +355,94 @@ fn valid_outputs(
     lo.min(outputs)..hi.min(outputs).max(lo.min(outputs))
 }
 
+/// Where kernel tap `(ki, kj)` of a convolution meets one image plane: runs of
+/// `(output start, input start, length)` such that output element `output start + j` reads
+/// input element `input start + j * stride` (the column stride) for `j` in `0..length`. Along a
+/// row, output `(oh, ow)` reads input `(oh * stride + ki * dilation - pad,
+/// ow * stride + kj * dilation - pad)` when that is inside the input; a run is the row's
+/// outputs that are. At stride 1, when every output of a row has its input and the rows are
+/// as wide as the input's, consecutive rows continue each other: the tap's rows are one run.
+fn tap_runs(g: &ConvGeom, ki: usize, kj: usize) -> impl Iterator<Item = (usize, usize, usize)> {
+    let (c, i, o) = (&g.conv, &g.input, &g.output);
+    let rows = valid_outputs(o.h, ki, c.stride.0, c.padding.0, c.dilation.0, i.h);
+    let columns = valid_outputs(o.w, kj, c.stride.1, c.padding.1, c.dilation.1, i.w);
+    let (rows, columns) = if rows.is_empty() || columns.is_empty() {
+        (0..0, 0..0)
+    } else {
+        (rows, columns)
+    };
+    let input = move |oh: usize| {
+        let ih = oh * c.stride.0 + ki * c.dilation.0 - c.padding.0;
+        ih * i.w + columns.start * c.stride.1 + kj * c.dilation.1 - c.padding.1
+    };
+    let contiguous = c.stride == (1, 1) && i.w == o.w && columns.len() == o.w;
+    let (step, run) = if contiguous {
+        (rows.len().max(1), rows.len() * o.w)
+    } else {
+        (1, columns.len())
+    };
+    rows.clone()
+        .step_by(step)
+        .map(move |oh| (oh * o.w + columns.start, input(oh), run))
+}
+
+/// `ys[j] += a * xs[j * stride]` for every `j` of `ys`. Stride 1, most layers, gets its own
+/// loop over two slices, which the compiler vectorises.
+fn axpy_gather<T: Real>(ys: &mut [T], a: T, xs: &[T], stride: usize) {
+    if stride == 1 {
+        for (y, &x) in ys.iter_mut().zip(xs) {
+            *y += a * x;
+        }
+    } else {
+        for (y, &x) in ys.iter_mut().zip(xs.iter().step_by(stride)) {
+            *y += a * x;
+        }
+    }
+}
+
+/// `ys[j * stride] += a * xs[j]` for every `j` of `xs`.
+fn axpy_scatter<T: Real>(ys: &mut [T], stride: usize, a: T, xs: &[T]) {
+    if stride == 1 {
+        for (y, &x) in ys.iter_mut().zip(xs) {
+            *y += a * x;
+        }
+    } else {
+        for (y, &x) in ys.iter_mut().step_by(stride).zip(xs) {
+            *y += a * x;
+        }
+    }
+}
+
+/// Independent partial sums in [`dot_gather`]: enough for the compiler to vectorise the loop.
+/// In f64 the order of the sum changes nothing the f32 bounds could see.
+const LANES: usize = 8;
+
+/// `sum_j a[j] * b[j * stride]` over every `j` of `a`.
+fn dot_gather<T: Real>(a: &[T], b: &[T], stride: usize) -> T {
+    if stride != 1 {
+        return sum(a.iter().zip(b.iter().step_by(stride)).map(|(&x, &y)| x * y));
+    }
+    let b = &b[..a.len()];
+    let mut lanes = [T::default(); LANES];
+    let (a_chunks, b_chunks) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let tail = sum(a_chunks
+        .remainder()
+        .iter()
+        .zip(b_chunks.remainder())
+        .map(|(&x, &y)| x * y));
+    for (x, y) in a_chunks.zip(b_chunks) {
+        for l in 0..LANES {
+            lanes[l] += x[l] * y[l];
+        }
+    }
+    sum(lanes.into_iter()) + tail
+}
+
 fn conv2d_forward<T: Real>(g: &ConvGeom, x: &[T], w: &[T], bias: Option<&[T]>, y: &mut [T]) {
     let (c, i, o) = (&g.conv, &g.input, &g.output);
     let (cin_g, cout_g) = (c.in_channels / c.groups, c.out_channels / c.groups);
     let (kh, kw) = c.kernel;
-    let plane = o.h * o.w;
-    y.par_chunks_mut(plane).enumerate().for_each(|(p, out)| {
+    y.par_chunks_mut(o.h * o.w).enumerate().for_each(|(p, out)| {
         let (n, oc) = (p / o.c, p % o.c);
         let group = oc / cout_g;
         out.fill(bias.map_or(T::default(), |b| b[oc]));
@@ -370,13 +452,8 @@ fn conv2d_forward<T: Real>(g: &ConvGeom, x: &[T], w: &[T], bias: Option<&[T]>, y
             for ki in 0..kh {
                 for kj in 0..kw {
                     let wv = w[((oc * cin_g + icl) * kh + ki) * kw + kj];
-                    let columns = valid_outputs(o.w, kj, c.stride.1, c.padding.1, c.dilation.1, i.w);
-                    for oh in valid_outputs(o.h, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) {
-                        let ih = oh * c.stride.0 + ki * c.dilation.0 - c.padding.0;
-                        for ow in columns.clone() {
-                            let iw = ow * c.stride.1 + kj * c.dilation.1 - c.padding.1;
-                            out[oh * o.w + ow] += wv * xin[ih * i.w + iw];
-                        }
+                    for (at, from, len) in tap_runs(g, ki, kj) {
+                        axpy_gather(&mut out[at..][..len], wv, &xin[from..], c.stride.1);
                     }
                 }
             }
@@ -397,13 +474,8 @@ fn conv2d_backward_data<T: Real>(g: &ConvGeom, dy: &[T], w: &[T], dx: &mut [T]) 
             for ki in 0..kh {
                 for kj in 0..kw {
                     let wv = w[((oc * cin_g + icl) * kh + ki) * kw + kj];
-                    let columns = valid_outputs(o.w, kj, c.stride.1, c.padding.1, c.dilation.1, i.w);
-                    for oh in valid_outputs(o.h, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) {
-                        let ih = oh * c.stride.0 + ki * c.dilation.0 - c.padding.0;
-                        for ow in columns.clone() {
-                            let iw = ow * c.stride.1 + kj * c.dilation.1 - c.padding.1;
-                            din[ih * i.w + iw] += wv * dout[oh * o.w + ow];
-                        }
+                    for (at, from, len) in tap_runs(g, ki, kj) {
+                        axpy_scatter(&mut din[from..], c.stride.1, wv, &dout[at..][..len]);
                     }
                 }
             }
@@ -426,16 +498,10 @@ fn conv2d_backward_filter<T: Real>(g: &ConvGeom, x: &[T], dy: &[T], dw: &mut [T]
                     let xin = &x[(n * i.c + group * cin_g + icl) * i.h * i.w..][..i.h * i.w];
                     for ki in 0..kh {
                         for kj in 0..kw {
-                            let columns = valid_outputs(o.w, kj, c.stride.1, c.padding.1, c.dilation.1, i.w);
-                            let mut acc = T::default();
-                            for oh in valid_outputs(o.h, ki, c.stride.0, c.padding.0, c.dilation.0, i.h) {
-                                let ih = oh * c.stride.0 + ki * c.dilation.0 - c.padding.0;
-                                for ow in columns.clone() {
-                                    let iw = ow * c.stride.1 + kj * c.dilation.1 - c.padding.1;
-                                    acc += dout[oh * o.w + ow] * xin[ih * i.w + iw];
-                                }
-                            }
-                            dwo[(icl * kh + ki) * kw + kj] += acc;
+                            let tap = tap_runs(g, ki, kj).map(|(at, from, len)| {
+                                dot_gather(&dout[at..][..len], &xin[from..], c.stride.1)
+                            });
+                            dwo[(icl * kh + ki) * kw + kj] += sum(tap);
                         }
                     }
                 }
@@ -806,7 +872,9 @@ fn channel_copy<T: Real>(
 
 #[cfg(test)]
 mod tests {
-    use super::valid_outputs;
+    use super::{tap_runs, valid_outputs};
+    use crate::kernels::ConvGeom;
+    use crate::model::{Conv2d, Shape};
     use proptest::prelude::*;
 
     /// The input index of output `out` for tap `k` along one axis, when in bounds: the
@@ -839,6 +907,44 @@ mod tests {
                 .filter(|&o| input_index(o, k, stride, pad, dilation, size).is_some())
                 .collect();
             let got: Vec<usize> = valid_outputs(outputs, k, stride, pad, dilation, size).collect();
+            prop_assert_eq!(got, expected);
+        }
+
+        /// The runs of a tap cover exactly the (output, input) pairs of the definition, each
+        /// once, whether rows merge into one run or not.
+        #[test]
+        fn tap_runs_are_the_pairs_of_the_definition(
+            (kh, kw) in (1usize..6, 1usize..6),
+            (ki, kj) in (0usize..6, 0usize..6),
+            stride in (1usize..4, 1usize..4),
+            padding in (0usize..4, 0usize..4),
+            dilation in (1usize..3, 1usize..3),
+            (h, w) in (1usize..20, 1usize..20),
+        ) {
+            prop_assume!(ki < kh && kj < kw);
+            let size = |n: usize, k: usize, s: usize, p: usize, d: usize| (n + 2 * p).checked_sub(d * (k - 1) + 1).map(|v| v / s + 1);
+            let (Some(oh), Some(ow)) = (
+                size(h, kh, stride.0, padding.0, dilation.0),
+                size(w, kw, stride.1, padding.1, dilation.1),
+            ) else {
+                return Ok(());
+            };
+            let conv = Conv2d { kernel: (kh, kw), stride, padding, dilation, ..Conv2d::square(1, 1, 1, 1, 0) };
+            let g = ConvGeom { conv, input: Shape::new(1, 1, h, w), output: Shape::new(1, 1, oh, ow) };
+            let mut expected = Vec::new();
+            for r in 0..oh {
+                for c in 0..ow {
+                    if let (Some(ih), Some(iw)) = (
+                        input_index(r, ki, stride.0, padding.0, dilation.0, h),
+                        input_index(c, kj, stride.1, padding.1, dilation.1, w),
+                    ) {
+                        expected.push((r * ow + c, ih * w + iw));
+                    }
+                }
+            }
+            let got: Vec<(usize, usize)> = tap_runs(&g, ki, kj)
+                .flat_map(|(at, from, len)| (0..len).map(move |j| (at + j, from + j * stride.1)))
+                .collect();
             prop_assert_eq!(got, expected);
         }
     }
