@@ -8,6 +8,7 @@ use convbench::backend::Backend;
 use convbench::harness::{RunOptions, Target, measure, verify_target};
 use convbench::model::{Precision, network};
 use convbench::results::{Phase, Stage};
+use std::sync::{Condvar, Mutex, PoisonError};
 
 fn options() -> RunOptions {
     RunOptions {
@@ -22,13 +23,12 @@ fn options() -> RunOptions {
 /// has it (a software adapter in CI does).
 fn verified(name: &str) {
     let Some(backend) = gpu() else { return };
-    // One model at a time: each verification already uses every core (the reference and a
-    // software adapter), and two of the largest at once would need twice the memory (a few GiB
-    // each, for the f64 copies of VGG's and OverFeat's weights).
-    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // At most two models at a time. The reference and a software adapter use every core while
+    // they compute, but between ops one thread reads the tensors back and copies them (a third
+    // of OverFeat's time, on its 450 MB fully connected weights): a second model fills those
+    // gaps. More would only add memory (a few GiB each, for the f64 copies of VGG's and
+    // OverFeat's weights).
+    let _turn = Turn::take();
     let target = Target::Model(network(name).expect("model in the zoo"));
     for precision in [Precision::F32, Precision::F16] {
         if !backend.supports(precision) {
@@ -46,6 +46,37 @@ fn verified(name: &str) {
             "{name} {precision}: every op verified at batch 1, worst error/bound {:.3}",
             summary.worst_ratio()
         );
+    }
+}
+
+/// One of [`Turn::MODELS`] places for a model's verification, held until dropped.
+struct Turn;
+
+impl Turn {
+    const MODELS: usize = 2;
+
+    /// How many places are taken, and a signal when one is freed.
+    fn places() -> &'static (Mutex<usize>, Condvar) {
+        static PLACES: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+        &PLACES
+    }
+
+    fn take() -> Self {
+        let (taken, freed) = Self::places();
+        let mut taken = taken.lock().unwrap_or_else(PoisonError::into_inner);
+        while *taken >= Self::MODELS {
+            taken = freed.wait(taken).unwrap_or_else(PoisonError::into_inner);
+        }
+        *taken += 1;
+        Turn
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let (taken, freed) = Self::places();
+        *taken.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+        freed.notify_one();
     }
 }
 
