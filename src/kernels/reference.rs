@@ -381,8 +381,7 @@ fn tap_runs(g: &ConvGeom, ki: usize, kj: usize) -> impl Iterator<Item = (usize, 
     } else {
         (1, columns.len())
     };
-    rows.clone()
-        .step_by(step)
+    rows.step_by(step)
         .map(move |oh| (oh * o.w + columns.start, input(oh), run))
 }
 
