@@ -186,13 +186,26 @@ pub const COLS_CHUNK_BYTES: u64 = 16 << 20;
 /// backward data stays implicit.
 pub const COLS_MAX_BYTES: u64 = 128 << 20;
 
+/// Input channels per group from which backward data at stride 1 runs as one implicit GEMM
+/// rather than through the column matrix. The implicit GEMM is then as wide as the forward
+/// convolution (`cin / groups` rows) and reads each `dy` value once per tap from its staged tile;
+/// the column matrix costs a write and a read of `cin * kh * kw * oh * ow` floats per image,
+/// which on lavapipe made backward data of AlexNet's conv3-conv5 at batch 8 (192-384 input
+/// channels) 1.2-1.9x slower than their forward pass (one run, `128x128x8_8x8`). Below it the
+/// implicit GEMM starves: 3 input channels (the first layers) fill 3 rows of a 64-row tile.
+pub const IMPLICIT_MIN_CHANNELS: usize = 64;
+
 /// Images per chunk of the explicit (column matrix) backward data of `g`, or `None` when it
 /// runs as one implicit GEMM: 1x1 kernels at stride 1 without padding (whose column matrix
-/// *is* dx, so the implicit GEMM is already dense), and images whose column matrix exceeds
+/// *is* dx, so the implicit GEMM is already dense), stride 1 with at least
+/// [`IMPLICIT_MIN_CHANNELS`] input channels per group, and images whose column matrix exceeds
 /// [`COLS_MAX_BYTES`].
 pub(crate) fn cols_chunk(g: &ConvGeom) -> Option<usize> {
     let c = &g.conv;
     if c.kernel == (1, 1) && c.stride == (1, 1) && c.padding == (0, 0) {
+        return None;
+    }
+    if c.stride == (1, 1) && c.in_channels / c.groups.max(1) >= IMPLICIT_MIN_CHANNELS {
         return None;
     }
     let per_image = 4 * (c.in_channels * c.kernel.0 * c.kernel.1 * g.output.h * g.output.w) as u64;
@@ -416,9 +429,10 @@ mod tests {
     #[test]
     fn backward_data_chunks_cover_every_image_once() {
         let tile = GemmTile::new(64, 64, 16, 4, 4);
-        // AlexNet's conv2 at batch 8: 4.7 MB of column matrix per image, three per chunk.
-        let g = geom(Conv2d::square(64, 192, 5, 1, 2), 8, 27, 27);
-        let per_image = 4 * 64 * 25 * 27 * 27;
+        // AlexNet's conv2 at batch 8 with 48 input channels (below IMPLICIT_MIN_CHANNELS): 3.5
+        // MB of column matrix per image, four per chunk.
+        let g = geom(Conv2d::square(48, 192, 5, 1, 2), 8, 27, 27);
+        let per_image = 4 * 48 * 25 * 27 * 27;
         let images = (COLS_CHUNK_BYTES / per_image) as usize;
         assert_eq!(cols_chunk(&g), Some(images));
         let dispatches = conv_backward_data(&g, &tile);
@@ -446,7 +460,7 @@ mod tests {
                     })
                     .expect("binds the scratch")
             };
-            assert_eq!(scratch(gemm), (64 * 25 * n * 27 * 27) as u64);
+            assert_eq!(scratch(gemm), (48 * 25 * n * 27 * 27) as u64);
             assert_eq!(scratch(gemm), scratch(col2im));
             let gemm_words = GemmParams::LAYOUT.iter().position(|&(f, _)| f == "b_offset");
             assert_eq!(
@@ -468,5 +482,26 @@ mod tests {
         assert_eq!(dispatches[0].entry, "conv2d_backward_data_gemm");
         // Strided 1x1 (ResNet's projections) reads a quarter of dY per tap: explicit.
         assert!(cols_chunk(&geom(Conv2d::square(64, 256, 1, 2, 0), 2, 14, 14)).is_some());
+    }
+
+    #[test]
+    fn wide_stride_1_backward_data_is_implicit() {
+        let tile = GemmTile::new(64, 64, 16, 8, 8);
+        // AlexNet's conv3 and conv2: 192 and 64 input channels, padded, stride 1.
+        for g in [
+            geom(Conv2d::square(192, 384, 3, 1, 1), 8, 13, 13),
+            geom(Conv2d::square(64, 192, 5, 1, 2), 8, 27, 27),
+        ] {
+            assert_eq!(cols_chunk(&g), None, "{g:?}");
+            let dispatches = conv_backward_data(&g, &tile);
+            assert_eq!(dispatches.len(), 1);
+            assert_eq!(dispatches[0].entry, "conv2d_backward_data_gemm");
+        }
+        // Narrow per group, or strided: the column matrix.
+        let mut grouped = Conv2d::square(128, 128, 3, 1, 1);
+        grouped.groups = 4;
+        assert!(cols_chunk(&geom(grouped, 2, 13, 13)).is_some());
+        assert!(cols_chunk(&geom(Conv2d::square(3, 96, 11, 1, 0), 1, 128, 128)).is_some());
+        assert!(cols_chunk(&geom(Conv2d::square(256, 256, 3, 2, 1), 1, 13, 13)).is_some());
     }
 }

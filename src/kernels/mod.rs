@@ -28,7 +28,7 @@ mod winograd;
 
 pub use contract::{Binding, bind};
 pub use dispatch::{Dispatch, Grid, Slot};
-pub use gemm::{COLS_CHUNK_BYTES, COLS_MAX_BYTES};
+pub use gemm::{COLS_CHUNK_BYTES, COLS_MAX_BYTES, IMPLICIT_MIN_CHANNELS};
 pub use op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
 pub use variant::{GemmTile, Variant};
 

@@ -129,7 +129,8 @@ fn random_conv(rng: &mut StdRng) -> ConvGeom {
 
 /// Random shapes plus the cases tiles get wrong: several tiles in every direction with
 /// partial edges, a reduction longer than many slices, 1x1 stride 1, AlexNet's stride-4 first
-/// layer at batch 1, a 3x3 pad-1 layer with odd sizes.
+/// layer at batch 1, a 3x3 pad-1 layer with odd sizes, and layers wide enough for backward
+/// data's implicit GEMM.
 fn conv_cases(rng: &mut StdRng) -> Vec<ConvGeom> {
     let mut cases: Vec<ConvGeom> = (0..6).map(|_| random_conv(rng)).collect();
     cases.push(conv(Conv2d::square(19, 70, 3, 1, 1), 2, 13, 11));
@@ -139,6 +140,14 @@ fn conv_cases(rng: &mut StdRng) -> Vec<ConvGeom> {
     grouped.groups = 3;
     grouped.bias = false;
     cases.push(conv(grouped, 3, 10, 9));
+    // Wide enough per group for backward data's implicit GEMM at stride 1
+    // (IMPLICIT_MIN_CHANNELS): padded 3x3, and a dilated 3x2 in two groups.
+    cases.push(conv(Conv2d::square(64, 10, 3, 1, 1), 2, 7, 9));
+    let mut dilated = Conv2d::square(128, 6, 3, 1, 2);
+    dilated.kernel = (3, 2);
+    dilated.dilation = (2, 1);
+    dilated.groups = 2;
+    cases.push(conv(dilated, 1, 6, 5));
     cases
 }
 
