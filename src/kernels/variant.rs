@@ -87,14 +87,22 @@ impl GemmTile {
 }
 
 /// Every GEMM tile offered, each a registry variant of `gemm.wgsl`:
-/// - `64x64x16_4x4` and `64x64x32_4x4`: 256 invocations of 4x4 blocks, the best on lavapipe
-///   (4x4 blocks fit a CPU's vector registers) and the classic GPU tile;
-/// - `128x128x8_8x8` and `32x64x16_8x8`: 8x8 blocks, more reuse per load for GPUs with large
-///   register files; the 8-deep slices also suit short reductions;
+/// - `64x64x8_8x8` and `128x128x8_8x8`: 8x8 register blocks, the heuristic's tiles for
+///   convolutions (see [`Variant::heuristic`]): each staged value feeds 8 FMAs, against 4 with
+///   4x4 blocks. The 8-deep slices also suit short reductions. With Mesa's shader cache
+///   disabled, lavapipe (LLVM 15) took about 7 s to compile an entry point of an 8x8-block
+///   tile, ten times a 4x4 one's (the cache keeps it for later runs), which is why only two
+///   are offered: `64x128` and `128x64` tiles, and 16-deep slices, were within 10% of one of
+///   them on AlexNet's layers;
+/// - `64x64x16_4x4` and `64x64x32_4x4`: 256 invocations of 4x4 blocks, the classic GPU tile;
+/// - `32x64x16_8x8`: a small tile of 8x8 blocks;
 /// - `32x32x16_4x4` and `32x64x32_4x4`: smaller tiles, more workgroups for small layers;
 /// - `64x8x16_4x4`: narrow C (fully connected layers at small batches);
 /// - `8x64x32_4x4`: short C (input gradients of layers with few input channels).
-pub const GEMM_TILES: [GemmTile; 8] = [
+///
+/// The first eight keep their place: tests and tune caches name tiles by id, never by index,
+/// but the order is also the order `tune` lists them in.
+pub const GEMM_TILES: [GemmTile; 9] = [
     GemmTile::new(64, 64, 16, 4, 4),
     GemmTile::new(64, 64, 32, 4, 4),
     GemmTile::new(128, 128, 8, 8, 8),
@@ -103,6 +111,7 @@ pub const GEMM_TILES: [GemmTile; 8] = [
     GemmTile::new(64, 8, 16, 4, 4),
     GemmTile::new(8, 64, 32, 4, 4),
     GemmTile::new(32, 64, 16, 8, 8),
+    GemmTile::new(64, 64, 8, 8, 8),
 ];
 
 /// The implementation an op runs with.
@@ -205,19 +214,21 @@ impl Variant {
     /// The variant to run `op` with when nothing was measured, from the shape `(m, n, k)` of
     /// its GEMM (see [`gemm_shape`]); `direct` for ops without a GEMM form.
     ///
-    /// The rules, from `cargo convbench tune` on lavapipe (AlexNet at batches 1 and 8, the
-    /// `layers` suite), where tiled kernels run 3-14x faster than direct ones except on
-    /// matrix-vector products:
+    /// The rules, from `cargo convbench tune` and interleaved runs on lavapipe (AlexNet at
+    /// batches 1 and 8, the `layers` suite), where tiled kernels run 3-14x faster than direct
+    /// ones except on matrix-vector products:
     /// - `n <= 2` (fully connected layers at batch 1 or 2): `direct`. Every tile computes at
     ///   least four columns, so most of its work would be padding.
     /// - `n <= 16`: the narrow `64x8` tile (fully connected layers at small batches).
     /// - `k <= 8` (weight gradients of fully connected layers at small batches): the tile whose
     ///   slices are 8 deep, so that no slice is mostly padding.
-    /// - `m <= 8` (input gradients of 1x1 layers with few input channels; backward data of a
-    ///   larger kernel is the column matrix's GEMM, `m = cin * kh * kw` rows): the `8x64` tile.
-    /// - otherwise `64x64x16_4x4`, the fastest or within a few percent of it on every
-    ///   convolution measured: 4x4 blocks keep accumulators and operands within a CPU's
-    ///   vector registers, and it is the classic GPU tile.
+    /// - `m <= 8` (input gradients of layers with few input channels): the `8x64` tile.
+    /// - otherwise the 8x8-block tile of [`BLOCK_TILES`] that [`block_tile_cost`] rates
+    ///   cheapest: larger tiles stage fewer values per FMA, smaller ones waste less on partial
+    ///   edges and give more workgroups to share. On lavapipe the picked tile ran every phase
+    ///   of AlexNet's conv2-conv5 at batch 8 in 0.61-0.83 of `64x64x16_4x4`'s time (2
+    ///   interleaved rounds; the loads, not the FMAs, are what a CPU adapter pays for), and was
+    ///   the faster of the two on all 12.
     ///
     /// Winograd is never picked (`tune` still tries it where it applies): on lavapipe (2 cores,
     /// batch 1, f32, median of 5 GPU-timed runs) it was slower than or level with `64x64x16_4x4` on
@@ -237,10 +248,45 @@ impl Variant {
             (_, 3..=16, _) => GemmTile::new(64, 8, 16, 4, 4),
             (_, _, 0..=8) => GemmTile::new(128, 128, 8, 8, 8),
             (0..=8, _, _) => GemmTile::new(8, 64, 32, 4, 4),
-            _ => GemmTile::new(64, 64, 16, 4, 4),
+            _ => cheapest_block_tile(m, n),
         };
         Variant::Gemm(tile)
     }
+}
+
+/// The 8x8-block tiles [`Variant::heuristic`] chooses among for convolutions, smallest first
+/// (ties go to the smaller tile).
+pub const BLOCK_TILES: [GemmTile; 2] = [GemmTile::new(64, 64, 8, 8, 8), GemmTile::new(128, 128, 8, 8, 8)];
+
+/// The tile of [`BLOCK_TILES`] that [`block_tile_cost`] rates cheapest for an `m x n` GEMM (the
+/// first of equals).
+fn cheapest_block_tile(m: usize, n: usize) -> GemmTile {
+    let [mut best, rest @ ..] = BLOCK_TILES;
+    for tile in rest {
+        if block_tile_cost(&tile, m, n) < block_tile_cost(&best, m, n) {
+            best = tile;
+        }
+    }
+    best
+}
+
+/// Workgroups assumed to run at once when rating a tile: a layer with fewer tiles than this
+/// leaves compute idle, and the busiest worker runs `ceil(tiles / WORKERS)` of them. Eight is
+/// more than a CPU adapter's threads on small machines and less than any GPU's cores; the
+/// layers whose choice it changes have a few dozen tiles at most.
+const WORKERS: usize = 8;
+
+/// Relative time of an `m x n` GEMM in 8x8-block `tile`s, per unit of reduction: the busiest
+/// worker's tiles times each tile's outputs times the cost of one output. That cost is
+/// `0.6 + 0.2 * (64 / bm + 64 / bn)`, a fixed part plus the staging of `bm + bn` values per
+/// `bm * bn` FMAs, fitted to lavapipe's times for AlexNet's conv4 at batch 8 (M = 256, no
+/// partial row tiles) with 16-deep slices, where `128x128` ran in 0.8 of `64x64`'s time; it
+/// ranks the 8-deep tiles as measured on every phase of conv2-conv5.
+pub fn block_tile_cost(tile: &GemmTile, m: usize, n: usize) -> f64 {
+    let (bm, bn) = (tile.bm as usize, tile.bn as usize);
+    let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+    let per_output = 0.6 + 0.2 * (64.0 / bm as f64 + 64.0 / bn as f64);
+    tiles.div_ceil(WORKERS) as f64 * (bm * bn) as f64 * per_output
 }
 
 /// `(m, n, k)` of the GEMM that implements `op` (per convolution group): C is `m x n`, the
@@ -364,6 +410,26 @@ mod tests {
         }
         let gemv = Op::LinearForward(LinearGeom::new(1, 9216, 4096, true));
         assert_eq!(Variant::heuristic(&gemv), Variant::Direct);
+    }
+
+    /// The cost model's choices on the shapes it was checked against on lavapipe (AlexNet at
+    /// batch 8, interleaved rounds): conv2's implicit input gradient (64 rows) and forward (192
+    /// rows) run best in 64-row tiles, conv4's forward (256 x 1352) in `128x128`; a layer of
+    /// one 128x128 tile (L4 at batch 1, 128 x 100) is split into four.
+    #[test]
+    fn the_block_tile_cost_ranks_tiles_as_measured() {
+        let pick = |m: usize, n: usize| {
+            let tile = cheapest_block_tile(m, n);
+            (tile.bm, tile.bn)
+        };
+        assert_eq!(pick(64, 8 * 27 * 27), (64, 64));
+        assert_eq!(pick(192, 8 * 27 * 27), (64, 64));
+        assert_eq!(pick(256, 8 * 13 * 13), (128, 128));
+        assert_eq!(pick(384, 8 * 13 * 13), (128, 128));
+        assert_eq!(pick(128, 10 * 10), (64, 64));
+        for tile in BLOCK_TILES {
+            assert!(GEMM_TILES.contains(&tile), "{tile:?} is not offered");
+        }
     }
 
     #[test]
