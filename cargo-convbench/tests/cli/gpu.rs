@@ -171,6 +171,9 @@ fn verify_prints_the_worst_error_to_bound_ratio_of_every_op_and_times_nothing() 
     if gpu_adapters(test).is_none() {
         return;
     }
+    // `verify` checks every kernel variant first, so it compiles every GEMM tile. On a fresh
+    // machine lavapipe compiles each entry point of an 8x8-block tile in about 7 s (Mesa's
+    // shader cache is empty), over three minutes in all on 2 cores shared with other tests.
     let output = convbench()
         .args([
             "verify",
@@ -182,6 +185,7 @@ fn verify_prints_the_worst_error_to_bound_ratio_of_every_op_and_times_nothing() 
             "f32",
             "--quiet",
         ])
+        .timeout(std::time::Duration::from_secs(600))
         .output()
         .expect("verify");
     assert_code(&output, 0);
