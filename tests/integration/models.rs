@@ -25,9 +25,9 @@ fn verified(name: &str) {
     let Some(backend) = gpu() else { return };
     // At most two models at a time. The reference and a software adapter use every core while
     // they compute, but between ops one thread reads the tensors back and copies them (a third
-    // of OverFeat's time, measured with perf, most of it on its large fully connected weights): a second model fills those
-    // gaps. More would only add memory (a few GiB each, for the f64 copies of VGG's and
-    // OverFeat's weights).
+    // of OverFeat's time, measured with perf, most of it on its large fully connected weights):
+    // a second model fills those gaps. More would only add memory (a few GiB each, for the f64
+    // copies of VGG's and OverFeat's weights).
     let _turn = Turn::take();
     let target = Target::Model(network(name).expect("model in the zoo"));
     for precision in [Precision::F32, Precision::F16] {
