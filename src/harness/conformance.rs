@@ -13,7 +13,7 @@ use super::verify;
 use crate::backend::Backend;
 use crate::kernels::user::Only;
 use crate::kernels::{ConvGeom, LinearGeom, Op, Variant};
-use crate::model::{Conv2d, Precision, Shape};
+use crate::model::{Conv2d, Precision};
 use crate::{Error, Result};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -116,12 +116,7 @@ pub fn random_op(op: &str, only: &Only, first: bool, rng: &mut StdRng) -> Option
         size(rng, span(kernel.0, dilation.0)),
         size(rng, span(kernel.1, dilation.1)),
     );
-    let (oh, ow) = conv.output_hw(h, w)?;
-    let g = ConvGeom {
-        conv,
-        input: Shape::new(batch, conv.in_channels, h, w),
-        output: Shape::new(batch, conv.out_channels, oh, ow),
-    };
+    let g = ConvGeom::new(conv, batch, h, w)?;
     match op {
         "conv2d_forward" => Some(Op::Conv2dForward(g)),
         "conv2d_backward_data" => Some(Op::Conv2dBackwardData(g)),

@@ -630,20 +630,18 @@ pub fn plan_suite_entry(
     stage: Stage,
 ) -> Result<Plan> {
     let (c, h, w) = entry.input;
-    let input = Shape::new(batch, c, h, w);
-    let (oh, ow) = entry
-        .conv
-        .output_hw(h, w)
+    if c != entry.conv.in_channels {
+        return Err(Error::InvalidInput(format!(
+            "{}: an input of {c} channels for a convolution of {}",
+            entry.name, entry.conv.in_channels
+        )));
+    }
+    let g = ConvGeom::new(entry.conv, batch, h, w)
         .ok_or_else(|| Error::InvalidInput(format!("{}: kernel larger than the input", entry.name)))?;
-    let g = ConvGeom {
-        conv: entry.conv,
-        input,
-        output: Shape::new(batch, entry.conv.out_channels, oh, ow),
-    };
     let mut b = Builder::new(precision);
     let li = b.layer(&entry.name, "conv2d");
     let fan_in = entry.conv.in_channels / entry.conv.groups * entry.conv.kernel.0 * entry.conv.kernel.1;
-    let x = b.param("input".into(), input.len(), Init::Uniform(1.0));
+    let x = b.param("input".into(), g.input.len(), Init::Uniform(1.0));
     let wt = b.param(
         "weight".into(),
         entry.conv.weight_len(),
@@ -658,7 +656,7 @@ pub fn plan_suite_entry(
     b.op(Op::Conv2dForward(g), t, li, Phase::Forward)?;
     if stage == Stage::Train {
         let dy = b.param("output_grad".into(), g.output.len(), Init::Uniform(1.0));
-        let dx = b.float("input_grad".into(), input.len());
+        let dx = b.float("input_grad".into(), g.input.len());
         let t = bind::BackwardData { dy, w: wt, dx };
         b.op(Op::Conv2dBackwardData(g), t, li, Phase::GradInput)?;
         let dw = b.float("weight_grad".into(), entry.conv.weight_len());

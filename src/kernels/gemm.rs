@@ -415,15 +415,10 @@ pub fn linear_backward_params(g: &LinearGeom, tile: &GemmTile) -> Vec<Dispatch> 
 mod tests {
     use super::*;
     use crate::kernels::uniform::Uniform;
-    use crate::model::{Conv2d, Shape};
+    use crate::model::Conv2d;
 
     fn geom(conv: Conv2d, n: usize, h: usize, w: usize) -> ConvGeom {
-        let (oh, ow) = conv.output_hw(h, w).expect("kernel fits");
-        ConvGeom {
-            conv,
-            input: Shape::new(n, conv.in_channels, h, w),
-            output: Shape::new(n, conv.out_channels, oh, ow),
-        }
+        ConvGeom::new(conv, n, h, w).expect("kernel fits")
     }
 
     #[test]

@@ -20,6 +20,18 @@ pub struct ConvGeom {
 }
 
 impl ConvGeom {
+    /// `conv` applied to `n` images of `h x w`: the output shape follows from the kernel,
+    /// stride, padding and dilation. `None` when the dilated kernel is larger than the padded
+    /// input.
+    pub fn new(conv: Conv2d, n: usize, h: usize, w: usize) -> Option<ConvGeom> {
+        let (oh, ow) = conv.output_hw(h, w)?;
+        Some(ConvGeom {
+            conv,
+            input: Shape::new(n, conv.in_channels, h, w),
+            output: Shape::new(n, conv.out_channels, oh, ow),
+        })
+    }
+
     /// Multiply-adds of the forward pass for the whole batch (also those of each backward op).
     pub fn macs(&self) -> u64 {
         let per_output = (self.conv.in_channels / self.conv.groups) * self.conv.kernel.0 * self.conv.kernel.1;

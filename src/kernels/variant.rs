@@ -435,16 +435,8 @@ mod tests {
     #[test]
     fn winograd_implements_only_3x3_stride_1_undilated_convolutions() {
         use crate::kernels::ConvGeom;
-        use crate::model::{Conv2d, Shape};
-        let geom = |conv: Conv2d| {
-            let (h, w) = (12, 11);
-            let (oh, ow) = conv.output_hw(h, w).expect("kernel fits");
-            ConvGeom {
-                conv,
-                input: Shape::new(2, conv.in_channels, h, w),
-                output: Shape::new(2, conv.out_channels, oh, ow),
-            }
-        };
+        use crate::model::Conv2d;
+        let geom = |conv: Conv2d| ConvGeom::new(conv, 2, 12, 11).expect("kernel fits");
         let ops = |conv: Conv2d| {
             let g = geom(conv);
             [

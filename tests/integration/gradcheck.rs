@@ -147,12 +147,7 @@ fn report(family: &str, worst: &[(&str, f64)]) {
 }
 
 fn conv_geom(batch: usize, conv: Conv2d, h: usize, w: usize) -> ConvGeom {
-    let (oh, ow) = conv.output_hw(h, w).expect("test convolution fits its input");
-    ConvGeom {
-        conv,
-        input: Shape::new(batch, conv.in_channels, h, w),
-        output: Shape::new(batch, conv.out_channels, oh, ow),
-    }
+    ConvGeom::new(conv, batch, h, w).expect("test convolution fits its input")
 }
 
 #[test]

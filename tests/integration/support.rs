@@ -5,7 +5,7 @@ use convbench::backend::wgpu::WgpuBackend;
 use convbench::backend::{Backend, Program};
 use convbench::harness::verify::{self, OpCheck};
 use convbench::kernels::{Access, ConvGeom, DType, Op};
-use convbench::model::{Conv2d, Precision, Shape};
+use convbench::model::{Conv2d, Precision};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, BTreeSet};
@@ -81,18 +81,13 @@ pub fn random_conv(rng: &mut StdRng) -> ConvGeom {
             groups,
             bias: rng.random_bool(0.7),
         };
-        let input = Shape::new(
+        let (n, h, w) = (
             rng.random_range(1..=3),
-            conv.in_channels,
             rng.random_range(3..=12),
             rng.random_range(3..=12),
         );
-        if let Some((h, w)) = conv.output_hw(input.h, input.w) {
-            return ConvGeom {
-                conv,
-                input,
-                output: Shape::new(input.n, conv.out_channels, h, w),
-            };
+        if let Some(g) = ConvGeom::new(conv, n, h, w) {
+            return g;
         }
     }
 }

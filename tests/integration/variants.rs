@@ -10,7 +10,7 @@ use convbench::harness::verify;
 use convbench::kernels::registry::GEMM;
 use convbench::kernels::variant::GEMM_TILES;
 use convbench::kernels::{Access, ConvGeom, DType, LinearGeom, Op, Variant};
-use convbench::model::{Conv2d, Precision, Shape};
+use convbench::model::{Conv2d, Precision};
 use rand::Rng;
 use rand::rngs::StdRng;
 use std::collections::BTreeSet;
@@ -99,12 +99,7 @@ fn check_all(ops: &[Op], rng: &mut StdRng) {
 }
 
 fn conv(conv: Conv2d, n: usize, h: usize, w: usize) -> ConvGeom {
-    let (oh, ow) = conv.output_hw(h, w).expect("kernel fits");
-    ConvGeom {
-        conv,
-        input: Shape::new(n, conv.in_channels, h, w),
-        output: Shape::new(n, conv.out_channels, oh, ow),
-    }
+    ConvGeom::new(conv, n, h, w).expect("kernel fits")
 }
 
 fn random_conv(rng: &mut StdRng) -> ConvGeom {
