@@ -17,7 +17,10 @@ pub enum KernelChoice {
     Heuristic,
     /// The winner cached by `tune` for the op's shape and precision, else the heuristic.
     Tuned(TuneCache),
-    /// This variant wherever it implements the op, `direct` elsewhere.
+    /// This variant wherever it implements the op (at the op's precision), the heuristic's
+    /// choice elsewhere: a forced tile or Winograd, like a user's kernel, changes only the ops
+    /// it can run, so the rest of the step times as usual (`--kernel direct` implements every
+    /// op).
     Force(Variant),
 }
 
@@ -30,9 +33,7 @@ impl KernelChoice {
                 .winner(op, precision)
                 .unwrap_or_else(|| Variant::heuristic(op)),
             KernelChoice::Force(v) if v.implements_at(op, precision) => *v,
-            // The user's kernel where it applies, convbench's usual choice elsewhere.
-            KernelChoice::Force(v) if v.is_user() => Variant::heuristic(op),
-            KernelChoice::Force(_) => Variant::Direct,
+            KernelChoice::Force(_) => Variant::heuristic(op),
         }
     }
 }

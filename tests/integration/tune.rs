@@ -139,6 +139,11 @@ fn kernel_choice_forces_only_where_a_variant_implements_the_op() {
     let forced = KernelChoice::Force(tile);
     assert_eq!(forced.variant(&conv, Precision::F32), tile);
     assert_eq!(forced.variant(&pool, Precision::F32), Variant::Direct);
+    // Winograd runs only 3x3 stride-1 convolutions: elsewhere the usual choice, not `direct`.
+    let wide = Op::Conv2dForward(ConvGeom::new(Conv2d::square(6, 10, 5, 1, 2), 2, 11, 9).expect("fits"));
+    let winograd = KernelChoice::Force(Variant::Winograd);
+    assert_eq!(winograd.variant(&wide, Precision::F32), Variant::heuristic(&wide));
+    assert_ne!(Variant::heuristic(&wide), Variant::Direct);
     assert_eq!(
         KernelChoice::Heuristic.variant(&pool, Precision::F32),
         Variant::Direct
