@@ -244,6 +244,27 @@ mod tests {
     }
 
     #[test]
+    fn an_lrn_window_of_no_channels_is_refused() {
+        let mut net = tiny();
+        let lrn = |size| {
+            super::super::LayerKind::Lrn(crate::model::Lrn {
+                size,
+                alpha: 1e-4,
+                beta: 0.75,
+                k: 1.0,
+            })
+        };
+        net.layers[1].kind = lrn(0);
+        let error = network_from_data(net.clone()).expect_err("size 0").to_string();
+        assert!(
+            error.contains("tiny") && error.contains("relu1") && error.contains("size of 1 or more"),
+            "{error}"
+        );
+        net.layers[1].kind = lrn(1);
+        network_from_data(net).expect("a window of one channel");
+    }
+
+    #[test]
     fn shape_lists_read_deepbench_rows_and_reject_bad_ones() {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("mine.csv");

@@ -187,6 +187,9 @@ pub fn layer_output_shape(layer: &Layer, inputs: &[Shape]) -> Result<Shape, Shap
             let (h, w) = p.output_hw(x.h, x.w).ok_or_else(too_small)?;
             Ok(Shape::new(x.n, x.c, h, w))
         }
+        LayerKind::Lrn(lrn) if lrn.size == 0 => Err(mismatch(
+            "has an LRN window of 0 channels (it divides alpha by the size); give a size of 1 or more".into(),
+        )),
         LayerKind::Relu | LayerKind::Lrn(_) => Ok(x),
         LayerKind::BatchNorm(b) => {
             if x.c != b.channels {
