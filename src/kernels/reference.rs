@@ -604,9 +604,12 @@ fn pool_backward<T: Real>(g: &PoolGeom, x: &[T], dy: &[T], dx: &mut [T]) {
     });
 }
 
+/// `max(x, 0)`, with NaN passed through as PyTorch does, so that a NaN from an earlier op is
+/// not hidden from verification.
 fn relu_forward<T: Real>(x: &[T], y: &mut [T]) {
     y.par_iter_mut().zip(x.par_iter()).for_each(|(y, &x)| {
-        *y = if x > T::default() { x } else { T::default() };
+        let nan = x.partial_cmp(&x).is_none();
+        *y = if x > T::default() || nan { x } else { T::default() };
     });
 }
 
@@ -871,7 +874,7 @@ fn channel_copy<T: Real>(
 
 #[cfg(test)]
 mod tests {
-    use super::{tap_runs, valid_outputs};
+    use super::{relu_forward, tap_runs, valid_outputs};
     use crate::kernels::ConvGeom;
     use crate::model::{Conv2d, Shape};
     use proptest::prelude::*;
@@ -946,5 +949,15 @@ mod tests {
                 .collect();
             prop_assert_eq!(got, expected);
         }
+    }
+
+    /// NaN goes through ReLU, as in PyTorch, so that verification sees it.
+    #[test]
+    fn relu_passes_nan_through() {
+        let x = [f64::NAN, -1.0, 0.0, 2.0, f64::NEG_INFINITY];
+        let mut y = [7.0; 5];
+        relu_forward(&x, &mut y);
+        assert!(y[0].is_nan());
+        assert_eq!(y[1..], [0.0, 0.0, 2.0, 0.0]);
     }
 }

@@ -25,9 +25,11 @@ fn zip3(out: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(&mut f32, f32, f32) + 
     }
 }
 
-/// `x -> y = max(x, 0)`.
+/// `x -> y = max(x, 0)`, NaN passed through as in the reference.
 pub(super) fn relu_forward(x: &[f32], y: &mut [f32]) {
-    zip3(y, x, x, |y, x, _| *y = if x > 0.0 { x } else { 0.0 });
+    zip3(y, x, x, |y, x, _| {
+        *y = if x > 0.0 || x.is_nan() { x } else { 0.0 }
+    });
 }
 
 /// `y, dy -> dx`: the gradient passes where the forward output is positive.
