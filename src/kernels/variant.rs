@@ -223,6 +223,16 @@ impl Variant {
     /// - `k <= 8` (weight gradients of fully connected layers at small batches): the tile whose
     ///   slices are 8 deep, so that no slice is mostly padding.
     /// - `m <= 8` (input gradients of layers with few input channels): the `8x64` tile.
+    /// - `k <=` [`SHORT_REDUCTION`]: `64x64x16_4x4`. An 8x8-block tile has a fixed cost per
+    ///   tile (64 accumulators per invocation, set up, spilled from a CPU's vector registers
+    ///   and stored) that a short reduction does not amortise. On lavapipe, interleaved against
+    ///   the 8x8-block choice (`run --shapes ... --layers`, 1-2 rounds, batch 1 unless said),
+    ///   4x4 blocks took this share of the time: forward of 1x1 layers with k = 64, 128 and
+    ///   256, 0.46, 0.69 and 0.94; a 3x3 16->32 layer at batch 8, forward (k = 144) 0.75 and
+    ///   input gradient (its column matrix's GEMM, k = 32) 0.33; L1's input gradient (column
+    ///   matrix, k = 96) 0.62; weight gradients of L4 (k = 100) 0.64, of L5 (k = 169) 0.68, of a
+    ///   1x1 256->256 layer at 14x14 (k = 196) 0.80. Single runs put the crossover between 256
+    ///   and 338: 4x4 took 1.13x at k = 338 (L5 at batch 2) and 1.14x at k = 400 (L4 at batch 4).
     /// - otherwise the 8x8-block tile of [`BLOCK_TILES`] that [`block_tile_cost`] rates
     ///   cheapest: larger tiles stage fewer values per FMA, smaller ones waste less on partial
     ///   edges and give more workgroups to share. On lavapipe the picked tile ran every phase
@@ -248,11 +258,16 @@ impl Variant {
             (_, 3..=16, _) => GemmTile::new(64, 8, 16, 4, 4),
             (_, _, 0..=8) => GemmTile::new(128, 128, 8, 8, 8),
             (0..=8, _, _) => GemmTile::new(8, 64, 32, 4, 4),
+            (_, _, 0..=SHORT_REDUCTION) => GemmTile::new(64, 64, 16, 4, 4),
             _ => cheapest_block_tile(m, n),
         };
         Variant::Gemm(tile)
     }
 }
+
+/// Reductions up to this long run in the 4x4-block `64x64x16_4x4` tile (see
+/// [`Variant::heuristic`]): lavapipe's crossover lay between 256 and 338.
+pub const SHORT_REDUCTION: usize = 256;
 
 /// The 8x8-block tiles [`Variant::heuristic`] chooses among for convolutions, smallest first
 /// (ties go to the smaller tile).
@@ -429,6 +444,42 @@ mod tests {
         assert_eq!(pick(128, 10 * 10), (64, 64));
         for tile in BLOCK_TILES {
             assert!(GEMM_TILES.contains(&tile), "{tile:?} is not offered");
+        }
+    }
+
+    /// Short reductions go to the 4x4-block tile, long ones to an 8x8 one, as measured (see
+    /// [`Variant::heuristic`]).
+    #[test]
+    fn short_reductions_run_in_4x4_blocks() {
+        use crate::kernels::ConvGeom;
+        use crate::model::Conv2d;
+        let geom = |conv: Conv2d, n: usize, hw: usize| ConvGeom::new(conv, n, hw, hw).expect("fits");
+        let four = Variant::Gemm(GemmTile::new(64, 64, 16, 4, 4));
+        let is_block = |v: Variant| matches!(v, Variant::Gemm(t) if BLOCK_TILES.contains(&t));
+        // L4's and L5's weight gradients at batch 1 (k = 100, 169), and at batch 4 and 2.
+        let l4 = Conv2d::square(128, 128, 7, 1, 0);
+        let l5 = Conv2d::square(384, 384, 3, 1, 1);
+        let filter = |conv, n, hw| Variant::heuristic(&Op::Conv2dBackwardFilter(geom(conv, n, hw)));
+        assert_eq!(filter(l4, 1, 16), four);
+        assert_eq!(filter(l5, 1, 13), four);
+        assert!(is_block(filter(l4, 4, 16)));
+        assert!(is_block(filter(l5, 2, 13)));
+        // A 1x1 layer of 64 input channels (k = 64); a 3x3 layer of 16 input channels, whose
+        // input gradient is the column matrix's GEMM (k = 32 output channels) and whose weight
+        // gradient at batch 8 reduces over 6,272 positions (32 rows: 8x8 blocks measured faster).
+        let wide = geom(Conv2d::square(64, 256, 1, 1, 0), 1, 56);
+        assert_eq!(Variant::heuristic(&Op::Conv2dForward(wide)), four);
+        let narrow = geom(Conv2d::square(16, 32, 3, 1, 1), 8, 28);
+        assert_eq!(Variant::heuristic(&Op::Conv2dBackwardData(narrow)), four);
+        assert!(is_block(Variant::heuristic(&Op::Conv2dBackwardFilter(narrow))));
+        // AlexNet's conv3 at batch 8: long reductions, 8x8 blocks in every phase.
+        let conv3 = geom(Conv2d::square(192, 384, 3, 1, 1), 8, 13);
+        for op in [
+            Op::Conv2dForward(conv3),
+            Op::Conv2dBackwardData(conv3),
+            Op::Conv2dBackwardFilter(conv3),
+        ] {
+            assert!(is_block(Variant::heuristic(&op)), "{op:?}");
         }
     }
 
