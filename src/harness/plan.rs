@@ -632,7 +632,7 @@ pub fn plan_suite_entry(
     let (c, h, w) = entry.input;
     if c != entry.conv.in_channels {
         return Err(Error::InvalidInput(format!(
-            "{}: an input of {c} channels for a convolution of {}",
+            "{}: its input has {c} channels but its convolution takes {}; make the two agree",
             entry.name, entry.conv.in_channels
         )));
     }
