@@ -172,6 +172,38 @@ impl std::str::FromStr for CommentOn {
     }
 }
 
+/// How `ci` decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CiMode {
+    /// Interleaved A/B of the base revision against the working tree.
+    Ab,
+    /// Against the baselines blessed at the base revision.
+    Baseline,
+}
+
+impl CiMode {
+    /// As written in the configuration and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CiMode::Ab => "ab",
+            CiMode::Baseline => "baseline",
+        }
+    }
+}
+
+impl std::str::FromStr for CiMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Self, String> {
+        match text {
+            "ab" => Ok(CiMode::Ab),
+            "baseline" => Ok(CiMode::Baseline),
+            other => Err(format!("unknown ci mode `{other}`; use `ab` or `baseline`")),
+        }
+    }
+}
+
 /// The `ci` sub-table: pull-request comment, mentions and the accept label.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
@@ -186,9 +218,18 @@ pub struct CiSettings {
     /// and the comment says which label accepted it. Unset: no label accepts anything.
     #[serde(alias = "accept_label", skip_serializing_if = "Option::is_none")]
     pub accept_label: Option<String>,
-    /// Decide `ci` by interleaved A/B of the base revision's shaders against the working
-    /// tree's (`ci --ab`) instead of against the blessed baselines.
+    /// How `ci` decides: `ab` (interleaved A/B of the base revision against the working tree,
+    /// in one process on one device) or `baseline` (against the blessed baselines). Unset: A/B
+    /// wherever the base revision can be read and a wgpu adapter opens, else baseline mode,
+    /// and the comment says why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<CiMode>,
+    /// The older spelling of `mode = "ab"`.
     pub ab: bool,
+    /// Time for `ci`'s A/B comparison, e.g. `"5m"` or `"90s"` (see [`CiSettings::budget`]).
+    /// Unset: [`DEFAULT_CI_BUDGET`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
     /// Where the history dashboard (`history --html`) is published, e.g. by baseline.yml to
     /// GitHub Pages (`https://my-org.github.io/my-repo/`): the pull-request comment links to
     /// it. Only an `https://` URL of plain characters (see [`is_https_url`]).
@@ -196,9 +237,30 @@ pub struct CiSettings {
     pub dashboard_url: Option<String>,
 }
 
+/// Time for `ci`'s A/B comparison when neither `--budget` nor `ci.budget` says.
+pub const DEFAULT_CI_BUDGET: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// A duration as people write it: `5m`, `90s`, `1h 30m`.
+pub fn parse_duration(text: &str, what: &str) -> Result<std::time::Duration> {
+    humantime::parse_duration(text.trim()).map_err(|e| {
+        Error::InvalidInput(format!(
+            "{what} `{text}` is not a duration ({e}); write it as `5m`, `90s` or `1h 30m`"
+        ))
+    })
+}
+
 impl CiSettings {
+    /// The A/B time budget: `budget`, else [`DEFAULT_CI_BUDGET`].
+    pub fn budget(&self) -> Result<std::time::Duration> {
+        match &self.budget {
+            Some(text) => parse_duration(text, "`ci.budget`"),
+            None => Ok(DEFAULT_CI_BUDGET),
+        }
+    }
+
     /// Checks that every mention is a GitHub login or `org/team`, and the label is a label.
     pub fn validate(&self) -> Result<()> {
+        self.budget()?;
         for name in &self.mention {
             if !is_login_or_team(name) {
                 return Err(Error::InvalidInput(format!(

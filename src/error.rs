@@ -44,6 +44,15 @@ pub enum Error {
     /// A record file could not be read.
     #[error(transparent)]
     Record(#[from] crate::results::RecordError),
+    /// An error of one part of the work, saying which part (e.g. which side of an A/B).
+    #[error("{context}: {source}")]
+    Context {
+        /// The part, e.g. `the base revision's side`.
+        context: String,
+        /// What went wrong there; it decides the exit code.
+        #[source]
+        source: Box<Error>,
+    },
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -63,6 +72,15 @@ impl Error {
             Error::Environment(_) | Error::Io { .. } => ErrorKind::Environment,
             Error::Verification(_) => ErrorKind::Verification,
             Error::Interrupted(_) => ErrorKind::Interrupted,
+            Error::Context { source, .. } => source.kind(),
+        }
+    }
+
+    /// This error, in the part of the work `context` names.
+    pub fn context(self, context: impl Into<String>) -> Self {
+        Error::Context {
+            context: context.into(),
+            source: Box::new(self),
         }
     }
 

@@ -45,7 +45,7 @@ pub enum Command {
     /// GitHub Actions workflows (idempotent; never overwrites without --force).
     Init(commands::init::InitArgs),
     /// Run benchmarks.
-    Run(commands::run::RunArgs),
+    Run(crate::args::RunArgs),
     /// Time every kernel variant of the selected benchmarks' ops and cache the fastest for
     /// this adapter (used by `run`).
     Tune(commands::tune::TuneArgs),

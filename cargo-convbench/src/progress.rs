@@ -1,12 +1,22 @@
-//! Progress bars on stderr (indicatif), hidden when stderr is not a terminal or with `--quiet`.
+//! Progress bars on stderr (indicatif), hidden when stderr is not a terminal or with `--quiet`,
+//! and the drawing of a library sweep.
 
+use crate::output::write_atomic;
+use convbench::compare::CompareConfig;
+use convbench::config::Workspace;
 use convbench::harness::Event;
+use convbench::harness::ab::{self as ab_run, AbEvent, AbOutcome, AbRequest};
+use convbench::harness::sweep::{Sweep, SweepEvent, SweepRequest};
+use convbench::results::RunRecord;
+use convbench::{Error, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::path::Path;
 
 /// One bar for the whole run, its message naming the current benchmark and step.
 pub struct Progress {
     bar: ProgressBar,
+    quiet: bool,
 }
 
 impl Progress {
@@ -21,7 +31,7 @@ impl Progress {
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        Self { bar }
+        Self { bar, quiet }
     }
 
     /// Reports an event of benchmark `id`.
@@ -41,6 +51,11 @@ impl Progress {
         self.bar.set_message(message);
     }
 
+    /// Sets how many benchmarks the bar counts to.
+    pub fn set_length(&self, benchmarks: usize) {
+        self.bar.set_length(benchmarks as u64);
+    }
+
     /// One benchmark done.
     pub fn finish_one(&self) {
         self.bar.inc(1);
@@ -51,8 +66,80 @@ impl Progress {
         self.bar.suspend(|| eprintln!("{line}"));
     }
 
+    /// Prints `notice: TEXT` above the bar, unless quiet.
+    pub fn notice(&self, text: &str) {
+        if !self.quiet {
+            self.println(&format!("notice: {text}"));
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// Prepares and runs the sweep `request` asks for, drawing its progress and notices. After
+/// every measured round, what is finished is saved to `out`, marked incomplete, so that even a
+/// run that is killed outright leaves a valid record; the caller writes the final record over
+/// it. A failed checkpoint is reported, not fatal: the final write will say more.
+///
+/// An error while preparing (nothing measured) is the `Err`; an error while measuring comes
+/// beside the record of what was finished.
+pub fn run_sweep(
+    request: &SweepRequest,
+    workspace: &Workspace,
+    quiet: bool,
+    out: Option<&Path>,
+) -> Result<(RunRecord, Option<Error>)> {
+    let sweep = Sweep::prepare(request, workspace, crate::interrupt::install())?;
+    let progress = Progress::new(sweep.len(), quiet);
+    for notice in &sweep.notices {
+        progress.notice(notice);
+    }
+    let mut verified = 0;
+    let (record, error) = sweep.run(&mut |event| match event {
+        SweepEvent::Notice(text) => progress.notice(&text),
+        SweepEvent::Benchmark { label, event } => progress.event(label, &event, &mut verified),
+        SweepEvent::Measured { record } => {
+            if let Some(out) = out
+                && let Err(e) = write_atomic(out, &record.to_json())
+                && !quiet
+            {
+                progress.println(&format!(
+                    "warning: could not save progress to {}: {e}",
+                    out.display()
+                ));
+            }
+            progress.finish_one();
+        }
+    });
+    progress.finish();
+    Ok((record, error))
+}
+
+/// Runs the interleaved A/B `request` asks for (see [`convbench::harness::ab`]), drawing its
+/// progress and notices.
+pub fn run_ab(
+    request: &AbRequest,
+    workspace: &Workspace,
+    config: &CompareConfig,
+    quiet: bool,
+) -> Result<AbOutcome> {
+    let progress = Progress::new(0, quiet);
+    let mut verified = 0;
+    let outcome = ab_run::run(
+        request,
+        workspace,
+        config,
+        crate::interrupt::install(),
+        &mut |event| match event {
+            AbEvent::Planned { benchmarks } => progress.set_length(benchmarks),
+            AbEvent::Notice(text) => progress.notice(&text),
+            AbEvent::Benchmark { label, event } => progress.event(label, &event, &mut verified),
+            AbEvent::Finished => progress.finish_one(),
+        },
+    );
+    progress.finish();
+    outcome
 }

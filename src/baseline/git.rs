@@ -18,6 +18,9 @@ const SHALLOW_ADVICE: &str = "the clone is shallow and lacks the base commit; us
 /// merges into, then the conventional names, remote before local (a local branch may be stale).
 const DEFAULT_BRANCHES: [&str; 5] = ["origin/HEAD", "origin/main", "main", "origin/master", "master"];
 
+/// Largest file [`GitBaselineStore::export_at`] writes (bytes).
+pub const MAX_EXPORTED_FILE_BYTES: usize = 64 * 1024 * 1024;
+
 /// The commit whose baselines are blessed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaseRevision {
@@ -364,6 +367,59 @@ impl GitBaselineStore {
     pub fn read_at(&self, rev: &BaseRevision, path: &Path) -> Result<Option<Vec<u8>>> {
         let tree = self.tree_at(&rev.oid)?;
         Ok(self.blob_in(&tree, path)?.map(|(_, bytes)| bytes))
+    }
+
+    /// Writes the regular files of the tree at `rev` under `dest` (which must exist), as a
+    /// checkout of that commit would hold them, without touching the repository: `ab` reads the
+    /// base revision's configuration, kernels and networks from it. Symbolic links and
+    /// submodules are left out (a link could point outside `dest`); a file above
+    /// [`MAX_EXPORTED_FILE_BYTES`] too, since no configuration, kernel or shape list is that
+    /// large. Returns how many files were written.
+    pub fn export_at(&self, rev: &BaseRevision, dest: &Path) -> Result<usize> {
+        let tree = self.tree_at(&rev.oid)?;
+        let mut written = 0;
+        let mut failure: Option<Error> = None;
+        tree.walk(git2::TreeWalkMode::PreOrder, |folder, entry| {
+            // Regular files (mode 100644 or 100755) only.
+            if entry.kind() != Some(ObjectType::Blob) || !matches!(entry.filemode(), 0o100644 | 0o100755) {
+                return git2::TreeWalkResult::Ok;
+            }
+            let Ok(name) = entry.name() else {
+                return git2::TreeWalkResult::Ok;
+            };
+            let relative = Path::new(folder).join(name);
+            let result = self
+                .repo
+                .find_blob(entry.id())
+                .map_err(|error| git_error(format_args!("cannot read {}", relative.display()), &error))
+                .and_then(|blob| {
+                    if blob.size() > MAX_EXPORTED_FILE_BYTES {
+                        return Ok(());
+                    }
+                    let path = dest.join(&relative);
+                    if let Some(parent) = path.parent() {
+                        std::fs::create_dir_all(parent).map_err(|source| Error::io(parent, source))?;
+                    }
+                    std::fs::write(&path, blob.content()).map_err(|source| Error::io(&path, source))?;
+                    written += 1;
+                    Ok(())
+                });
+            match result {
+                Ok(()) => git2::TreeWalkResult::Ok,
+                Err(error) => {
+                    failure = Some(error);
+                    git2::TreeWalkResult::Abort
+                }
+            }
+        })
+        .or_else(|error| match failure.take() {
+            Some(_) => Ok(()),
+            None => Err(git_error(format_args!("cannot walk the tree of {}", rev.description), &error)),
+        })?;
+        match failure {
+            Some(error) => Err(error),
+            None => Ok(written),
+        }
     }
 
     /// The working-tree file's bytes, `None` when it does not exist.

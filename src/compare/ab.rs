@@ -63,9 +63,32 @@ pub struct AbRow {
     pub verdict: Verdict,
     /// What the verdict rests on, and for an inconclusive one, what would settle it.
     pub evidence: String,
+    /// The smallest slowdown these pairs would have called a regression 95% of the time
+    /// ([`min_detectable_change`]), as a fraction; `None` with too few pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_detectable: Option<f64>,
 }
 
 impl AbRow {
+    /// A benchmark that was not measured on both sides, with the reason (a kernel or network
+    /// that exists on one side only, or changed).
+    pub fn not_compared(benchmark_id: &str, threshold: f64, reason: String) -> Self {
+        Self {
+            benchmark_id: benchmark_id.to_string(),
+            pairs: 0,
+            base_median_ns: 0.0,
+            head_median_ns: 0.0,
+            change: 0.0,
+            ci: (f64::NEG_INFINITY, f64::INFINITY),
+            p_value: 1.0,
+            pair_spread: 0.0,
+            threshold,
+            verdict: Verdict::New,
+            evidence: reason,
+            min_detectable: None,
+        }
+    }
+
     /// Whether there were enough pairs to estimate the change (else `change` is 0 and the
     /// interval unbounded: show neither).
     pub fn estimated(&self) -> bool {
@@ -90,6 +113,15 @@ pub struct AbInput<'a> {
 /// `alpha` across them.
 pub fn judge_pairs(inputs: &[AbInput<'_>], alpha: f64) -> Vec<AbRow> {
     let mut rows: Vec<AbRow> = inputs.iter().map(row_of).collect();
+    for row in &mut rows {
+        row.min_detectable = min_detectable_change(row.pairs, row.pair_spread, row.threshold, alpha);
+        if let Some(mde) = row.min_detectable {
+            row.evidence.push_str(&format!(
+                "; these pairs would have caught a {:.1}% slowdown 95% of the time",
+                100.0 * mde
+            ));
+        }
+    }
     let tested: Vec<usize> = rows
         .iter()
         .enumerate()
@@ -117,6 +149,30 @@ pub fn judge_pairs(inputs: &[AbInput<'_>], alpha: f64) -> Vec<AbRow> {
     rows
 }
 
+/// Power of [`min_detectable_change`]: the share of runs that catch a slowdown of that size.
+pub const DETECTION_POWER: f64 = 0.95;
+
+/// The smallest true slowdown that `pairs` pairs whose log-ratios vary by `spread` (winsorized
+/// standard deviation) call a regression with probability [`DETECTION_POWER`], under the rule
+/// of this module at level `alpha`: the estimate must clear both `threshold` and the one-sided
+/// critical value, so the slowdown must exceed the larger of the two by the power quantile's
+/// worth of standard errors: `exp(max(ln(1 + threshold), t(1-alpha) se) + t(power) se) - 1`,
+/// with Yuen's standard error `se = spread / ((1 - 2 TRIM) sqrt(pairs))` and its degrees of
+/// freedom. It ignores the false-discovery control across benchmarks, which can only make
+/// the real figure larger when many benchmarks move at once. `None` below [`MIN_PAIRS`].
+pub fn min_detectable_change(pairs: usize, spread: f64, threshold: f64, alpha: f64) -> Option<f64> {
+    if pairs < MIN_PAIRS || !spread.is_finite() || !(0.0..1.0).contains(&alpha) || alpha == 0.0 {
+        return None;
+    }
+    let cut = (TRIM * pairs as f64).floor() as usize;
+    let degrees = (pairs - 2 * cut - 1) as f64;
+    let t = StudentsT::new(0.0, 1.0, degrees).ok()?;
+    let standard_error = spread / ((1.0 - 2.0 * TRIM) * (pairs as f64).sqrt());
+    let significant = t.inverse_cdf(1.0 - alpha) * standard_error;
+    let needed = threshold.ln_1p().max(significant) + t.inverse_cdf(DETECTION_POWER) * standard_error;
+    Some(needed.exp_m1())
+}
+
 fn row_of(input: &AbInput<'_>) -> AbRow {
     let pairs = input.base_ns.len().min(input.head_ns.len());
     let ratios: Vec<f64> = input
@@ -141,6 +197,7 @@ fn row_of(input: &AbInput<'_>) -> AbRow {
         threshold: input.threshold,
         verdict: Verdict::Inconclusive,
         evidence: String::new(),
+        min_detectable: None,
     };
     if ratios.len() < MIN_PAIRS || ratios.len() < pairs {
         row.evidence = format!(
@@ -311,5 +368,51 @@ mod tests {
         assert!(rates[0] <= 0.01, "false alarms {:.3}", rates[0]);
         assert!(rates[2] >= 0.95, "detection of +10% {:.3}", rates[2]);
         assert!(rates[3] >= 0.99, "detection of +20% {:.3}", rates[3]);
+    }
+
+    #[test]
+    fn the_min_detectable_change_shrinks_with_pairs_and_never_goes_below_the_threshold() {
+        let at = |pairs| min_detectable_change(pairs, 0.05, 0.05, 0.05).expect("enough pairs");
+        assert!(at(20) > at(80), "{} vs {}", at(20), at(80));
+        assert!(at(10_000) >= 0.05);
+        assert_eq!(min_detectable_change(MIN_PAIRS - 1, 0.05, 0.05, 0.05), None);
+        let exact = min_detectable_change(40, 0.0, 0.05, 0.05).expect("enough pairs");
+        assert!((exact - 0.05).abs() < 1e-12, "{exact}");
+    }
+
+    /// A slowdown of the size the rows claim they would catch is caught about that often.
+    #[test]
+    fn a_slowdown_of_the_min_detectable_size_is_caught_at_least_nine_times_in_ten() {
+        let mut rng = StdRng::seed_from_u64(27);
+        let (pairs, noise) = (40, 0.08);
+        let (base, head) = simulate(&mut rng, pairs, 0.02, noise, 0.0);
+        let pilot = judge_pairs(
+            &[AbInput {
+                benchmark_id: "pilot",
+                base_ns: &base,
+                head_ns: &head,
+                threshold: 0.05,
+            }],
+            0.05,
+        );
+        let mde = pilot[0].min_detectable.expect("enough pairs");
+        let trials = 300;
+        let caught = (0..trials)
+            .filter(|_| {
+                let (base, head) = simulate(&mut rng, pairs, 0.02, noise, mde);
+                let rows = judge_pairs(
+                    &[AbInput {
+                        benchmark_id: "b",
+                        base_ns: &base,
+                        head_ns: &head,
+                        threshold: 0.05,
+                    }],
+                    0.05,
+                );
+                rows[0].verdict == Verdict::Regression
+            })
+            .count();
+        let rate = caught as f64 / trials as f64;
+        assert!(rate >= 0.9, "caught {rate:.3} of slowdowns of {:.1}%", 100.0 * mde);
     }
 }

@@ -12,10 +12,15 @@
 //! target is planned ([`select`]: forced, tuned by [`tune`], or the shape heuristic), the
 //! verification plan at the small batch runs the variants chosen for the measured batch, and
 //! the per-layer results record them.
+//!
+//! [`sweep`] turns a request (selection, device, kernels, counts) into the rounds of a run and
+//! its record; the binary only draws its events.
 
+pub mod ab;
 pub mod conformance;
 pub mod plan;
 pub mod select;
+pub mod sweep;
 pub mod tune;
 pub mod verify;
 
@@ -514,11 +519,110 @@ pub struct AbSamples {
     pub timing_method: TimingMethod,
 }
 
-/// Measures `target` on `base` and `head` alternately, sample by sample: the same plan (the
-/// kernel variants chosen once, for both), the same inputs, both loaded at once, warmed up
-/// alternately, then `pairs` pairs of iterations in ABBA order (A then B, B then A, ...), so
-/// that drift of the machine (clocks, load, heat) falls on both sides alike and cancels in
-/// each pair's ratio. Verify both sides with [`verify_target`] first; this only times.
+/// Both sides of an interleaved A/B, loaded and warmed up: the same plan and the same inputs on
+/// `base` and `head`, each side with its own kernel choice (the base revision's user kernels
+/// on side A), both loaded at once. [`AbSession::take`] adds pairs in ABBA order, one
+/// whole-iteration time of each side per pair, so the caller can stop as soon as the verdict
+/// is settled.
+pub struct AbSession<'a> {
+    plan: Plan,
+    sides: [Box<dyn Loaded + 'a>; 2],
+    method: TimingMethod,
+    what: String,
+    interrupt: Interrupt,
+    /// Every pair so far.
+    pub samples: AbSamples,
+}
+
+impl<'a> AbSession<'a> {
+    /// Plans `target` once, chooses each side's kernels (`base_kernels` for the base, the
+    /// options' for the head), loads both, fills both with the same inputs and warms both up.
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(
+        base: &'a dyn Backend,
+        head: &'a dyn Backend,
+        base_kernels: &KernelChoice,
+        target: &Target,
+        batch: usize,
+        precision: Precision,
+        options: &RunOptions,
+        on_event: &mut dyn FnMut(Event),
+    ) -> Result<Self> {
+        check_batch(batch)?;
+        if !(base.supports(precision) && head.supports(precision)) {
+            return Err(Error::Environment(format!(
+                "{} cannot run {precision} (no SHADER_F16); use --precision f32",
+                head.adapter().label()
+            )));
+        }
+        let plan_options = PlanOptions {
+            stage: options.stage,
+            data_grad: options.data_grad,
+            max_tensor_bytes: head.max_tensor_bytes().min(base.max_tensor_bytes()),
+        };
+        let plan = target.plan(batch, precision, plan_options)?;
+        let mut base_program = plan.program.clone();
+        let mut head_program = plan.program.clone();
+        if select::has_variants(head.kind()) {
+            select::choose(&mut base_program, base_kernels);
+            select::choose(&mut head_program, &options.kernels);
+        }
+        let mut sides = [base.load(&base_program)?, head.load(&head_program)?];
+        for loaded in &mut sides {
+            fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
+        }
+        let method = head.timing_method();
+        let what = format!("{} at batch {batch} was compared", target.name());
+        on_event(Event::WarmingUp);
+        let warm_start = Instant::now();
+        let mut warm = 0;
+        while warm < options.warmup_iterations || warm_start.elapsed() < options.warmup_min {
+            for loaded in &mut sides {
+                options.interrupt.check(&what)?;
+                iterate(loaded.as_mut(), &plan, method, false)?;
+            }
+            warm += 1;
+        }
+        Ok(Self {
+            plan,
+            sides,
+            method,
+            what,
+            interrupt: options.interrupt.clone(),
+            samples: AbSamples {
+                base_ns: Vec::new(),
+                head_ns: Vec::new(),
+                base_first: Vec::new(),
+                timing_method: method,
+            },
+        })
+    }
+
+    /// Measures `pairs` more pairs; `total` is what the progress events count to.
+    pub fn take(&mut self, pairs: usize, total: usize, on_event: &mut dyn FnMut(Event)) -> Result<()> {
+        for _ in 0..pairs {
+            let index = self.samples.base_ns.len();
+            let base_first = index % 2 == 0;
+            let order = if base_first { [0, 1] } else { [1, 0] };
+            let mut times = [0u64; 2];
+            for side in order {
+                self.interrupt.check(&self.what)?;
+                times[side] = iterate(self.sides[side].as_mut(), &self.plan, self.method, false)?.total_ns;
+            }
+            self.samples.base_ns.push(times[0]);
+            self.samples.head_ns.push(times[1]);
+            self.samples.base_first.push(base_first);
+            on_event(Event::Sample {
+                index: index + 1,
+                total: total.max(index + 1),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Measures `pairs` pairs of `target` on `base` and `head` alternately (see [`AbSession`]),
+/// both sides with the options' kernel choice.
 #[allow(clippy::too_many_arguments)]
 pub fn measure_ab(
     base: &dyn Backend,
@@ -530,62 +634,10 @@ pub fn measure_ab(
     pairs: usize,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<AbSamples> {
-    check_batch(batch)?;
     if pairs == 0 {
         return Err(Error::InvalidInput("--pairs must be at least 1".into()));
     }
-    if !(base.supports(precision) && head.supports(precision)) {
-        return Err(Error::Environment(format!(
-            "{} cannot run {precision} (no SHADER_F16); use --precision f32",
-            head.adapter().label()
-        )));
-    }
-    let plan_options = PlanOptions {
-        stage: options.stage,
-        data_grad: options.data_grad,
-        max_tensor_bytes: head.max_tensor_bytes().min(base.max_tensor_bytes()),
-    };
-    let mut plan = target.plan(batch, precision, plan_options)?;
-    if select::has_variants(head.kind()) {
-        select::choose(&mut plan.program, &options.kernels);
-    }
-    let mut sides = [base.load(&plan.program)?, head.load(&plan.program)?];
-    for loaded in &mut sides {
-        fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
-    }
-    let method = head.timing_method();
-    let what = format!("{} at batch {batch} was compared", target.name());
-    on_event(Event::WarmingUp);
-    let warm_start = Instant::now();
-    let mut warm = 0;
-    while warm < options.warmup_iterations || warm_start.elapsed() < options.warmup_min {
-        for loaded in &mut sides {
-            options.interrupt.check(&what)?;
-            iterate(loaded.as_mut(), &plan, method, false)?;
-        }
-        warm += 1;
-    }
-    let mut samples = AbSamples {
-        base_ns: Vec::with_capacity(pairs),
-        head_ns: Vec::with_capacity(pairs),
-        base_first: Vec::with_capacity(pairs),
-        timing_method: method,
-    };
-    for index in 0..pairs {
-        let base_first = index % 2 == 0;
-        let order = if base_first { [0, 1] } else { [1, 0] };
-        let mut times = [0u64; 2];
-        for side in order {
-            options.interrupt.check(&what)?;
-            times[side] = iterate(sides[side].as_mut(), &plan, method, false)?.total_ns;
-        }
-        samples.base_ns.push(times[0]);
-        samples.head_ns.push(times[1]);
-        samples.base_first.push(base_first);
-        on_event(Event::Sample {
-            index: index + 1,
-            total: pairs,
-        });
-    }
-    Ok(samples)
+    let mut session = AbSession::start(base, head, &options.kernels, target, batch, precision, options, on_event)?;
+    session.take(pairs, pairs, on_event)?;
+    Ok(session.samples)
 }

@@ -22,6 +22,15 @@ pub enum KernelChoice {
     /// it can run, so the rest of the step times as usual (`--kernel direct` implements every
     /// op).
     Force(Variant),
+    /// `inner`'s choice, with every user kernel it picks replaced by the kernel of the same
+    /// name in `kernels` (the base revision's side of an A/B); a user kernel `kernels` lacks
+    /// falls back to the heuristic.
+    Mapped {
+        /// The choice to map.
+        inner: Box<KernelChoice>,
+        /// The replacements, by name.
+        kernels: std::collections::BTreeMap<String, crate::kernels::user::UserRef>,
+    },
 }
 
 impl KernelChoice {
@@ -34,6 +43,12 @@ impl KernelChoice {
                 .unwrap_or_else(|| Variant::heuristic(op)),
             KernelChoice::Force(v) if v.implements_at(op, precision) => *v,
             KernelChoice::Force(_) => Variant::heuristic(op),
+            KernelChoice::Mapped { inner, kernels } => match inner.variant(op, precision) {
+                Variant::User(kernel) => kernels
+                    .get(&kernel.0.name)
+                    .map_or_else(|| Variant::heuristic(op), |k| Variant::User(*k)),
+                other => other,
+            },
         }
     }
 }

@@ -49,6 +49,12 @@ impl ShaderSet {
         }
     }
 
+    /// Whether `dir` holds every file of convbench's shaders (it is convbench's `shaders/`,
+    /// not a folder of a user's own kernels).
+    pub fn is_shader_dir(dir: &Path) -> bool {
+        dir.is_dir() && SHADERS.iter().all(|shader| dir.join(shader.file).is_file())
+    }
+
     /// Every registered file read from `dir` (e.g. a checkout's `shaders/`). A registered file
     /// missing from `dir` is an error naming it: a set is whole, so that what runs is what the
     /// directory says.

@@ -669,6 +669,13 @@ impl RunRecord {
         }
     }
 
+    /// Reads a record file, with a clear error for a missing, corrupt or future-version file.
+    pub fn read(path: &std::path::Path) -> crate::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| crate::Error::InvalidInput(format!("cannot read record {}: {e}", path.display())))?;
+        Ok(Self::from_json(&text, &path.display().to_string())?)
+    }
+
     /// Parses a record, checking its version first so a future format fails clearly.
     pub fn from_json(text: &str, origin: &str) -> Result<Self, RecordError> {
         #[derive(Deserialize)]

@@ -10,24 +10,24 @@
 //! planner), a `cargo-convbench` built from the base revision and this one alternate whole
 //! `run --rounds 1` invocations, round by round (ABBA), and each round's medians make a pair.
 
-use super::run::{KernelArgs, Selection, StageArg, jobs, kernel_choice};
+use crate::args::{KernelArgs, SelectionArgs, StageArg};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, write_atomic};
-use crate::progress::Progress;
+use crate::progress::run_ab;
 use comfy_table::Table;
-use convbench::backend::Backend;
-use convbench::backend::wgpu::WgpuBackend;
-use convbench::compare::ab::{AbInput, AbRow, judge_pairs};
-use convbench::compare::{CompareConfig, Verdict};
+use convbench::compare::CompareConfig;
+use convbench::compare::ab::AbRow;
 use convbench::config::{self, Workspace};
 use convbench::github::{format_change, format_duration_ns};
-use convbench::harness::{AbSamples, RunOptions, measure_ab, verify_target};
-use convbench::kernels::shader_set::ShaderSet;
+use convbench::config::parse_duration;
+use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, Measured};
 use convbench::results::{BenchmarkResult, Phase, RunRecord};
 use convbench::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+
+/// Pairs of rounds in process mode by default: each is two whole `run` processes.
+const PROCESS_PAIRS: usize = 20;
 
 /// Arguments of `ab`.
 #[derive(Debug, Clone, clap::Args)]
@@ -47,14 +47,18 @@ pub struct AbArgs {
     pub shaders: Option<PathBuf>,
     /// What to benchmark.
     #[command(flatten)]
-    pub selection: Selection,
+    pub selection: SelectionArgs,
     /// Adapter: index, backend name (vulkan, metal, dx12, gl) or part of its name.
     #[arg(long, env = "CONVBENCH_ADAPTER")]
     pub adapter: Option<String>,
-    /// Pairs of interleaved iterations per benchmark (shader mode), or pairs of rounds
-    /// (process mode).
-    #[arg(long, default_value_t = 60)]
-    pub pairs: usize,
+    /// The most pairs of interleaved iterations per benchmark (shader mode; fewer when the
+    /// verdict settles sooner, default 240), or the pairs of rounds (process mode, default 20).
+    #[arg(long)]
+    pub pairs: Option<usize>,
+    /// Time for the whole comparison in shader mode, e.g. `5m` or `90s` (default: no limit but
+    /// --pairs); each benchmark gets an equal share of what is left when it starts.
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
     /// Timed iterations per round (process mode).
     #[arg(long, default_value_t = 10)]
     pub samples: usize,
@@ -75,53 +79,21 @@ pub struct AbArgs {
     pub out: Option<PathBuf>,
 }
 
-/// One benchmark's pairs, whichever mode measured them.
-struct Measured {
-    id: String,
-    base_ns: Vec<u64>,
-    head_ns: Vec<u64>,
-    base_first: Vec<bool>,
-}
-
-/// What an A/B comparison measured and decided.
-pub struct AbOutcome {
-    /// Which mode, which sides, which shader files differ.
-    pub description: String,
-    /// One verdict per benchmark.
-    pub rows: Vec<AbRow>,
-    /// The adapter, e.g. `llvmpipe (vulkan)`.
-    pub adapter_label: String,
-    measured: Vec<Measured>,
-}
-
-impl AbOutcome {
-    /// Whether a row is a regression.
-    pub fn has_regression(&self) -> bool {
-        self.rows.iter().any(|r| r.verdict == Verdict::Regression)
-    }
-
-    /// The verdicts and every raw pair, as JSON.
-    pub fn to_json(&self, alpha: f64) -> String {
-        let samples: BTreeMap<&str, serde_json::Value> = self
-            .measured
-            .iter()
-            .map(|m| {
-                (
-                    m.id.as_str(),
-                    serde_json::json!({"base_ns": m.base_ns, "head_ns": m.head_ns, "base_first": m.base_first}),
-                )
-            })
-            .collect();
-        let json = serde_json::json!({
-            "mode": self.description,
-            "adapter": self.adapter_label,
-            "alpha": alpha,
-            "rows": self.rows,
-            "samples": samples,
-        });
-        let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
-        text.push('\n');
-        text
+impl AbArgs {
+    /// The library's request for shader mode.
+    pub fn request(&self) -> AbRequest {
+        AbRequest {
+            base: self.base.clone(),
+            github_base_ref: std::env::var("GITHUB_BASE_REF").ok().filter(|r| !r.is_empty()),
+            shaders: self.shaders.clone(),
+            selection: self.selection.selection(),
+            adapter: self.adapter.clone(),
+            pairs: self.pairs.unwrap_or(DEFAULT_PAIRS),
+            budget: None,
+            warmup_iterations: self.warmup,
+            warmup_min_ms: self.warmup_ms,
+            kernels: self.kernels.request(),
+        }
     }
 }
 
@@ -132,44 +104,32 @@ pub fn measure_and_judge(
     workspace: &Workspace,
     config: &CompareConfig,
 ) -> Result<AbOutcome> {
-    if a.pairs == 0 {
-        return Err(Error::InvalidInput(
-            "--pairs must be at least 1; the default is 30".into(),
-        ));
-    }
-    let (description, adapter_label, measured) = match &a.base_bin {
-        Some(bin) => {
-            let (label, measured) = process_mode(args, a, bin)?;
-            (
-                format!("process mode: {} (A) against this build (B)", bin.display()),
-                label,
-                measured,
-            )
-        }
-        None => shader_mode(args, a, workspace)?,
+    let Some(bin) = &a.base_bin else {
+        let mut request = a.request();
+        request.budget = a
+            .budget
+            .as_deref()
+            .map(|text| parse_duration(text, "--budget"))
+            .transpose()?;
+        return run_ab(&request, workspace, config, args.quiet);
     };
-    let inputs: Vec<AbInput<'_>> = measured
-        .iter()
-        .map(|m| AbInput {
-            benchmark_id: &m.id,
-            base_ns: &m.base_ns,
-            head_ns: &m.head_ns,
-            threshold: config.threshold_for(&m.id),
-        })
-        .collect();
-    let rows = judge_pairs(&inputs, config.alpha);
-    Ok(AbOutcome {
-        description,
-        rows,
-        adapter_label,
+    if a.pairs == Some(0) {
+        return Err(Error::InvalidInput(format!(
+            "--pairs must be at least 1; the default is {PROCESS_PAIRS} in process mode"
+        )));
+    }
+    let (label, measured) = process_mode(args, a, bin)?;
+    Ok(AbOutcome::judge(
+        format!("process mode: {} (A) against this build (B)", bin.display()),
+        label,
         measured,
-    })
+        config,
+    ))
 }
 
 /// `cargo convbench ab`.
 pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
-    super::run::register_kernels(&workspace)?;
     let mut config = workspace.config.compare_config();
     if let Some(threshold) = a.threshold {
         config.threshold = threshold;
@@ -232,123 +192,6 @@ fn render(description: &str, rows: &[AbRow]) -> String {
     text
 }
 
-/// Shader mode: the base revision's `shaders/` against the working tree's, interleaved.
-fn shader_mode(args: &Args, a: &AbArgs, workspace: &Workspace) -> Result<(String, String, Vec<Measured>)> {
-    let repo_dir = workspace.root.join("shaders");
-    let dir = a.shaders.clone().unwrap_or_else(|| repo_dir.clone());
-    for folder in [&repo_dir, &dir] {
-        if !folder.is_dir() {
-            return Err(Error::InvalidInput(format!(
-                "{} is not a folder; `ab` compares the WGSL of the checkout's shaders/ at the base \
-                 revision with the working tree (or --shaders DIR): run it in convbench's repository, \
-                 or use --base-bin PATH for a whole build",
-                folder.display()
-            )));
-        }
-    }
-    let head_set = ShaderSet::from_dir(&dir)?;
-    let github_base_ref = std::env::var("GITHUB_BASE_REF").ok().filter(|r| !r.is_empty());
-    let base_set = ShaderSet::from_git(&repo_dir, a.base.as_deref(), github_base_ref.as_deref())?;
-    let changed = head_set.differing_files(&base_set);
-    let description = format!(
-        "{} (A) against the working tree's {} (B); {}",
-        base_set.describe(),
-        dir.display(),
-        if changed.is_empty() {
-            "no shader differs".to_string()
-        } else {
-            format!("changed: {}", changed.join(", "))
-        }
-    );
-    let device = WgpuBackend::open(a.adapter.as_deref())?;
-    let base = device.with_shaders(base_set);
-    let head = device.with_shaders(head_set);
-    let mut notices = Vec::new();
-    let backends: Vec<Box<dyn Backend>> = vec![Box::new(device.with_shaders(ShaderSet::embedded()))];
-    let selected = jobs(
-        &a.selection,
-        &workspace.config,
-        super::run::is_real_gpu(backends[0].as_ref()),
-        &mut notices,
-    )?;
-    let options = RunOptions {
-        stage: a.selection.stage(),
-        samples: a.pairs,
-        warmup_iterations: a.warmup,
-        warmup_min: Duration::from_millis(a.warmup_ms),
-        verify: true,
-        data_grad: false,
-        layers: false,
-        kernels: kernel_choice(&a.kernels, workspace, &backends, &mut notices)?,
-        interrupt: crate::interrupt::install(),
-    };
-    let progress = Progress::new(selected.len(), args.quiet);
-    for notice in &notices {
-        progress.println(&format!("notice: {notice}"));
-    }
-    let mut measured = Vec::new();
-    for job in &selected {
-        let id = BenchmarkResult::make_id(
-            &job.target.name(),
-            options.stage,
-            job.batch,
-            job.precision,
-            "wgpu",
-        );
-        let mut verified = 0;
-        for (side, backend) in [("base", &base), ("head", &head)] {
-            verify_target(
-                backend,
-                &job.target,
-                job.batch,
-                job.precision,
-                &options,
-                &mut |event| progress.event(&format!("{id} ({side})"), &event, &mut verified),
-            )
-            .map_err(|error| with_side(error, side))?;
-        }
-        let AbSamples {
-            base_ns,
-            head_ns,
-            base_first,
-            ..
-        } = measure_ab(
-            &base,
-            &head,
-            &job.target,
-            job.batch,
-            job.precision,
-            &options,
-            a.pairs,
-            &mut |event| progress.event(&id, &event, &mut verified),
-        )?;
-        progress.finish_one();
-        measured.push(Measured {
-            id,
-            base_ns,
-            head_ns,
-            base_first,
-        });
-    }
-    progress.finish();
-    Ok((description, device.gpu().summary().fingerprint.label(), measured))
-}
-
-/// A verification error of one side, saying which.
-fn with_side(error: Error, side: &str) -> Error {
-    let revision = if side == "base" {
-        "the base revision's shaders"
-    } else {
-        "the working tree's shaders"
-    };
-    match error {
-        Error::InvalidInput(message) => Error::InvalidInput(format!("{revision}: {message}")),
-        Error::Environment(message) => Error::Environment(format!("{revision}: {message}")),
-        Error::Verification(message) => Error::Verification(format!("{revision}: {message}")),
-        other => other,
-    }
-}
-
 /// Process mode: `pairs` rounds of each binary, alternating ABBA, each round one `run
 /// --rounds 1` writing a record; a pair is the two rounds' total medians per benchmark.
 fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec<Measured>)> {
@@ -366,7 +209,8 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
     let interrupt = crate::interrupt::install();
     let mut by_id: BTreeMap<String, Measured> = BTreeMap::new();
     let mut adapter_label = String::new();
-    for index in 0..a.pairs {
+    let pairs = a.pairs.unwrap_or(PROCESS_PAIRS);
+    for index in 0..pairs {
         let order = if index % 2 == 0 {
             ["base", "head"]
         } else {
@@ -392,7 +236,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
                     bin.display()
                 )));
             }
-            records.insert(side, super::report::read_record(&out)?);
+            records.insert(side, RunRecord::read(&out)?);
         }
         for benchmark in &records["head"].benchmarks {
             adapter_label = benchmark.adapter.label();
@@ -416,7 +260,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
             entry.base_first.push(order[0] == "base");
         }
         if !args.quiet {
-            eprintln!("round pair {} of {} done", index + 1, a.pairs);
+            eprintln!("round pair {} of {pairs} done", index + 1);
         }
     }
     Ok((adapter_label, by_id.into_values().collect()))

@@ -1,10 +1,10 @@
 //! `cargo convbench baseline update`: bless results as the new baseline of their adapter,
 //! merged with the benchmarks already blessed, written atomically, optionally committed.
 
-use super::report::read_record;
-use super::run::{RunArgs, run_benchmarks};
+use crate::args::RunArgs;
 use crate::cli::Args;
 use crate::output::print;
+use crate::progress::run_sweep;
 use convbench::baseline::{BaselineChange, GitBaselineStore};
 use convbench::config;
 use convbench::results::RunRecord;
@@ -81,9 +81,9 @@ pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?
         .with_keep_runs(workspace.config.baseline_runs);
     let record = match &a.from {
-        Some(path) => read_record(path)?,
+        Some(path) => RunRecord::read(path)?,
         None => {
-            let (record, error) = run_benchmarks(&a.run, &workspace, args.quiet);
+            let (record, error) = run_sweep(&a.run.request(), &workspace, args.quiet, None)?;
             if let Some(e) = error {
                 return Err(e);
             }

@@ -44,7 +44,7 @@ pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
                 table.add_row([op.name().to_string(), names(true), names(false)]);
             }
             let workspace = convbench::config::load(_args.manifest_path.as_deref())?;
-            let mine = super::run::register_kernels(&workspace)?;
+            let mine = convbench::kernels::user::load_all(&workspace.kernels)?;
             let mut text = table.to_string();
             if !mine.is_empty() {
                 let mut yours = Table::new();

@@ -1,7 +1,6 @@
 //! `cargo convbench plot FILE... --kind KIND -o chart.svg`: the seeds' comparison charts of
 //! saved records (throughput against batch, phases, backends, precision, layers).
 
-use super::report::read_record;
 use crate::cli::Args;
 use crate::output::write_atomic;
 use convbench::Result;
@@ -38,7 +37,7 @@ pub fn run(args: &Args, a: &PlotArgs) -> Result<u8> {
     let records = a
         .files
         .iter()
-        .map(|file| read_record(file))
+        .map(|file| convbench::results::RunRecord::read(file))
         .collect::<Result<Vec<_>>>()?;
     let svg = convbench::report::chart_svg(&records, &spec)?;
     write_atomic(&a.output, &svg)?;

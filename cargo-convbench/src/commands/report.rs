@@ -36,13 +36,6 @@ pub struct ReportArgs {
     pub ratio_to: Option<String>,
 }
 
-/// Reads a record file with a clear error for a missing, corrupt or future-version file.
-pub fn read_record(path: &std::path::Path) -> Result<RunRecord> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Error::InvalidInput(format!("cannot read record {}: {e}", path.display())))?;
-    Ok(RunRecord::from_json(&text, &path.display().to_string())?)
-}
-
 /// Renders the record, or the pivot of the records.
 pub fn run(_args: &Args, a: &ReportArgs) -> Result<u8> {
     let format: Format = a.format.parse()?;
@@ -57,7 +50,7 @@ pub fn run(_args: &Args, a: &ReportArgs) -> Result<u8> {
             a.files.len()
         )));
     };
-    let record = read_record(file)?;
+    let record = RunRecord::read(file)?;
     let mut text = report::render(&record, format);
     if a.layers && format == Format::Table {
         for b in record.benchmarks.iter().filter(|b| !b.layers.is_empty()) {
@@ -77,7 +70,7 @@ fn pivot_text(a: &ReportArgs, format: Format) -> Result<String> {
     };
     let mut records = Vec::with_capacity(a.files.len());
     for file in &a.files {
-        let record = read_record(file)?;
+        let record = RunRecord::read(file)?;
         if spec.rows == PivotRows::Layer && record.benchmarks.iter().all(|b| b.layers.is_empty()) {
             return Err(Error::InvalidInput(format!(
                 "record {} has no per-layer breakdown; re-run it with `run --layers`, or pivot \

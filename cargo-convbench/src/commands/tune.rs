@@ -2,7 +2,7 @@
 //! benchmarks, verify and time each kernel variant, cache the fastest for this adapter (which
 //! `run` then uses), and print a table of the timings.
 
-use super::run::{Selection, is_real_gpu, jobs};
+use crate::args::SelectionArgs;
 use crate::cli::Args;
 use crate::output::print;
 use comfy_table::Table;
@@ -10,6 +10,7 @@ use convbench::backend::Backend;
 use convbench::backend::wgpu::WgpuBackend;
 use convbench::config;
 use convbench::harness::plan::PlanOptions;
+use convbench::harness::sweep::is_real_gpu;
 use convbench::harness::tune::{
     Outcome, TuneCache, TuneEvent, TuneOptions, TuneResult, shape_key, tune_jobs, tune_op,
 };
@@ -22,7 +23,7 @@ use std::collections::HashSet;
 pub struct TuneArgs {
     /// What to tune: the ops of the benchmarks `run` would run with the same flags.
     #[command(flatten)]
-    pub selection: Selection,
+    pub selection: SelectionArgs,
     /// Also tune the first layer's input gradient (as `run --data-grad` computes it).
     #[arg(long)]
     pub data_grad: bool,
@@ -116,7 +117,7 @@ fn table(results: &[TuneResult]) -> String {
 /// `cargo convbench tune`.
 pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
-    super::run::register_kernels(&workspace)?;
+    convbench::kernels::user::load_all(&workspace.kernels)?;
     let backend = WgpuBackend::open(a.adapter.as_deref())?;
     let options = TuneOptions {
         warmup_iterations: a.warmup.max(1),
@@ -128,17 +129,15 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
         return Err(Error::InvalidInput("--samples must be at least 1".into()));
     }
     let plan_options = PlanOptions {
-        stage: a.selection.stage(),
+        stage: a.selection.selection().stage,
         data_grad: a.data_grad,
         max_tensor_bytes: backend.max_tensor_bytes(),
     };
     let mut notices = Vec::new();
-    let benchmarks = jobs(
-        &a.selection,
-        &workspace.config,
-        is_real_gpu(&backend),
-        &mut notices,
-    )?;
+    let benchmarks = a
+        .selection
+        .selection()
+        .jobs(&workspace.config, is_real_gpu(&backend), &mut notices)?;
     let say = |line: &str| {
         if !args.quiet {
             eprintln!("{line}");

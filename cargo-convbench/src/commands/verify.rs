@@ -3,15 +3,14 @@
 //! bound per op. It is what `run` does before it times a benchmark, for the whole zoo at once:
 //! the conformance check of an adapter, a driver or a change to the kernels.
 
-use super::run::{
-    DeviceArgs, KernelArgs, Selection, jobs, kernel_choice, open_backends, register_kernels, unsupported,
-};
+use crate::args::{DeviceArgs, KernelArgs, SelectionArgs};
 use crate::cli::Args;
 use crate::progress::Progress;
 use comfy_table::Table;
 use convbench::config;
 use convbench::harness::conformance;
-use convbench::harness::select::has_variants;
+use convbench::harness::select::{KernelChoice, has_variants};
+use convbench::harness::sweep::unsupported;
 use convbench::harness::verify::Summary;
 use convbench::harness::{RunOptions, verify_target};
 use convbench::kernels::Variant;
@@ -26,7 +25,7 @@ pub struct VerifyArgs {
     /// What to verify; with no model or suite named (here or in the configuration), every
     /// model of the zoo at batch 1, in every precision the adapter has.
     #[command(flatten)]
-    pub selection: Selection,
+    pub selection: SelectionArgs,
     /// Where to run it.
     #[command(flatten)]
     pub device: DeviceArgs,
@@ -118,24 +117,35 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
         return Err(Error::InvalidInput("--repeat must be at least 1".into()));
     }
     let workspace = config::load(args.manifest_path.as_deref())?;
-    register_kernels(&workspace)?;
-    let backends = open_backends(&a.device, args.quiet)?;
+    convbench::kernels::user::load_all(&workspace.kernels)?;
     let mut notices = Vec::new();
-    let kernels = kernel_choice(&a.kernels, &workspace, &backends, &mut notices)?;
-    let mut selection = a.selection.clone();
-    let configured = !workspace.config.models.is_empty() || !workspace.config.suites.is_empty();
-    let whole_zoo = selection.model.is_empty() && selection.suite.is_empty() && !configured;
-    if whole_zoo {
-        selection.model = model_names().into_iter().map(String::from).collect();
-        if selection.batch.is_empty() {
-            selection.batch = vec![1];
+    let backends = a.device.request().open(&mut notices)?;
+    let kernels = KernelChoice::resolve(
+        &a.kernels.request(),
+        &workspace.target_dir,
+        &backends,
+        &mut notices,
+    )?;
+    if !args.quiet {
+        for n in &notices {
+            eprintln!("notice: {n}");
         }
     }
-    let explicit_precisions = !selection.precision.is_empty() || !workspace.config.precisions.is_empty();
-    if !explicit_precisions {
-        selection.precision = vec![Precision::F32, Precision::F16];
+    let mut selection = a.selection.selection();
+    let configured = !workspace.config.models.is_empty() || !workspace.config.suites.is_empty();
+    // A shape list names what to verify, as models and suites do.
+    let whole_zoo = !selection.names_anything() && !configured;
+    if whole_zoo {
+        selection.models = model_names().into_iter().map(String::from).collect();
+        if selection.batches.is_empty() {
+            selection.batches = vec![1];
+        }
     }
-    let variant_precisions: Vec<Precision> = if selection.precision.is_empty() {
+    let explicit_precisions = !selection.precisions.is_empty() || !workspace.config.precisions.is_empty();
+    if !explicit_precisions {
+        selection.precisions = vec![Precision::F32, Precision::F16];
+    }
+    let variant_precisions: Vec<Precision> = if selection.precisions.is_empty() {
         workspace
             .config
             .precisions
@@ -143,24 +153,19 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
             .filter_map(|p| p.parse().ok())
             .collect()
     } else {
-        selection.precision.clone()
+        selection.precisions.clone()
     };
     verify_variants(a, &backends, &variant_precisions)?;
     if a.variants {
         return Ok(0);
     }
-    let jobs = jobs(&selection, &workspace.config, false, &mut Vec::new())?;
+    let jobs = selection.jobs(&workspace.config, false, &mut Vec::new())?;
     let options = RunOptions {
-        stage: selection.stage(),
+        stage: selection.stage,
         kernels,
         ..RunOptions::default()
     };
     let progress = Progress::new(jobs.len() * backends.len() * a.repeat, args.quiet);
-    if !args.quiet {
-        for n in &notices {
-            progress.println(&format!("notice: {n}"));
-        }
-    }
     let mut summaries: BTreeMap<(String, Precision), Summary> = BTreeMap::new();
     let mut missing = BTreeSet::new();
     for backend in &backends {

@@ -408,11 +408,11 @@ fn ab_base_bin_alternates_two_builds_and_flags_a_slower_head() {
 }
 
 #[test]
-fn ab_outside_a_checkout_with_shaders_says_what_it_compares() {
+fn ab_with_shaders_outside_convbench_says_what_it_compares() {
     let package = Package::git();
     let output = package
         .convbench()
-        .args(["ab", "--model", "lenet", "--batch", "1"])
+        .args(["ab", "--shaders", "no-such-folder", "--model", "lenet", "--batch", "1"])
         .output()
         .expect("ab");
     assert_code(&output, 2);

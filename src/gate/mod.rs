@@ -1,0 +1,496 @@
+//! The gate: the whole decision of `ci` and `comment`, from records (or an A/B outcome), the
+//! configuration and the Actions event to one [`Decision`]: the verdicts, whether the gate
+//! fails, the label that accepted a failure, the comment body, the check run's conclusion and
+//! title. The comment and the check come from this one value, so they never disagree.
+//!
+//! Loading what a decision needs (the baselines at the base revision, [`load_baseline`]) and
+//! publishing it ([`publish`]) are the only I/O here; [`decide`] is a pure function.
+
+pub mod publish;
+
+use crate::baseline::{BaseRevision, GitBaselineStore};
+use crate::compare::{CompareConfig, Comparison, PhaseComparison, Verdict, compare};
+use crate::config::{CommentOn, Workspace};
+use crate::github::{
+    ActionsEnv, CheckConclusion, CommentContext, comment_body, escape_markdown, sections_from,
+};
+use crate::harness::ab::AbOutcome;
+use crate::results::{Phase, RunRecord};
+use crate::{Error, Result};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+/// Where the baseline of a comparison comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaselineSource {
+    /// The git revision whose blessed baselines apply; `None`: the merge-base of HEAD with the
+    /// default branch (with `GITHUB_BASE_REF` in Actions).
+    pub rev: Option<String>,
+    /// A plain record file instead of git.
+    pub file: Option<PathBuf>,
+    /// The baseline set (file name under `baselines/<adapter>/`).
+    pub set: String,
+}
+
+impl Default for BaselineSource {
+    fn default() -> Self {
+        Self {
+            rev: None,
+            file: None,
+            set: "default".to_string(),
+        }
+    }
+}
+
+/// The baseline a comparison used, and what to tell the reader about it.
+#[derive(Debug, Clone)]
+pub struct LoadedBaseline {
+    /// Benchmarks blessed for the adapters of the current record.
+    pub record: RunRecord,
+    /// Where it came from, e.g. `baselines/... at 1a2b3c4`.
+    pub origin: String,
+    /// Lines for the report: missing baselines, baselines edited in the working tree.
+    pub notes: Vec<String>,
+    /// The base revision, when read from git.
+    pub base: Option<BaseRevision>,
+}
+
+/// Loads the baseline of every adapter in `current`, restricted to the models it ran.
+pub fn load_baseline(
+    workspace: &Workspace,
+    source: &BaselineSource,
+    current: &RunRecord,
+) -> Result<LoadedBaseline> {
+    let models: BTreeSet<&str> = current.benchmarks.iter().map(|b| b.model.as_str()).collect();
+    let keep = |record: &mut RunRecord| record.benchmarks.retain(|b| models.contains(b.model.as_str()));
+    if let Some(path) = &source.file {
+        let mut record = RunRecord::read(path)?;
+        if record.benchmarks.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "baseline {} holds no benchmarks; bless one with `cargo convbench baseline update`",
+                path.display()
+            )));
+        }
+        keep(&mut record);
+        return Ok(LoadedBaseline {
+            record,
+            origin: path.display().to_string(),
+            notes: Vec::new(),
+            base: None,
+        });
+    }
+    let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
+    let base = store.resolve_base(source.rev.as_deref())?;
+    let mut record = RunRecord::new(Some(base.oid.clone()));
+    let mut notes = Vec::new();
+    let slugs: BTreeSet<String> = current.benchmarks.iter().map(|b| b.adapter.slug()).collect();
+    for slug in &slugs {
+        let path = store.repo_path(slug, &source.set)?;
+        match store.load_at(&base, slug, &source.set)? {
+            Some(blessed) => record.benchmarks.extend(blessed.benchmarks),
+            None => notes.push(format!(
+                "no baseline {} at {}: every benchmark of this adapter is new; bless one with \
+                 `cargo convbench baseline update`",
+                path.display(),
+                base.description
+            )),
+        }
+        if store.worktree_differs(&base, slug, &source.set)? {
+            notes.push(format!(
+                "{} differs in the working tree from {}: the comparison uses the version at the base \
+                 revision, so a change cannot hide a regression by editing its own baseline",
+                path.display(),
+                base.description
+            ));
+        }
+    }
+    keep(&mut record);
+    Ok(LoadedBaseline {
+        record,
+        origin: format!("{} at {}", store.baseline_dir().display(), base.description),
+        notes,
+        base: Some(base),
+    })
+}
+
+/// What the command line overrides of the configuration's comparison settings.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CompareOverrides {
+    /// Slowdown that counts as a regression, as a fraction.
+    pub threshold: Option<f64>,
+    /// Slowdown above which a regression fails the gate.
+    pub fail_threshold: Option<f64>,
+    /// Compare numbers from different adapters anyway.
+    pub allow_other_adapter: bool,
+    /// Fail on inconclusive results too.
+    pub fail_on_inconclusive: bool,
+}
+
+/// The comparison settings: the workspace's, overridden by `overrides`, validated.
+pub fn compare_config(workspace: &Workspace, overrides: &CompareOverrides) -> Result<CompareConfig> {
+    let mut config = workspace.config.compare_config();
+    if let Some(t) = overrides.threshold {
+        config.threshold = t;
+    }
+    if let Some(fail) = overrides.fail_threshold {
+        config.fail_threshold = Some(fail);
+    }
+    config.allow_other_adapter |= overrides.allow_other_adapter;
+    config.fail_on_inconclusive |= overrides.fail_on_inconclusive;
+    config.validate()?;
+    Ok(config)
+}
+
+/// Checks both records ([`RunRecord::validate`]: no duplicated benchmark or phase, no
+/// zero-time sample, something to judge) and compares them. `what` names the current record.
+pub fn judge_records(
+    baseline: &LoadedBaseline,
+    current: &RunRecord,
+    what: &str,
+    config: &CompareConfig,
+) -> Result<Comparison> {
+    current.validate(what)?;
+    if !baseline.record.benchmarks.is_empty() {
+        baseline
+            .record
+            .validate(&format!("the baseline ({})", baseline.origin))?;
+    }
+    Ok(compare(&baseline.record, current, config))
+}
+
+/// Fails when rows were incomparable (other adapter) and that was not allowed.
+pub fn refuse_incomparable(comparison: &Comparison) -> Result<()> {
+    if comparison.config.allow_other_adapter {
+        return Ok(());
+    }
+    let labels: BTreeMap<&str, usize> = comparison
+        .rows
+        .iter()
+        .filter(|r| r.verdict == Verdict::Incomparable)
+        .fold(BTreeMap::new(), |mut m, r| {
+            *m.entry(r.adapter_label.as_str()).or_default() += 1;
+            m
+        });
+    if labels.is_empty() {
+        return Ok(());
+    }
+    Err(Error::InvalidInput(format!(
+        "the baseline was measured on another adapter ({}); numbers from different adapters are not \
+         compared. Bless a baseline on this one with `cargo convbench baseline update`, or pass \
+         --allow-other-adapter",
+        labels.keys().copied().collect::<Vec<_>>().join("; ")
+    )))
+}
+
+/// What the caller knows that the records must not decide.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Provided {
+    /// The measured commit, from the `workflow_run` event; it replaces what records claim.
+    pub head_sha: Option<String>,
+    /// The run that measured, linked from the comment.
+    pub run_url: Option<String>,
+    /// Why the numbers deserve the trust they get, shown in the comment.
+    pub provenance: Option<String>,
+    /// Labels of the pull request (beside those of the event payload).
+    pub labels: Vec<String>,
+    /// The published history dashboard.
+    pub dashboard_url: Option<String>,
+}
+
+/// What a mode measured and judged, before the decision.
+#[derive(Debug)]
+pub struct Parts {
+    /// Each record with its comparison.
+    pub pairs: Vec<(RunRecord, Comparison)>,
+    /// Notes for the reader.
+    pub notes: Vec<String>,
+    /// The base revision the verdicts are against.
+    pub base_sha: Option<String>,
+    /// Rows measured on another adapter than the baseline's, not allowed.
+    pub incomparable: Option<Error>,
+    /// Which mode decided and why, in a sentence.
+    pub mode: String,
+}
+
+/// Baseline mode: each record against the baselines blessed at the base revision.
+pub fn baseline_parts(
+    workspace: &Workspace,
+    source: &BaselineSource,
+    config: &CompareConfig,
+    records: Vec<RunRecord>,
+    why: Option<&str>,
+) -> Result<Parts> {
+    let mut pairs = Vec::new();
+    let mut notes = Vec::new();
+    let mut base_sha = None;
+    let mut incomparable = None;
+    for record in records {
+        let baseline = load_baseline(workspace, source, &record)?;
+        let comparison = judge_records(&baseline, &record, "the record under test", config)?;
+        base_sha = base_sha.or(baseline.base.map(|b| b.oid));
+        notes.extend(baseline.notes);
+        if incomparable.is_none() {
+            incomparable = refuse_incomparable(&comparison).err();
+        }
+        pairs.push((record, comparison));
+    }
+    let mut mode = match &base_sha {
+        Some(base) => format!(
+            "baseline mode: each benchmark's blessed runs at {}, compared on run medians",
+            base.chars().take(7).collect::<String>()
+        ),
+        None => "baseline mode: the baseline file given on the command line".to_string(),
+    };
+    if let Some(why) = why {
+        mode.push_str(&format!(" ({why})"));
+    }
+    Ok(Parts {
+        pairs,
+        notes,
+        base_sha,
+        incomparable,
+        mode,
+    })
+}
+
+/// A/B mode: the outcome of an interleaved A/B as one comparison. `commit` is the head's.
+pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<String>) -> Parts {
+    let rows = outcome
+        .rows
+        .iter()
+        .map(|row| PhaseComparison {
+            benchmark_id: row.benchmark_id.clone(),
+            phase: Phase::Total,
+            baseline_median_ns: Some(row.base_median_ns),
+            current_median_ns: Some(row.head_median_ns),
+            change: row.estimated().then_some(row.change),
+            ci: row.estimated().then_some(row.ci),
+            p_value: Some(row.p_value),
+            threshold: row.threshold,
+            verdict: row.verdict,
+            adapter_label: outcome.adapter_label.clone(),
+            evidence: Some(row.evidence.clone()),
+        })
+        .collect();
+    let comparison = Comparison {
+        rows,
+        config,
+        kernel_changes: Vec::new(),
+        current_incomplete: false,
+    };
+    let pairs_per_benchmark = outcome
+        .measured
+        .iter()
+        .map(|m| m.base_ns.len())
+        .max()
+        .unwrap_or(0);
+    Parts {
+        pairs: vec![(RunRecord::new(commit), comparison)],
+        notes: Vec::new(),
+        base_sha: None,
+        incomparable: None,
+        mode: format!(
+            "A/B mode: {pairs_per_benchmark} pairs per benchmark, interleaved in one process on one device ({})",
+            outcome.description
+        ),
+    }
+}
+
+/// The gate's decision on one pull request (or push).
+#[derive(Debug)]
+pub struct Decision {
+    /// Each record with its comparison.
+    pub pairs: Vec<(RunRecord, Comparison)>,
+    /// Notes for the reader.
+    pub notes: Vec<String>,
+    /// The comment (and check-run summary) body.
+    pub body: String,
+    /// The label that turned a failing gate into a pass.
+    pub accepted_by: Option<String>,
+    /// Rows measured on another adapter than the baseline's, not allowed: reported in the
+    /// comment and the summary, then the command fails with this error (exit 2).
+    pub incomparable: Option<Error>,
+}
+
+impl Decision {
+    /// Whether the gate fails, after an accepting label.
+    pub fn fails(&self) -> bool {
+        self.accepted_by.is_none() && self.pairs.iter().any(|(_, c)| c.gate_fails())
+    }
+
+    /// Whether `policy` asks for a new comment on these results.
+    pub fn wants_new_comment(&self, policy: CommentOn) -> bool {
+        let comparisons = || self.pairs.iter().map(|(_, c)| c);
+        match policy {
+            CommentOn::Always => true,
+            CommentOn::Regression => comparisons().any(Comparison::has_regression),
+            CommentOn::Change => comparisons().any(|c| {
+                c.current_incomplete
+                    || c.rows
+                        .iter()
+                        .any(|row| !matches!(row.verdict, Verdict::NoChange | Verdict::New))
+            }),
+        }
+    }
+
+    /// The check run's conclusion and title: failure when the gate fails, the baseline is of
+    /// another adapter, or a record is incomplete; neutral when a label accepted a regression;
+    /// success otherwise.
+    pub fn check(&self) -> (CheckConclusion, String) {
+        let regressions: usize = self.pairs.iter().map(|(_, c)| c.count(Verdict::Regression)).sum();
+        let incomplete = self.pairs.iter().any(|(_, c)| c.current_incomplete);
+        if self.incomparable.is_some() {
+            return (
+                CheckConclusion::Failure,
+                "baseline measured on another adapter".to_string(),
+            );
+        }
+        let count = match regressions {
+            0 => "no regression".to_string(),
+            1 => "1 regression".to_string(),
+            n => format!("{n} regressions"),
+        };
+        if self.fails() {
+            let title = if incomplete && regressions == 0 {
+                "incomplete record: a run stopped early".to_string()
+            } else {
+                count
+            };
+            return (CheckConclusion::Failure, title);
+        }
+        if self.accepted_by.is_some() {
+            return (CheckConclusion::Neutral, format!("{count}, accepted by label"));
+        }
+        (CheckConclusion::Success, count)
+    }
+
+    /// The error to end with after everything was reported, else whether the gate failed.
+    pub fn finish(self) -> Result<bool> {
+        let fails = self.fails();
+        match self.incomparable {
+            Some(error) => Err(error),
+            None => Ok(fails),
+        }
+    }
+}
+
+/// The decision on `parts`: the accept label, the comment's context and body. Pure: the same
+/// parts, configuration and event always give the same decision.
+pub fn decide(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts: Parts) -> Decision {
+    let Parts {
+        pairs,
+        notes,
+        base_sha,
+        incomparable,
+        mode,
+    } = parts;
+    let fails = pairs.iter().any(|(_, c)| c.gate_fails());
+    let fails_otherwise = pairs.iter().any(|(_, c)| {
+        c.current_incomplete || (c.config.fail_on_inconclusive && c.count(Verdict::Inconclusive) > 0)
+    });
+    let accept_label = workspace.config.ci.accept_label.as_ref();
+    let labels: Vec<&String> = provided
+        .labels
+        .iter()
+        .chain(env.pull_request.iter().flat_map(|pr| pr.labels.iter()))
+        .collect();
+    let accepted_by = accept_label
+        .filter(|label| fails && !fails_otherwise && labels.contains(label))
+        .cloned();
+    let explicit_head = provided.head_sha.is_some();
+    let context = CommentContext {
+        base_sha: env.pull_request.as_ref().map(|p| p.base_sha.clone()).or(base_sha),
+        head_sha: provided.head_sha.or_else(|| {
+            env.pull_request
+                .as_ref()
+                .map(|p| p.head_sha.clone())
+                .or_else(|| env.sha.clone())
+        }),
+        run_url: provided.run_url.or_else(|| env.run_url()),
+        mode: Some(mode),
+        provenance: provided.provenance,
+        notes: notes.clone(),
+        accepted_by_label: accepted_by.clone(),
+        mentions: workspace.config.ci.mention.clone(),
+        dashboard_url: workspace
+            .config
+            .ci
+            .dashboard_url
+            .clone()
+            .or(provided.dashboard_url),
+    };
+    let mut sections = sections_from(pairs.iter().map(|(r, c)| (r, c)));
+    if explicit_head {
+        // The commit a record claims is the pull request's word; the event's is GitHub's.
+        for section in &mut sections {
+            section.commit = None;
+        }
+    }
+    let body = comment_body(&sections, &context);
+    Decision {
+        pairs,
+        notes,
+        body,
+        accepted_by,
+        incomparable,
+    }
+}
+
+/// The blessed history of every benchmark with a regression, as Markdown for the job summary;
+/// empty when there is none or the baselines are not in git.
+pub fn regression_history(workspace: &Workspace, set: &str, decision: &Decision) -> String {
+    const MAX_BENCHMARKS: usize = 20;
+    const MAX_POINTS: usize = 10;
+    let Ok(store) = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir()) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let mut shown = Vec::new();
+    for (record, comparison) in &decision.pairs {
+        for row in comparison
+            .rows
+            .iter()
+            .filter(|r| r.verdict == Verdict::Regression)
+        {
+            let Some(benchmark) = record.benchmarks.iter().find(|b| b.id == row.benchmark_id) else {
+                continue;
+            };
+            if shown.contains(&row.benchmark_id) || shown.len() == MAX_BENCHMARKS {
+                continue;
+            }
+            shown.push(row.benchmark_id.clone());
+            let Ok(mut points) = store.history(&benchmark.adapter.slug(), set, Some(&row.benchmark_id))
+            else {
+                continue;
+            };
+            points.retain(|point| point.phase == Phase::Total);
+            out.push_str(&format!(
+                "\n#### History of {}\n\n| commit | blessed (UTC) | total median | commit message |\n| --- | --- | ---: | --- |\n",
+                escape_markdown(&row.benchmark_id)
+            ));
+            let skip = points.len().saturating_sub(MAX_POINTS);
+            for point in points.iter().skip(skip) {
+                out.push_str(&format!(
+                    "| {} | {} | {} | {} |\n",
+                    escape_markdown(&point.commit.chars().take(10).collect::<String>()),
+                    crate::report::rfc3339_utc(point.time_unix_s.max(0) as u64),
+                    crate::github::format_duration_ns(point.median_ns),
+                    escape_markdown(&point.summary),
+                ));
+            }
+            if points.is_empty() {
+                out.push_str("| – | – | – | no blessed value in the history yet |\n");
+            }
+        }
+    }
+    if out.is_empty() {
+        return out;
+    }
+    format!(
+        "\n### Blessed history of the regressed benchmarks\n\nFrom `cargo convbench history --benchmark ID` \
+         (the last {MAX_POINTS} blessings each).\n{out}"
+    )
+}
+
+#[cfg(test)]
+mod tests;

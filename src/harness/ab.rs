@@ -1,0 +1,500 @@
+//! Interleaved A/B of two revisions in one process on one device (`ab`, and `ci`'s A/B mode).
+//!
+//! Side A is the base revision, side B the working tree. Both run the same plan on the same
+//! inputs, both are verified against the f64 reference first, and they alternate iteration by
+//! iteration in ABBA order ([`super::measure_ab`]); the verdict rests on the pairs' ratios
+//! ([`crate::compare::ab`]), so the machine's drift cancels.
+//!
+//! What differs between the sides is read from git at the base revision: convbench's WGSL
+//! under `shaders/` when the workspace is convbench's own repository (elsewhere both sides run
+//! the embedded shaders of this build), and the workspace's own kernels and networks: the base
+//! revision's tree is exported to a temporary folder and its configuration read there, so side
+//! A runs the kernel sources and network definitions as committed at the base. A user kernel or
+//! a network that exists on one side only, or a network whose layers changed, is reported as
+//! such ([`Verdict::New`] with the reason), never compared with itself.
+//!
+//! # Adaptive pairs
+//!
+//! Pairs are taken in batches and judged at fixed looks (after [`FIRST_LOOK`] pairs, then
+//! doubling, up to `pairs`); a benchmark stops at the first look whose verdict is settled
+//! (regression, improvement, or no change within the threshold), or when its share of the time
+//! budget is spent. Repeated looks would inflate the false-alarm rate of a test run at each
+//! one, so every look tests at `alpha / K`, where `K` is the number of looks the schedule can
+//! make: by the union bound the chance of any false alarm over all looks stays below `alpha`
+//! (a Bonferroni group-sequential design: conservative, but valid for any stopping rule and
+//! simple to state). A clear change settles at the first looks; a borderline one uses the
+//! budget.
+
+use super::select::{KernelChoice, has_variants};
+use super::sweep::{KernelRequest, Selection, is_real_gpu};
+use super::{Event, Interrupt, RunOptions, verify_target};
+use crate::backend::Backend;
+use crate::backend::wgpu::WgpuBackend;
+use super::{AbSession, Target};
+use crate::baseline::GitBaselineStore;
+use crate::compare::ab::{AbInput, AbRow, judge_pairs};
+use crate::compare::{CompareConfig, Verdict};
+use crate::config::Workspace;
+use crate::kernels::Variant;
+use crate::kernels::shader_set::ShaderSet;
+use crate::kernels::user::{UserKernel, UserRef};
+use crate::model::Network;
+use crate::results::BenchmarkResult;
+use crate::{Error, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// What an A/B run asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AbRequest {
+    /// The base revision; `None`: the merge-base of HEAD with the default branch (with
+    /// `github_base_ref` when set).
+    pub base: Option<String>,
+    /// `GITHUB_BASE_REF` in Actions: the branch a pull request merges into.
+    pub github_base_ref: Option<String>,
+    /// The head's shaders: a folder with every file of convbench's `shaders/`. Default: the
+    /// workspace's `shaders/`, whose committed state at the base is side A.
+    pub shaders: Option<PathBuf>,
+    /// What to benchmark.
+    pub selection: Selection,
+    /// The wgpu adapter.
+    pub adapter: Option<String>,
+    /// The most pairs of interleaved iterations per benchmark; fewer when the verdict settles
+    /// sooner (see the module docs).
+    pub pairs: usize,
+    /// Time for the whole comparison (verification and warm-up included); `None`: no limit but
+    /// `pairs`.
+    pub budget: Option<Duration>,
+    /// Minimum warm-up iterations per side.
+    pub warmup_iterations: usize,
+    /// Minimum warm-up time (ms).
+    pub warmup_min_ms: u64,
+    /// Which kernels run (the same choice on both sides).
+    pub kernels: KernelRequest,
+}
+
+/// One benchmark's pairs, however they were measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Measured {
+    /// Benchmark id.
+    pub id: String,
+    /// Base times (ns), pair by pair.
+    pub base_ns: Vec<u64>,
+    /// Head times (ns), pair by pair.
+    pub head_ns: Vec<u64>,
+    /// Whether the base ran first in each pair.
+    pub base_first: Vec<bool>,
+}
+
+/// Progress of an A/B run.
+#[derive(Debug)]
+pub enum AbEvent<'a> {
+    /// The benchmarks are chosen: this many will be measured.
+    Planned {
+        /// Benchmarks to measure.
+        benchmarks: usize,
+    },
+    /// Something the user should know.
+    Notice(String),
+    /// Progress of one benchmark (`label` says which, and which side while verifying).
+    Benchmark {
+        /// The benchmark and step.
+        label: &'a str,
+        /// What happened.
+        event: Event,
+    },
+    /// One benchmark's pairs are measured.
+    Finished,
+}
+
+/// What an A/B comparison measured and decided.
+#[derive(Debug, Clone)]
+pub struct AbOutcome {
+    /// Which mode, which sides, which files differ.
+    pub description: String,
+    /// One verdict per benchmark.
+    pub rows: Vec<AbRow>,
+    /// The adapter, e.g. `llvmpipe (vulkan)`.
+    pub adapter_label: String,
+    /// Every raw pair.
+    pub measured: Vec<Measured>,
+}
+
+impl AbOutcome {
+    /// Judges `measured` with `config`'s thresholds and alpha.
+    pub fn judge(
+        description: String,
+        adapter_label: String,
+        measured: Vec<Measured>,
+        config: &CompareConfig,
+    ) -> Self {
+        let inputs: Vec<AbInput<'_>> = measured
+            .iter()
+            .map(|m| AbInput {
+                benchmark_id: &m.id,
+                base_ns: &m.base_ns,
+                head_ns: &m.head_ns,
+                threshold: config.threshold_for(&m.id),
+            })
+            .collect();
+        let rows = judge_pairs(&inputs, config.alpha);
+        Self {
+            description,
+            rows,
+            adapter_label,
+            measured,
+        }
+    }
+
+    /// Whether a row is a regression.
+    pub fn has_regression(&self) -> bool {
+        self.rows.iter().any(|r| r.verdict == Verdict::Regression)
+    }
+
+    /// The verdicts and every raw pair, as JSON.
+    pub fn to_json(&self, alpha: f64) -> String {
+        let samples: BTreeMap<&str, serde_json::Value> = self
+            .measured
+            .iter()
+            .map(|m| {
+                (
+                    m.id.as_str(),
+                    serde_json::json!({"base_ns": m.base_ns, "head_ns": m.head_ns, "base_first": m.base_first}),
+                )
+            })
+            .collect();
+        let json = serde_json::json!({
+            "mode": self.description,
+            "adapter": self.adapter_label,
+            "alpha": alpha,
+            "rows": self.rows,
+            "samples": samples,
+        });
+        let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+}
+
+/// The two shader sets and how they differ: the base revision's `shaders/` against the working
+/// tree's (or `request.shaders`) in convbench's repository; the embedded set on both sides in any
+/// other workspace.
+fn shader_sides(request: &AbRequest, workspace: &Workspace) -> Result<(ShaderSet, ShaderSet, String)> {
+    let repo_dir = workspace.root.join("shaders");
+    if request.shaders.is_none() && !ShaderSet::is_shader_dir(&repo_dir) {
+        return Ok((
+            ShaderSet::embedded(),
+            ShaderSet::embedded(),
+            "convbench's embedded shaders on both sides".to_string(),
+        ));
+    }
+    let dir = request.shaders.clone().unwrap_or_else(|| repo_dir.clone());
+    for folder in [&repo_dir, &dir] {
+        if !folder.is_dir() {
+            return Err(Error::InvalidInput(format!(
+                "{} is not a folder; --shaders compares a folder of convbench's shaders with the \
+                 checkout's shaders/ at the base revision: run it in convbench's repository, or \
+                 leave --shaders out",
+                folder.display()
+            )));
+        }
+    }
+    let head = ShaderSet::from_dir(&dir)?;
+    let base = ShaderSet::from_git(
+        &repo_dir,
+        request.base.as_deref(),
+        request.github_base_ref.as_deref(),
+    )?;
+    let changed = head.differing_files(&base);
+    let description = format!(
+        "{} (A) against the working tree's {} (B); {}",
+        base.describe(),
+        dir.display(),
+        if changed.is_empty() {
+            "no shader differs".to_string()
+        } else {
+            format!("changed: {}", changed.join(", "))
+        }
+    );
+    Ok((base, head, description))
+}
+
+/// Pairs at the first look of the adaptive schedule.
+pub const FIRST_LOOK: usize = 8;
+
+/// The looks of the schedule for at most `pairs` pairs: 8, 16, 32, ... and `pairs` itself.
+pub fn looks(pairs: usize) -> Vec<usize> {
+    let mut looks = Vec::new();
+    let mut at = FIRST_LOOK;
+    while at < pairs {
+        looks.push(at);
+        at *= 2;
+    }
+    looks.push(pairs);
+    looks
+}
+
+/// What the workspace declares at the base revision: its user kernels (loaded and validated,
+/// not registered: their names are the head's too) and its networks.
+#[derive(Default)]
+struct BaseDeclarations {
+    kernels: BTreeMap<String, UserRef>,
+    models: Vec<Network>,
+    /// Kernels whose source or configuration differs from the head's.
+    changed: Vec<String>,
+}
+
+/// Reads the workspace's configuration, kernels and networks as committed at the base revision
+/// (an export of its tree into a temporary folder). A base whose configuration or kernels do
+/// not load is reported in `notices` and declares nothing (every kernel and network of the head
+/// is then new).
+fn base_declarations(request: &AbRequest, workspace: &Workspace, notices: &mut Vec<String>) -> Result<BaseDeclarations> {
+    if workspace.kernels.is_empty() && workspace.config.model.is_empty() {
+        return Ok(BaseDeclarations::default());
+    }
+    let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
+    let base = store.resolve_base_from(request.base.as_deref(), request.github_base_ref.as_deref())?;
+    let folder = tempfile::tempdir()
+        .map_err(|e| Error::Environment(format!("cannot create a temporary folder for the base revision: {e}")))?;
+    store.export_at(&base, folder.path())?;
+    let canonical = |path: &std::path::Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let relative = canonical(&workspace.root)
+        .strip_prefix(canonical(store.workdir()))
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let root = folder.path().join(relative);
+    let manifest = root.join("Cargo.toml");
+    let loaded = crate::config::load_in(&root, manifest.is_file().then_some(manifest.as_path()));
+    let base_workspace = match loaded {
+        Ok(w) => w,
+        Err(e) => {
+            notices.push(format!(
+                "the configuration at {} does not load ({e}); its kernels and networks count as new",
+                base.description
+            ));
+            return Ok(BaseDeclarations::default());
+        }
+    };
+    let head: BTreeMap<&str, &UserKernel> = crate::kernels::user::registered()
+        .into_iter()
+        .map(|k| (k.name.as_str(), k))
+        .collect();
+    let mut declarations = BaseDeclarations {
+        models: base_workspace.config.model.clone(),
+        ..BaseDeclarations::default()
+    };
+    for declared in &base_workspace.kernels {
+        match UserKernel::load(declared) {
+            Ok(kernel) => {
+                if head.get(kernel.name.as_str()).is_some_and(|h| h.digest != kernel.digest) {
+                    declarations.changed.push(kernel.name.clone());
+                }
+                // Leaked like every loaded kernel: kernels live as long as the run.
+                let kernel: &'static UserKernel = Box::leak(Box::new(kernel));
+                declarations.kernels.insert(kernel.name.clone(), UserRef(kernel));
+            }
+            Err(e) => notices.push(format!(
+                "kernel `{}` at {} does not load ({e}); it counts as new",
+                declared.name, base.description
+            )),
+        }
+    }
+    Ok(declarations)
+}
+
+/// Why `target` cannot be compared between the revisions, when it cannot: a network of the
+/// workspace that is absent or different at the base, or a forced user kernel absent there.
+fn not_comparable(
+    target: &Target,
+    workspace: &Workspace,
+    base: &BaseDeclarations,
+    kernels: &KernelChoice,
+) -> Option<String> {
+    if let Target::Model(net) = target
+        && workspace.config.model.iter().any(|m| m.name == net.name)
+    {
+        match base.models.iter().find(|m| m.name == net.name) {
+            None => return Some(format!("network `{}` is not at the base revision: not compared", net.name)),
+            Some(at_base) if at_base != net => {
+                return Some(format!(
+                    "network `{}` changed between the revisions: not compared",
+                    net.name
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    if let KernelChoice::Force(Variant::User(kernel)) = kernels
+        && !base.kernels.contains_key(&kernel.0.name)
+    {
+        return Some(format!("kernel {} is not at the base revision: not compared", kernel.0.id()));
+    }
+    None
+}
+
+/// Verifies and measures every selected benchmark on both sides, interleaved, taking pairs
+/// until each verdict settles (see the module docs), and judges them.
+pub fn run(
+    request: &AbRequest,
+    workspace: &Workspace,
+    config: &CompareConfig,
+    interrupt: Interrupt,
+    on_event: &mut dyn FnMut(AbEvent<'_>),
+) -> Result<AbOutcome> {
+    if request.pairs < MIN_PAIRS_PER_BENCHMARK {
+        return Err(Error::InvalidInput(format!(
+            "--pairs {}: a verdict needs at least {MIN_PAIRS_PER_BENCHMARK} pairs; the default is {DEFAULT_PAIRS}",
+            request.pairs
+        )));
+    }
+    let started = Instant::now();
+    crate::kernels::user::load_all(&workspace.kernels)?;
+    let (base_set, head_set, mut description) = shader_sides(request, workspace)?;
+    let mut notices = Vec::new();
+    let base_declared = base_declarations(request, workspace, &mut notices)?;
+    if !base_declared.changed.is_empty() {
+        description.push_str(&format!(
+            "; user kernels changed: {}",
+            base_declared.changed.join(", ")
+        ));
+    }
+    let device = WgpuBackend::open(request.adapter.as_deref())?;
+    let base = device.with_shaders(base_set);
+    let head = device.with_shaders(head_set);
+    let backends: Vec<Box<dyn Backend>> = vec![Box::new(device.with_shaders(ShaderSet::embedded()))];
+    let jobs = request
+        .selection
+        .jobs(&workspace.config, is_real_gpu(backends[0].as_ref()), &mut notices)?;
+    let kernels = KernelChoice::resolve(&request.kernels, &workspace.target_dir, &backends, &mut notices)?;
+    debug_assert!(has_variants(backends[0].kind()));
+    let base_kernels = KernelChoice::Mapped {
+        inner: Box::new(kernels.clone()),
+        kernels: base_declared.kernels.clone(),
+    };
+    let options = RunOptions {
+        stage: request.selection.stage,
+        samples: request.pairs,
+        warmup_iterations: request.warmup_iterations,
+        warmup_min: Duration::from_millis(request.warmup_min_ms),
+        verify: true,
+        data_grad: false,
+        layers: false,
+        kernels,
+        interrupt,
+    };
+    let base_options = RunOptions {
+        kernels: base_kernels.clone(),
+        ..options.clone()
+    };
+    on_event(AbEvent::Planned {
+        benchmarks: jobs.len(),
+    });
+    for notice in notices {
+        on_event(AbEvent::Notice(notice));
+    }
+    let schedule = looks(request.pairs);
+    let look_alpha = config.alpha / schedule.len() as f64;
+    let mut measured = Vec::new();
+    let mut skipped: Vec<AbRow> = Vec::new();
+    for (index, job) in jobs.iter().enumerate() {
+        let id = BenchmarkResult::make_id(
+            &job.target.name(),
+            options.stage,
+            job.batch,
+            job.precision,
+            "wgpu",
+        );
+        if let Some(reason) = not_comparable(&job.target, workspace, &base_declared, &options.kernels) {
+            skipped.push(AbRow::not_compared(&id, config.threshold_for(&id), reason));
+            on_event(AbEvent::Finished);
+            continue;
+        }
+        for (side, backend, side_options) in [("base", &base, &base_options), ("head", &head, &options)] {
+            let label = format!("{id} ({side})");
+            verify_target(
+                backend,
+                &job.target,
+                job.batch,
+                job.precision,
+                side_options,
+                &mut |event| on_event(AbEvent::Benchmark { label: &label, event }),
+            )
+            .map_err(|error| error.context(side_name(side)))?;
+        }
+        let benchmark_started = Instant::now();
+        let share = request.budget.map(|budget| {
+            let left = budget.saturating_sub(started.elapsed());
+            left / (jobs.len() - index) as u32
+        });
+        let mut forward = |event| on_event(AbEvent::Benchmark { label: &id, event });
+        let mut session = AbSession::start(
+            &base,
+            &head,
+            &base_kernels,
+            &job.target,
+            job.batch,
+            job.precision,
+            &options,
+            &mut forward,
+        )?;
+        let threshold = config.threshold_for(&id);
+        for &look in &schedule {
+            let taken = session.samples.base_ns.len();
+            if let Some(share) = share
+                && taken > 0
+            {
+                // Stop before a batch that would overrun this benchmark's share of the budget.
+                let per_pair = benchmark_started.elapsed() / taken as u32;
+                if benchmark_started.elapsed() + per_pair * (look - taken) as u32 > share {
+                    break;
+                }
+            }
+            session.take(look - taken, request.pairs, &mut forward)?;
+            let row = judge_pairs(
+                &[AbInput {
+                    benchmark_id: &id,
+                    base_ns: &session.samples.base_ns,
+                    head_ns: &session.samples.head_ns,
+                    threshold,
+                }],
+                look_alpha,
+            );
+            if row[0].verdict != Verdict::Inconclusive {
+                break;
+            }
+        }
+        on_event(AbEvent::Finished);
+        let samples = session.samples;
+        measured.push(Measured {
+            id,
+            base_ns: samples.base_ns,
+            head_ns: samples.head_ns,
+            base_first: samples.base_first,
+        });
+    }
+    let adapter_label = device.gpu().summary().fingerprint.label();
+    let look_config = CompareConfig {
+        alpha: look_alpha,
+        ..config.clone()
+    };
+    let mut outcome = AbOutcome::judge(description, adapter_label, measured, &look_config);
+    outcome.rows.extend(skipped);
+    Ok(outcome)
+}
+
+/// Fewest pairs `--pairs` accepts: the judge needs [`crate::compare::ab::MIN_PAIRS`].
+pub const MIN_PAIRS_PER_BENCHMARK: usize = crate::compare::ab::MIN_PAIRS;
+
+/// The most pairs per benchmark by default.
+pub const DEFAULT_PAIRS: usize = 240;
+
+/// The side an error of verification came from, as its message names it.
+fn side_name(side: &str) -> &'static str {
+    if side == "base" {
+        "the base revision's shaders and kernels"
+    } else {
+        "the working tree's shaders and kernels"
+    }
+}

@@ -1,0 +1,767 @@
+//! The sweep: what `run`, `compare`, `baseline update` and `ci` measure, as a library value.
+//!
+//! A [`SweepRequest`] (what to run, where, with which kernels, how many samples and rounds)
+//! becomes a [`Sweep`] with [`Sweep::prepare`]: the selection is resolved into [`Job`]s against
+//! the configuration, the backends are opened (wgpu, falling back to cpu when no adapter
+//! exists and none was asked for), the kernel choice is resolved (forced, tuned, heuristic)
+//! and a forced user kernel is verified on random shapes. [`Sweep::run`] then measures round
+//! by round, each round over every benchmark, so drift during the run touches them all alike;
+//! each benchmark is verified against the f64 reference once, before its first round. It
+//! reports progress as [`SweepEvent`]s (the binary draws them) and returns the record beside
+//! the error that stopped it, so an interrupted or failed sweep keeps what it finished.
+
+use super::select::{KernelChoice, has_variants};
+use super::tune::TuneCache;
+use super::{Event, Interrupt, RunOptions, Target, conformance, measure, verify_target};
+use crate::backend::cpu::CpuBackend;
+use crate::backend::wgpu::WgpuBackend;
+use crate::backend::{Backend, BackendKind};
+use crate::baseline::git_state;
+use crate::config::{Config, Workspace};
+use crate::kernels::Variant;
+use crate::kernels::shader_set::ShaderSet;
+use crate::model::{Precision, network, suite};
+use crate::results::{RunRecord, RunSettings, Stage};
+use crate::roofline::{Calibration, Peak};
+use crate::{Error, ErrorKind, Result};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What to benchmark: models, suites and a shape list, at batches and precisions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// Models of the zoo or of the configuration, by name.
+    pub models: Vec<String>,
+    /// Layer suites by name: `layers`, `deepbench`.
+    pub suites: Vec<String>,
+    /// Batch sizes; empty: the configuration's, else each target's default.
+    pub batches: Vec<usize>,
+    /// Storage precisions; empty: the configuration's, else f32.
+    pub precisions: Vec<Precision>,
+    /// Train step or forward-only evaluation.
+    pub stage: Stage,
+    /// A CSV of single convolutions (DeepBench-style rows), a suite named after the file.
+    pub shapes: Option<PathBuf>,
+}
+
+impl Default for Selection {
+    fn default() -> Self {
+        Self {
+            models: Vec::new(),
+            suites: Vec::new(),
+            batches: Vec::new(),
+            precisions: Vec::new(),
+            stage: Stage::Train,
+            shapes: None,
+        }
+    }
+}
+
+/// One benchmark to run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// What.
+    pub target: Target,
+    /// Images per iteration.
+    pub batch: usize,
+    /// Storage precision.
+    pub precision: Precision,
+}
+
+/// `values` without repeats, in first-seen order (`--batch 1,1` runs batch 1 once).
+fn unique<T: PartialEq + Clone>(values: &[T]) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(values.len());
+    for v in values {
+        if !out.contains(v) {
+            out.push(v.clone());
+        }
+    }
+    out
+}
+
+/// The default batch of a model when none is given.
+fn default_model_batch(name: &str, real_gpu: bool) -> usize {
+    match (real_gpu, name.starts_with("vgg")) {
+        (false, _) => 1,
+        (true, true) => 64,
+        (true, false) => 128,
+    }
+}
+
+impl Selection {
+    /// Whether anything is named (models, suites or a shape list).
+    pub fn names_anything(&self) -> bool {
+        !self.models.is_empty() || !self.suites.is_empty() || self.shapes.is_some()
+    }
+
+    /// The benchmarks this selection names, or the configuration's, or a default set when
+    /// neither names any (the convnet-benchmarks set on a real GPU, LeNet elsewhere; a notice
+    /// says which).
+    pub fn jobs(&self, config: &Config, real_gpu: bool, notices: &mut Vec<String>) -> Result<Vec<Job>> {
+        let precisions = if !self.precisions.is_empty() {
+            self.precisions.clone()
+        } else if !config.precisions.is_empty() {
+            config
+                .precisions
+                .iter()
+                .map(|p| p.parse().map_err(Error::InvalidInput))
+                .collect::<Result<_>>()?
+        } else {
+            vec![Precision::F32]
+        };
+        let batches_given = if self.batches.is_empty() {
+            config.batches.clone()
+        } else {
+            self.batches.clone()
+        };
+        let selected = self.names_anything();
+        let configured = !config.models.is_empty() || !config.suites.is_empty();
+        let suites = if selected {
+            self.suites.clone()
+        } else {
+            config.suites.clone()
+        };
+        let (models, default_batches): (Vec<String>, Option<Vec<usize>>) = if selected {
+            (self.models.clone(), None)
+        } else if configured {
+            (config.models.clone(), None)
+        } else if real_gpu {
+            notices.push(
+                "running the convnet-benchmarks set (alexnet, overfeat, googlenet at batch 128, vgg-a at 64)"
+                    .into(),
+            );
+            (
+                ["alexnet", "overfeat", "googlenet", "vgg-a"]
+                    .map(String::from)
+                    .to_vec(),
+                None,
+            )
+        } else {
+            notices.push(
+                "software or CPU adapter: running the quick set (lenet at batch 1, 8, 64); \
+                 name models to run more, e.g. `--model alexnet,vgg16 --batch 8`"
+                    .into(),
+            );
+            (vec!["lenet".into()], Some(vec![1, 8, 64]))
+        };
+        let mut targets: Vec<(Target, Vec<usize>)> = Vec::new();
+        for name in &unique(&models) {
+            let net = match config.model.iter().find(|net| &net.name == name) {
+                Some(net) => net.clone(),
+                None => network(name).map_err(|e| match config.model.is_empty() {
+                    true => e,
+                    false => {
+                        let mine: Vec<&str> = config.model.iter().map(|n| n.name.as_str()).collect();
+                        Error::InvalidInput(format!("{e}; the configuration's models: {}", mine.join(", ")))
+                    }
+                })?,
+            };
+            let batches = if !batches_given.is_empty() {
+                batches_given.clone()
+            } else if let Some(b) = &default_batches {
+                b.clone()
+            } else {
+                vec![default_model_batch(&net.name, real_gpu)]
+            };
+            targets.push((Target::Model(net), batches));
+        }
+        let listed = self
+            .shapes
+            .as_deref()
+            .map(crate::model::custom::shape_list)
+            .transpose()?;
+        let named = unique(&suites)
+            .iter()
+            .map(|name| suite(name))
+            .collect::<Result<Vec<_>>>()?;
+        for s in named.into_iter().chain(listed) {
+            for entry in s.entries {
+                let batches = if batches_given.is_empty() {
+                    vec![entry.default_batch]
+                } else {
+                    batches_given.clone()
+                };
+                targets.push((
+                    Target::SuiteLayer {
+                        suite: s.name.clone(),
+                        entry,
+                    },
+                    batches,
+                ));
+            }
+        }
+        let precisions = unique(&precisions);
+        let mut jobs = Vec::new();
+        for (target, batches) in targets {
+            for &batch in &unique(&batches) {
+                if batch == 0 {
+                    return Err(Error::InvalidInput(
+                        "--batch 0: a batch needs at least one image".into(),
+                    ));
+                }
+                for &precision in &precisions {
+                    jobs.push(Job {
+                        target: target.clone(),
+                        batch,
+                        precision,
+                    });
+                }
+            }
+        }
+        Ok(jobs)
+    }
+}
+
+/// Where to run: backends, adapter and the WGSL they compile.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceRequest {
+    /// Backends; empty: wgpu, falling back to cpu (with a notice) when no adapter exists.
+    pub backends: Vec<BackendKind>,
+    /// The wgpu adapter: index, backend name or part of its name.
+    pub adapter: Option<String>,
+    /// Let the cuda backend use TF32 tensor cores for f32.
+    pub tf32: bool,
+    /// Compile the wgpu kernels from this folder's `.wgsl` files instead of the embedded ones.
+    pub shaders: Option<PathBuf>,
+}
+
+impl DeviceRequest {
+    /// The shader set `shaders` names, `None` for the embedded one.
+    pub fn shader_set(&self) -> Result<Option<ShaderSet>> {
+        self.shaders.as_deref().map(ShaderSet::from_dir).transpose()
+    }
+
+    /// Opens the requested backends, each once; a fallback to cpu is pushed to `notices`.
+    pub fn open(&self, notices: &mut Vec<String>) -> Result<Vec<Box<dyn Backend>>> {
+        let shaders = self.shader_set()?;
+        let open_wgpu = || -> Result<WgpuBackend> {
+            let backend = WgpuBackend::open(self.adapter.as_deref())?;
+            Ok(match &shaders {
+                Some(set) => backend.with_shaders(set.clone()),
+                None => backend,
+            })
+        };
+        if self.backends.is_empty() {
+            return match open_wgpu() {
+                Ok(b) => Ok(vec![Box::new(b)]),
+                Err(e)
+                    if e.kind() == ErrorKind::Environment && self.adapter.is_none() && shaders.is_none() =>
+                {
+                    notices.push(format!("{e}; falling back to the cpu backend"));
+                    Ok(vec![Box::new(CpuBackend::new())])
+                }
+                Err(e) => Err(e),
+            };
+        }
+        let mut seen = HashSet::new();
+        let mut backends: Vec<Box<dyn Backend>> = Vec::new();
+        for &kind in self.backends.iter().filter(|k| seen.insert(**k)) {
+            backends.push(match kind {
+                BackendKind::Wgpu => Box::new(open_wgpu()?),
+                BackendKind::Cpu => Box::new(CpuBackend::new()),
+                // The first CUDA device; choose another with CUDA_VISIBLE_DEVICES (`adapter`
+                // names wgpu adapters, whose order need not match CUDA's).
+                #[cfg(feature = "cuda")]
+                BackendKind::Cuda => Box::new(crate::backend::cuda::CudaBackend::open_with(
+                    0,
+                    crate::backend::cuda::CudaOptions { tf32: self.tf32 },
+                )?),
+                #[cfg(not(feature = "cuda"))]
+                BackendKind::Cuda => {
+                    return Err(Error::Environment(
+                        "the cuda backend is not in this build; install with `cargo install cargo-convbench --features cuda`".into(),
+                    ));
+                }
+            });
+        }
+        Ok(backends)
+    }
+}
+
+/// Whether the adapter is a real GPU (not a software rasterizer or the CPU backend).
+pub fn is_real_gpu(backend: &dyn Backend) -> bool {
+    backend.kind() != BackendKind::Cpu && backend.adapter().device_type != "cpu"
+}
+
+/// The error of a precision the backend cannot run.
+pub fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {
+    Error::Environment(format!(
+        "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32 or another --adapter",
+        backend.adapter().label()
+    ))
+}
+
+/// How kernels are chosen, as asked on the command line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum KernelRequest {
+    /// The winners of `tune` for the adapter where tuned, else the shape heuristic.
+    #[default]
+    Auto,
+    /// The shape heuristic, ignoring the tune cache.
+    Heuristic,
+    /// A variant by name (`direct`, `gemm_64x64x16_4x4`, `user:NAME`), wherever it implements
+    /// the op.
+    Named(String),
+}
+
+impl KernelChoice {
+    /// The choice `request` asks for. `Auto` uses the tune cache (under `target_dir`) of the
+    /// first backend with variants when there is one; a cache that cannot be read is reported
+    /// in `notices` and ignored (it is a cache: `tune` rebuilds it).
+    pub fn resolve(
+        request: &KernelRequest,
+        target_dir: &Path,
+        backends: &[Box<dyn Backend>],
+        notices: &mut Vec<String>,
+    ) -> Result<KernelChoice> {
+        match request {
+            KernelRequest::Named(name) => {
+                return Ok(KernelChoice::Force(name.parse::<Variant>().map_err(|e| {
+                    Error::InvalidInput(format!("--kernel: {e}, or `auto`"))
+                })?));
+            }
+            KernelRequest::Heuristic => return Ok(KernelChoice::Heuristic),
+            KernelRequest::Auto => {}
+        }
+        let Some(backend) = backends.iter().find(|b| has_variants(b.kind())) else {
+            return Ok(KernelChoice::Heuristic);
+        };
+        let path = TuneCache::path(target_dir, &backend.adapter().slug());
+        match TuneCache::load(&path) {
+            Ok(Some(cache)) => {
+                notices.push(format!(
+                    "kernels tuned for {} ({} shapes) from {}; `--no-tune` ignores them",
+                    backend.adapter().label(),
+                    cache.entries.len(),
+                    path.display()
+                ));
+                if &cache.adapter != backend.adapter() {
+                    notices.push(format!(
+                        "they were tuned with another driver ({} {}); run `cargo convbench tune` again",
+                        cache.adapter.driver, cache.adapter.driver_info
+                    ));
+                }
+                Ok(KernelChoice::Tuned(cache))
+            }
+            Ok(None) => Ok(KernelChoice::Heuristic),
+            Err(e) => {
+                notices.push(format!("ignoring the tune cache: {e}"));
+                Ok(KernelChoice::Heuristic)
+            }
+        }
+    }
+}
+
+/// Random shapes each user kernel is verified on before it runs (per op and precision).
+pub const USER_KERNEL_SHAPES: usize = 4;
+
+/// With a forced user kernel, verifies it on random shapes at the jobs' precisions on every
+/// backend with variants, before anything is timed; on other backends it does not run (a
+/// notice says so).
+pub fn verify_forced_user_kernel(
+    choice: &KernelChoice,
+    backends: &[Box<dyn Backend>],
+    jobs: &[Job],
+    notices: &mut Vec<String>,
+) -> Result<()> {
+    let KernelChoice::Force(variant) = choice else {
+        return Ok(());
+    };
+    if !variant.is_user() {
+        return Ok(());
+    }
+    let mut precisions: Vec<Precision> = jobs.iter().map(|j| j.precision).collect();
+    precisions.sort_unstable();
+    precisions.dedup();
+    let seed: u64 = rand::random();
+    for backend in backends {
+        if !has_variants(backend.kind()) {
+            notices.push(format!(
+                "{variant} is WGSL: the {} backend runs its own kernels",
+                backend.kind().as_str()
+            ));
+            continue;
+        }
+        let rows = conformance::verify_user_kernel(
+            backend.as_ref(),
+            *variant,
+            &precisions,
+            USER_KERNEL_SHAPES,
+            seed,
+        )?;
+        let shapes: usize = rows.iter().map(|r| r.shapes).sum();
+        notices.push(format!(
+            "{variant} verified against the f64 reference on {shapes} random shapes ({}; seed {seed})",
+            backend.adapter().label()
+        ));
+        if let Variant::User(kernel) = variant
+            && !kernel.0.f16
+            && precisions.contains(&Precision::F16)
+        {
+            notices.push(format!(
+                "{variant} does not declare f16 = true: f16 benchmarks run convbench's kernels"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Everything a run asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRequest {
+    /// What to benchmark.
+    pub selection: Selection,
+    /// Where.
+    pub device: DeviceRequest,
+    /// With which kernels.
+    pub kernels: KernelRequest,
+    /// Timed iterations per round.
+    pub samples: usize,
+    /// Rounds per benchmark, each re-warmed, interleaved across the sweep.
+    pub rounds: usize,
+    /// Minimum warm-up iterations.
+    pub warmup_iterations: usize,
+    /// Minimum warm-up time (ms).
+    pub warmup_min_ms: u64,
+    /// Verify every op against the reference before timing.
+    pub verify: bool,
+    /// Compute the first layer's input gradient.
+    pub data_grad: bool,
+    /// Record the per-layer breakdown.
+    pub layers: bool,
+}
+
+impl Default for SweepRequest {
+    fn default() -> Self {
+        Self {
+            selection: Selection::default(),
+            device: DeviceRequest::default(),
+            kernels: KernelRequest::Auto,
+            samples: 10,
+            rounds: 3,
+            warmup_iterations: 3,
+            warmup_min_ms: 200,
+            verify: true,
+            data_grad: false,
+            layers: false,
+        }
+    }
+}
+
+/// Largest `samples × rounds` of one benchmark: every sample's times are kept in the record, and
+/// beyond this the record alone takes gigabytes.
+pub const MAX_SAMPLES_PER_BENCHMARK: usize = 1_000_000;
+
+impl SweepRequest {
+    /// Checks the counts before anything is opened.
+    pub fn validate(&self) -> Result<()> {
+        if self.samples == 0 {
+            return Err(Error::InvalidInput("--samples must be at least 1".into()));
+        }
+        if self.rounds == 0 {
+            return Err(Error::InvalidInput("--rounds must be at least 1".into()));
+        }
+        if self.samples.saturating_mul(self.rounds) > MAX_SAMPLES_PER_BENCHMARK {
+            return Err(Error::InvalidInput(format!(
+                "--samples {} x --rounds {} keeps more than {MAX_SAMPLES_PER_BENCHMARK} samples per benchmark; \
+                 the gate needs rounds, not more samples: try --samples 10 --rounds 5",
+                self.samples, self.rounds
+            )));
+        }
+        Ok(())
+    }
+
+    /// The settings a record of this request carries.
+    fn settings(&self) -> RunSettings {
+        RunSettings {
+            samples: self.samples,
+            warmup_iterations: self.warmup_iterations,
+            warmup_min_ms: self.warmup_min_ms,
+            verify: self.verify,
+            data_grad: self.data_grad,
+            layers: self.layers,
+            rounds: self.rounds,
+            shaders: None,
+            kernels: Vec::new(),
+        }
+    }
+}
+
+/// Progress of a sweep, for the binary to draw.
+#[derive(Debug)]
+pub enum SweepEvent<'a> {
+    /// Something the user should know (a calibration missing, a driver changed).
+    Notice(String),
+    /// Progress of one benchmark, named by `label`.
+    Benchmark {
+        /// `model/bBATCH/PRECISION/BACKEND`.
+        label: &'a str,
+        /// What happened.
+        event: Event,
+    },
+    /// One round of one benchmark was measured; `record` holds everything finished so far
+    /// (marked incomplete), for a checkpoint that survives the process being killed.
+    Measured {
+        /// What is finished so far.
+        record: &'a RunRecord,
+    },
+}
+
+/// A sweep ready to run: jobs, opened backends, options, and the record to fill.
+pub struct Sweep {
+    /// The benchmarks, in order.
+    pub jobs: Vec<Job>,
+    /// The backends each job runs on.
+    pub backends: Vec<Box<dyn Backend>>,
+    /// How each benchmark is measured.
+    pub options: RunOptions,
+    /// Rounds per benchmark.
+    pub rounds: usize,
+    /// Notices from preparing (fallbacks, tune caches, default selections).
+    pub notices: Vec<String>,
+    /// Where the calibrations of `--layers` are cached (cargo's target directory).
+    target_dir: PathBuf,
+    record: RunRecord,
+}
+
+impl Sweep {
+    /// Resolves `request` in `workspace`: jobs, backends, kernel choice. `interrupt` stops the
+    /// run early when set.
+    pub fn prepare(request: &SweepRequest, workspace: &Workspace, interrupt: Interrupt) -> Result<Sweep> {
+        request.validate()?;
+        let (commit, dirty) = git_state(&workspace.root);
+        let mut record = RunRecord::new(commit);
+        record.git_dirty = dirty;
+        record.settings = request.settings();
+        if let Some(set) = request.device.shader_set()? {
+            record.settings.shaders = Some(format!("{}, digest {}", set.describe(), set.digest()));
+        }
+        let kernels = crate::kernels::user::load_all(&workspace.kernels)?;
+        record.settings.kernels = kernels.iter().map(|k| k.record(&workspace.root)).collect();
+        let mut notices = Vec::new();
+        let backends = request.device.open(&mut notices)?;
+        let real_gpu = backends.iter().any(|b| is_real_gpu(b.as_ref()));
+        let choice = KernelChoice::resolve(&request.kernels, &workspace.target_dir, &backends, &mut notices)?;
+        let jobs = request
+            .selection
+            .jobs(&workspace.config, real_gpu, &mut notices)?;
+        verify_forced_user_kernel(&choice, &backends, &jobs, &mut notices)?;
+        let options = RunOptions {
+            stage: request.selection.stage,
+            samples: request.samples,
+            warmup_iterations: request.warmup_iterations,
+            warmup_min: Duration::from_millis(request.warmup_min_ms),
+            verify: request.verify,
+            data_grad: request.data_grad,
+            layers: request.layers,
+            kernels: choice,
+            interrupt,
+        };
+        Ok(Sweep {
+            jobs,
+            backends,
+            options,
+            rounds: request.rounds,
+            notices,
+            target_dir: workspace.target_dir.clone(),
+            record,
+        })
+    }
+
+    /// How many benchmark rounds the sweep measures (its progress total).
+    pub fn len(&self) -> usize {
+        self.jobs.len() * self.backends.len() * self.rounds
+    }
+
+    /// Whether there is nothing to measure.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Measures every job on every backend, round by round. Returns the record and, when the
+    /// sweep stopped early (an interrupt, a failed verification, a device error), the error
+    /// beside what was finished before it, marked incomplete.
+    pub fn run(self, on_event: &mut dyn FnMut(SweepEvent<'_>)) -> (RunRecord, Option<Error>) {
+        let Sweep {
+            jobs,
+            backends,
+            options,
+            rounds,
+            target_dir,
+            mut record,
+            ..
+        } = self;
+        let mut verified: HashSet<(String, Precision, BackendKind)> = HashSet::new();
+        for backend in &backends {
+            let peak = if options.layers {
+                calibrated_peak(&target_dir, backend.as_ref(), on_event)
+            } else {
+                None
+            };
+            let first_of_backend = record.benchmarks.len();
+            for round in 0..rounds {
+                for (index, job) in jobs.iter().enumerate() {
+                    if let Err(e) = options.interrupt.check("every benchmark was measured") {
+                        record.complete = false;
+                        return (record, Some(e));
+                    }
+                    let name = job.target.name();
+                    let label = format!(
+                        "{name}/b{}/{}/{}",
+                        job.batch,
+                        job.precision,
+                        backend.kind().as_str()
+                    );
+                    let mut forward = |event: Event| on_event(SweepEvent::Benchmark { label: &label, event });
+                    let key = (name, job.precision, backend.kind());
+                    if options.verify && !verified.contains(&key) {
+                        if !backend.supports(job.precision) {
+                            return (record, Some(unsupported(backend.as_ref(), job.precision)));
+                        }
+                        if let Err(e) = verify_target(
+                            backend.as_ref(),
+                            &job.target,
+                            job.batch,
+                            job.precision,
+                            &options,
+                            &mut forward,
+                        ) {
+                            record.complete = false;
+                            return (record, Some(e));
+                        }
+                        verified.insert(key);
+                    }
+                    match measure(
+                        backend.as_ref(),
+                        &job.target,
+                        job.batch,
+                        job.precision,
+                        &options,
+                        &mut forward,
+                    ) {
+                        Ok(mut result) if round == 0 => {
+                            result.peak = peak;
+                            record.benchmarks.push(result);
+                        }
+                        Ok(result) => record.benchmarks[first_of_backend + index].append_round(result),
+                        Err(e) => {
+                            record.complete = false;
+                            return (record, Some(e));
+                        }
+                    }
+                    let partial = RunRecord {
+                        complete: false,
+                        ..record.clone()
+                    };
+                    on_event(SweepEvent::Measured { record: &partial });
+                }
+            }
+        }
+        (record, None)
+    }
+}
+
+/// The calibrated peaks of `backend`'s adapter (`adapters --calibrate`), for the roofline
+/// columns of `--layers`; `None` (with a notice) when there are none, or when they were measured
+/// under another driver. A calibration that cannot be read is reported and ignored: it is a
+/// cache, `adapters --calibrate` rebuilds it.
+fn calibrated_peak(
+    target_dir: &Path,
+    backend: &dyn Backend,
+    on_event: &mut dyn FnMut(SweepEvent<'_>),
+) -> Option<Peak> {
+    let adapter = backend.adapter();
+    let path = Calibration::path(target_dir, &adapter.slug());
+    let mut notice = |text: String| on_event(SweepEvent::Notice(text));
+    match Calibration::load(&path) {
+        Ok(Some(c)) if &c.adapter == adapter => Some(c.peak),
+        Ok(Some(c)) => {
+            notice(format!(
+                "{} was calibrated with another driver ({} {}); run `cargo convbench adapters --calibrate` again for the roofline",
+                adapter.label(),
+                c.adapter.driver,
+                c.adapter.driver_info
+            ));
+            None
+        }
+        Ok(None) => {
+            if backend.kind() == BackendKind::Wgpu {
+                notice(format!(
+                    "{} is not calibrated; `cargo convbench adapters --calibrate` adds the roofline to --layers",
+                    adapter.label()
+                ));
+            }
+            None
+        }
+        Err(e) => {
+            notice(format!("ignoring the calibration: {e}"));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Config {
+        Config::default()
+    }
+
+    #[test]
+    fn an_empty_selection_runs_the_quick_set_on_a_software_adapter() {
+        let mut notices = Vec::new();
+        let jobs = Selection::default()
+            .jobs(&config(), false, &mut notices)
+            .expect("jobs");
+        let batches: Vec<usize> = jobs.iter().map(|j| j.batch).collect();
+        assert_eq!(batches, [1, 8, 64]);
+        assert!(jobs.iter().all(|j| j.target.name() == "lenet"));
+        assert_eq!(notices.len(), 1, "{notices:?}");
+    }
+
+    #[test]
+    fn repeated_batches_and_precisions_run_once() {
+        let selection = Selection {
+            models: vec!["lenet".into(), "lenet".into()],
+            batches: vec![2, 2, 4],
+            precisions: vec![Precision::F32, Precision::F32],
+            ..Selection::default()
+        };
+        let jobs = selection.jobs(&config(), false, &mut Vec::new()).expect("jobs");
+        assert_eq!(jobs.len(), 2);
+    }
+
+    #[test]
+    fn a_batch_of_zero_is_invalid_input() {
+        let selection = Selection {
+            models: vec!["lenet".into()],
+            batches: vec![0],
+            ..Selection::default()
+        };
+        let error = selection.jobs(&config(), false, &mut Vec::new()).err();
+        assert_eq!(error.map(|e| e.kind()), Some(ErrorKind::InvalidInput));
+    }
+
+    #[test]
+    fn zero_or_unbounded_counts_are_refused_before_anything_opens() {
+        for (samples, rounds) in [(0, 1), (1, 0), (usize::MAX, 2), (4_294_967_296, 1)] {
+            let request = SweepRequest {
+                samples,
+                rounds,
+                ..SweepRequest::default()
+            };
+            let kind = request.validate().err().map(|e| e.kind());
+            assert_eq!(kind, Some(ErrorKind::InvalidInput), "{samples} x {rounds}");
+        }
+        assert!(SweepRequest::default().validate().is_ok());
+    }
+
+    #[test]
+    fn a_named_kernel_that_does_not_exist_is_invalid_input() {
+        let request = KernelRequest::Named("no_such_variant".into());
+        let error = KernelChoice::resolve(&request, Path::new("."), &[], &mut Vec::new()).err();
+        assert_eq!(error.map(|e| e.kind()), Some(ErrorKind::InvalidInput));
+    }
+}
