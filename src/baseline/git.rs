@@ -414,7 +414,10 @@ impl GitBaselineStore {
         })
         .or_else(|error| match failure.take() {
             Some(_) => Ok(()),
-            None => Err(git_error(format_args!("cannot walk the tree of {}", rev.description), &error)),
+            None => Err(git_error(
+                format_args!("cannot walk the tree of {}", rev.description),
+                &error,
+            )),
         })?;
         match failure {
             Some(error) => Err(error),

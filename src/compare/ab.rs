@@ -413,6 +413,10 @@ mod tests {
             })
             .count();
         let rate = caught as f64 / trials as f64;
-        assert!(rate >= 0.9, "caught {rate:.3} of slowdowns of {:.1}%", 100.0 * mde);
+        assert!(
+            rate >= 0.9,
+            "caught {rate:.3} of slowdowns of {:.1}%",
+            100.0 * mde
+        );
     }
 }

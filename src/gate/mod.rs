@@ -278,22 +278,84 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
         kernel_changes: Vec::new(),
         current_incomplete: false,
     };
-    let pairs_per_benchmark = outcome
-        .measured
-        .iter()
-        .map(|m| m.base_ns.len())
-        .max()
-        .unwrap_or(0);
+    let counts = outcome.measured.iter().map(|m| m.base_ns.len());
+    let (fewest, most) = (counts.clone().min().unwrap_or(0), counts.max().unwrap_or(0));
+    let pairs_per_benchmark = if fewest == most {
+        most.to_string()
+    } else {
+        format!("{fewest} to {most}")
+    };
     Parts {
         pairs: vec![(RunRecord::new(commit), comparison)],
         notes: Vec::new(),
         base_sha: None,
         incomparable: None,
         mode: format!(
-            "A/B mode: {pairs_per_benchmark} pairs per benchmark, interleaved in one process on one device ({})",
-            outcome.description
+            "A/B mode: {pairs_per_benchmark} pairs per benchmark, interleaved in one process on one device ({}){}",
+            outcome.description,
+            detectable(outcome)
         ),
     }
+}
+
+/// The parts of saved files: run records are judged in baseline mode against the baselines of
+/// `source`; A/B outcome files (`ab --out`, `ci --out` in A/B mode) have their raw pairs judged
+/// again with `config` (never the verdicts they claim). One kind at a time.
+pub fn parts_from_files(
+    workspace: &Workspace,
+    source: &BaselineSource,
+    config: &CompareConfig,
+    paths: &[PathBuf],
+    why: Option<&str>,
+) -> Result<Parts> {
+    let mut records = Vec::new();
+    let mut outcomes = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::InvalidInput(format!("cannot read {}: {e}", path.display())))?;
+        if AbOutcome::is_outcome_json(&text) {
+            outcomes.push(AbOutcome::from_json(&text, &path.display().to_string(), config)?);
+        } else {
+            records.push(RunRecord::from_json(&text, &path.display().to_string())?);
+        }
+    }
+    match (records.is_empty(), outcomes.is_empty()) {
+        (false, false) => Err(Error::InvalidInput(
+            "the files mix run records and A/B outcomes; pass the files of one mode (every \
+             matrix leg runs the same `ci`)"
+                .into(),
+        )),
+        (true, false) => {
+            let mut merged: Option<Parts> = None;
+            for outcome in &outcomes {
+                let parts = ab_parts(outcome, config.clone(), None);
+                match &mut merged {
+                    None => merged = Some(parts),
+                    Some(all) => all.pairs.extend(parts.pairs),
+                }
+            }
+            merged.ok_or_else(|| Error::InvalidInput("no file to judge".into()))
+        }
+        _ => baseline_parts(workspace, source, config, records, why),
+    }
+}
+
+/// What the smallest slowdowns the rows could see were, as a clause for the mode line: a "no
+/// change" is never mistaken for "fast enough".
+fn detectable(outcome: &AbOutcome) -> String {
+    let sizes: Vec<f64> = outcome.rows.iter().filter_map(|r| r.min_detectable).collect();
+    let (Some(least), Some(most)) = (
+        sizes.iter().copied().reduce(f64::min),
+        sizes.iter().copied().reduce(f64::max),
+    ) else {
+        return String::new();
+    };
+    let range = if (most - least).abs() < 0.0005 {
+        format!("{:.1}%", 100.0 * most)
+    } else {
+        format!("{:.1}% to {:.1}%", 100.0 * least, 100.0 * most)
+    };
+    format!("; these pairs would have caught a slowdown of {range} 95% of the time")
 }
 
 /// The gate's decision on one pull request (or push).

@@ -27,10 +27,10 @@
 
 use super::select::{KernelChoice, has_variants};
 use super::sweep::{KernelRequest, Selection, is_real_gpu};
+use super::{AbSession, Target};
 use super::{Event, Interrupt, RunOptions, verify_target};
 use crate::backend::Backend;
 use crate::backend::wgpu::WgpuBackend;
-use super::{AbSession, Target};
 use crate::baseline::GitBaselineStore;
 use crate::compare::ab::{AbInput, AbRow, judge_pairs};
 use crate::compare::{CompareConfig, Verdict};
@@ -109,6 +109,9 @@ pub enum AbEvent<'a> {
     Finished,
 }
 
+/// The `format` field of an A/B outcome file ([`AbOutcome::to_json`]).
+pub const AB_FORMAT: &str = "convbench-ab-1";
+
 /// What an A/B comparison measured and decided.
 #[derive(Debug, Clone)]
 pub struct AbOutcome {
@@ -120,16 +123,39 @@ pub struct AbOutcome {
     pub adapter_label: String,
     /// Every raw pair.
     pub measured: Vec<Measured>,
+    /// How many looks the schedule could make: each verdict was tested at `alpha / looks`.
+    pub looks: usize,
+}
+
+/// An A/B outcome file as written by [`AbOutcome::to_json`].
+#[derive(serde::Deserialize)]
+struct OutcomeFile {
+    format: String,
+    mode: String,
+    adapter: String,
+    looks: usize,
+    rows: Vec<AbRow>,
+    samples: BTreeMap<String, PairsFile>,
+}
+
+#[derive(serde::Deserialize)]
+struct PairsFile {
+    base_ns: Vec<u64>,
+    head_ns: Vec<u64>,
+    base_first: Vec<bool>,
 }
 
 impl AbOutcome {
-    /// Judges `measured` with `config`'s thresholds and alpha.
+    /// Judges `measured` with `config`'s thresholds, at `config.alpha / looks` (see the module
+    /// docs).
     pub fn judge(
         description: String,
         adapter_label: String,
         measured: Vec<Measured>,
         config: &CompareConfig,
+        looks: usize,
     ) -> Self {
+        let looks = looks.max(1);
         let inputs: Vec<AbInput<'_>> = measured
             .iter()
             .map(|m| AbInput {
@@ -139,12 +165,13 @@ impl AbOutcome {
                 threshold: config.threshold_for(&m.id),
             })
             .collect();
-        let rows = judge_pairs(&inputs, config.alpha);
+        let rows = judge_pairs(&inputs, config.alpha / looks as f64);
         Self {
             description,
             rows,
             adapter_label,
             measured,
+            looks,
         }
     }
 
@@ -153,7 +180,7 @@ impl AbOutcome {
         self.rows.iter().any(|r| r.verdict == Verdict::Regression)
     }
 
-    /// The verdicts and every raw pair, as JSON.
+    /// The verdicts and every raw pair, as JSON (`format` is [`AB_FORMAT`]).
     pub fn to_json(&self, alpha: f64) -> String {
         let samples: BTreeMap<&str, serde_json::Value> = self
             .measured
@@ -166,15 +193,70 @@ impl AbOutcome {
             })
             .collect();
         let json = serde_json::json!({
+            "format": AB_FORMAT,
             "mode": self.description,
             "adapter": self.adapter_label,
             "alpha": alpha,
+            "looks": self.looks,
             "rows": self.rows,
             "samples": samples,
         });
         let mut text = serde_json::to_string_pretty(&json).unwrap_or_default();
         text.push('\n');
         text
+    }
+
+    /// Whether `text` is an A/B outcome file rather than a run record.
+    pub fn is_outcome_json(text: &str) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Format {
+            format: Option<String>,
+        }
+        serde_json::from_str::<Format>(text).is_ok_and(|f| f.format.as_deref() == Some(AB_FORMAT))
+    }
+
+    /// Reads an A/B outcome file and judges its raw pairs again with `config` (the verdicts a
+    /// file claims are never trusted: a pull request's run wrote it). Rows the file reports as
+    /// not compared (no pairs) are kept as they are, as new.
+    pub fn from_json(text: &str, origin: &str, config: &CompareConfig) -> Result<Self> {
+        let file: OutcomeFile = serde_json::from_str(text)
+            .map_err(|e| Error::InvalidInput(format!("{origin} is not an A/B outcome file: {e}")))?;
+        if file.format != AB_FORMAT {
+            return Err(Error::InvalidInput(format!(
+                "{origin} has format `{}`; this convbench reads `{AB_FORMAT}`",
+                file.format
+            )));
+        }
+        let measured: Vec<Measured> = file
+            .samples
+            .into_iter()
+            .map(|(id, pairs)| Measured {
+                id,
+                base_ns: pairs.base_ns,
+                head_ns: pairs.head_ns,
+                base_first: pairs.base_first,
+            })
+            .collect();
+        let not_compared: Vec<AbRow> = file
+            .rows
+            .into_iter()
+            .filter(|row| row.pairs == 0 && !measured.iter().any(|m| m.id == row.benchmark_id))
+            .map(|row| {
+                AbRow::not_compared(
+                    &row.benchmark_id,
+                    config.threshold_for(&row.benchmark_id),
+                    row.evidence,
+                )
+            })
+            .collect();
+        // The description is the run's word, not convbench's: say so, and keep it short.
+        let description = format!(
+            "as the run that measured describes itself: {}",
+            file.mode.chars().take(300).collect::<String>()
+        );
+        let mut outcome = Self::judge(description, file.adapter, measured, config, file.looks);
+        outcome.rows.extend(not_compared);
+        Ok(outcome)
     }
 }
 
@@ -250,14 +332,21 @@ struct BaseDeclarations {
 /// (an export of its tree into a temporary folder). A base whose configuration or kernels do
 /// not load is reported in `notices` and declares nothing (every kernel and network of the head
 /// is then new).
-fn base_declarations(request: &AbRequest, workspace: &Workspace, notices: &mut Vec<String>) -> Result<BaseDeclarations> {
+fn base_declarations(
+    request: &AbRequest,
+    workspace: &Workspace,
+    notices: &mut Vec<String>,
+) -> Result<BaseDeclarations> {
     if workspace.kernels.is_empty() && workspace.config.model.is_empty() {
         return Ok(BaseDeclarations::default());
     }
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
     let base = store.resolve_base_from(request.base.as_deref(), request.github_base_ref.as_deref())?;
-    let folder = tempfile::tempdir()
-        .map_err(|e| Error::Environment(format!("cannot create a temporary folder for the base revision: {e}")))?;
+    let folder = tempfile::tempdir().map_err(|e| {
+        Error::Environment(format!(
+            "cannot create a temporary folder for the base revision: {e}"
+        ))
+    })?;
     store.export_at(&base, folder.path())?;
     let canonical = |path: &std::path::Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let relative = canonical(&workspace.root)
@@ -288,7 +377,10 @@ fn base_declarations(request: &AbRequest, workspace: &Workspace, notices: &mut V
     for declared in &base_workspace.kernels {
         match UserKernel::load(declared) {
             Ok(kernel) => {
-                if head.get(kernel.name.as_str()).is_some_and(|h| h.digest != kernel.digest) {
+                if head
+                    .get(kernel.name.as_str())
+                    .is_some_and(|h| h.digest != kernel.digest)
+                {
                     declarations.changed.push(kernel.name.clone());
                 }
                 // Leaked like every loaded kernel: kernels live as long as the run.
@@ -316,7 +408,12 @@ fn not_comparable(
         && workspace.config.model.iter().any(|m| m.name == net.name)
     {
         match base.models.iter().find(|m| m.name == net.name) {
-            None => return Some(format!("network `{}` is not at the base revision: not compared", net.name)),
+            None => {
+                return Some(format!(
+                    "network `{}` is not at the base revision: not compared",
+                    net.name
+                ));
+            }
             Some(at_base) if at_base != net => {
                 return Some(format!(
                     "network `{}` changed between the revisions: not compared",
@@ -329,7 +426,10 @@ fn not_comparable(
     if let KernelChoice::Force(Variant::User(kernel)) = kernels
         && !base.kernels.contains_key(&kernel.0.name)
     {
-        return Some(format!("kernel {} is not at the base revision: not compared", kernel.0.id()));
+        return Some(format!(
+            "kernel {} is not at the base revision: not compared",
+            kernel.0.id()
+        ));
     }
     None
 }
@@ -475,11 +575,7 @@ pub fn run(
         });
     }
     let adapter_label = device.gpu().summary().fingerprint.label();
-    let look_config = CompareConfig {
-        alpha: look_alpha,
-        ..config.clone()
-    };
-    let mut outcome = AbOutcome::judge(description, adapter_label, measured, &look_config);
+    let mut outcome = AbOutcome::judge(description, adapter_label, measured, config, schedule.len());
     outcome.rows.extend(skipped);
     Ok(outcome)
 }

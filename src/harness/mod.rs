@@ -637,7 +637,16 @@ pub fn measure_ab(
     if pairs == 0 {
         return Err(Error::InvalidInput("--pairs must be at least 1".into()));
     }
-    let mut session = AbSession::start(base, head, &options.kernels, target, batch, precision, options, on_event)?;
+    let mut session = AbSession::start(
+        base,
+        head,
+        &options.kernels,
+        target,
+        batch,
+        precision,
+        options,
+        on_event,
+    )?;
     session.take(pairs, pairs, on_event)?;
     Ok(session.samples)
 }

@@ -17,9 +17,9 @@ use crate::progress::run_ab;
 use comfy_table::Table;
 use convbench::compare::CompareConfig;
 use convbench::compare::ab::AbRow;
+use convbench::config::parse_duration;
 use convbench::config::{self, Workspace};
 use convbench::github::{format_change, format_duration_ns};
-use convbench::config::parse_duration;
 use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, Measured};
 use convbench::results::{BenchmarkResult, Phase, RunRecord};
 use convbench::{Error, Result};
@@ -124,6 +124,7 @@ pub fn measure_and_judge(
         label,
         measured,
         config,
+        1,
     ))
 }
 

@@ -19,11 +19,11 @@ use convbench::baseline::GitBaselineStore;
 use convbench::config::{self, CiMode, CommentOn, Workspace, parse_duration};
 use convbench::gate::publish::{create_check, describe, post_comment};
 use convbench::gate::{
-    Decision, Parts, Provided, ab_parts, baseline_parts, compare_config, decide, regression_history,
+    Decision, Parts, Provided, ab_parts, baseline_parts, compare_config, decide, parts_from_files,
+    regression_history,
 };
 use convbench::github::{ActionsEnv, annotations, escape_workflow_data, write_step_summary};
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS};
-use convbench::results::RunRecord;
 use convbench::{Error, ErrorKind, Result};
 use std::path::PathBuf;
 
@@ -145,9 +145,7 @@ enum Mode {
 fn choose_mode(a: &CiArgs, workspace: &Workspace) -> Mode {
     let config = &workspace.config.ci;
     if !a.results.is_empty() {
-        return Mode::Baseline(
-            "the records of --results were measured elsewhere; A/B needs both sides in one process".into(),
-        );
+        return Mode::Baseline("judging the saved files of --results".into());
     }
     let asked = a
         .mode
@@ -171,7 +169,7 @@ fn choose_mode(a: &CiArgs, workspace: &Workspace) -> Mode {
         );
     }
     let base = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())
-        .and_then(|store| store.resolve_base(None));
+        .and_then(|store| store.resolve_base(a.ab_base.as_deref().or(a.baseline.baseline_rev.as_deref())));
     match base {
         Ok(_) => Mode::Ab { forced: false },
         Err(e) => Mode::Baseline(format!("no base revision to run A/B against: {e}")),
@@ -182,7 +180,7 @@ fn choose_mode(a: &CiArgs, workspace: &Workspace) -> Mode {
 fn ab_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace) -> Result<Parts> {
     let config = compare_config(workspace, &a.baseline.overrides())?;
     let request = AbRequest {
-        base: a.ab_base.clone(),
+        base: a.ab_base.clone().or_else(|| a.baseline.baseline_rev.clone()),
         github_base_ref: std::env::var("GITHUB_BASE_REF").ok().filter(|r| !r.is_empty()),
         shaders: a.run.device.shaders.clone(),
         selection: a.run.selection.selection(),
@@ -217,10 +215,7 @@ fn baseline_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace, why: 
         }
         vec![record]
     } else {
-        a.results
-            .iter()
-            .map(|p| RunRecord::read(p))
-            .collect::<Result<_>>()?
+        return parts_from_files(workspace, &a.baseline.source(), &config, &a.results, Some(why));
     };
     baseline_parts(workspace, &a.baseline.source(), &config, records, Some(why))
 }
@@ -320,12 +315,7 @@ pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
         dashboard_url: dashboard_url(),
     };
     let config = compare_config(&workspace, &a.baseline.overrides())?;
-    let records = a
-        .results
-        .iter()
-        .map(|p| RunRecord::read(p))
-        .collect::<Result<_>>()?;
-    let parts = baseline_parts(&workspace, &a.baseline.source(), &config, records, None)?;
+    let parts = parts_from_files(&workspace, &a.baseline.source(), &config, &a.results, None)?;
     let judged = decide(&workspace, &env, provided, parts);
     if a.dry_run {
         print_untrusted(&judged.body);

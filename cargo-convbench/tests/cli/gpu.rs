@@ -412,7 +412,15 @@ fn ab_with_shaders_outside_convbench_says_what_it_compares() {
     let package = Package::git();
     let output = package
         .convbench()
-        .args(["ab", "--shaders", "no-such-folder", "--model", "lenet", "--batch", "1"])
+        .args([
+            "ab",
+            "--shaders",
+            "no-such-folder",
+            "--model",
+            "lenet",
+            "--batch",
+            "1",
+        ])
         .output()
         .expect("ab");
     assert_code(&output, 2);

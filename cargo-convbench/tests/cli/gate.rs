@@ -1,0 +1,130 @@
+//! The gate's modes: which one decides `ci` and says why, and A/B outcome files judged again
+//! from their raw pairs by `ci --results` and `comment` (no GPU needed: the files are written
+//! here as a run would write them).
+
+use crate::support::*;
+
+/// An A/B outcome file whose head is `slowdown` slower than its base on every pair, claiming
+/// the verdict `claimed` (which must never be believed).
+fn outcome_file(slowdown: f64, claimed: &str) -> String {
+    let base: Vec<u64> = (0..40).map(|i| 10_000_000 + (i % 7) * 50_000).collect();
+    let head: Vec<u64> = base
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (*b as f64 * (1.0 + slowdown) * (1.0 + 0.002 * (i % 3) as f64)) as u64)
+        .collect();
+    let base_first: Vec<bool> = (0..40).map(|i| i % 2 == 0).collect();
+    serde_json::json!({
+        "format": "convbench-ab-1",
+        "mode": "shaders at 1234567 (A) against the working tree's shaders (B)",
+        "adapter": "llvmpipe (vulkan)",
+        "alpha": 0.01,
+        "looks": 6,
+        "rows": [{
+            "benchmark_id": "lenet/train/b1/f32/wgpu",
+            "pairs": 40,
+            "base_median_ns": 1.0e7,
+            "head_median_ns": 1.0e7,
+            "change": 0.0,
+            "ci": [-0.01, 0.01],
+            "p_value": 1.0,
+            "pair_spread": 0.01,
+            "threshold": 0.05,
+            "verdict": claimed,
+            "evidence": "claimed by the file"
+        }],
+        "samples": {
+            "lenet/train/b1/f32/wgpu": {"base_ns": base, "head_ns": head, "base_first": base_first}
+        }
+    })
+    .to_string()
+}
+
+#[test]
+fn ci_judges_the_raw_pairs_of_an_ab_outcome_file_not_the_verdict_it_claims() {
+    let package = Package::git();
+    std::fs::write(package.path("ab.json"), outcome_file(0.3, "no_change")).expect("write");
+    let output = package
+        .convbench()
+        .args(["ci", "--results", "ab.json"])
+        .output()
+        .expect("ci");
+    assert_code(&output, 1);
+    let body = stdout_of(&output);
+    assert!(body.contains("A/B mode: 40 pairs per benchmark"), "{body}");
+    assert!(body.contains("lenet/train/b1/f32/wgpu"), "{body}");
+    assert!(
+        body.contains("as the run that measured describes itself"),
+        "{body}"
+    );
+}
+
+#[test]
+fn comment_dry_run_judges_an_unchanged_ab_outcome_as_no_change() {
+    let package = Package::git();
+    std::fs::write(package.path("ab.json"), outcome_file(0.0, "regression")).expect("write");
+    let output = package
+        .convbench()
+        .args(["comment", "--pr", "1", "--dry-run", "--results", "ab.json"])
+        .output()
+        .expect("comment");
+    assert_code(&output, 0);
+    let body = stdout_of(&output);
+    assert!(!body.contains("🔴"), "{body}");
+    assert!(body.contains("would have caught"), "{body}");
+}
+
+#[test]
+fn records_and_ab_outcomes_together_are_a_usage_error() {
+    let (package, _) = Package::blessed();
+    std::fs::write(package.path("ab.json"), outcome_file(0.0, "no_change")).expect("write");
+    let output = package
+        .convbench()
+        .args(["ci", "--results", "ab.json", "rec.json"])
+        .output()
+        .expect("ci");
+    assert_code(&output, 2);
+    assert!(stderr_of(&output).contains("mix"), "{}", stderr_of(&output));
+}
+
+#[test]
+fn ci_on_the_cpu_backend_decides_in_baseline_mode_and_says_why() {
+    let (package, _) = Package::blessed();
+    let output = package
+        .convbench()
+        .args(["ci", "--backend", "cpu"])
+        .args(tiny(&[]))
+        .output()
+        .expect("ci");
+    let body = stdout_of(&output);
+    assert!(body.contains("baseline mode"), "{body}");
+    assert!(body.contains("A/B runs convbench's WGSL"), "{body}");
+}
+
+#[test]
+fn ci_mode_baseline_in_the_configuration_is_named_as_the_reason() {
+    let (package, _) = Package::blessed();
+    let manifest = package.path("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let section = if text.contains("[package.metadata.convbench.ci]") {
+        text.replace(
+            "[package.metadata.convbench.ci]",
+            "[package.metadata.convbench.ci]\nmode = \"baseline\"",
+        )
+    } else {
+        format!("{text}\n[workspace.metadata.convbench.ci]\nmode = \"baseline\"\n")
+    };
+    std::fs::write(&manifest, section).expect("write");
+    let output = package
+        .convbench()
+        .args(["ci", "--backend", "cpu"])
+        .args(tiny(&[]))
+        .output()
+        .expect("ci");
+    let body = stdout_of(&output);
+    assert!(
+        body.contains("asked for by `ci.mode = \"baseline\"`"),
+        "{body}\n{}",
+        stderr_of(&output)
+    );
+}
