@@ -50,10 +50,10 @@ pub(crate) fn load<T: DeserializeOwned>(
     Ok(Some(value))
 }
 
-/// Writes `value` to `path` atomically (see [`crate::baseline::write_atomically`]), creating
+/// Writes `value` to `path` atomically (see [`crate::fs::write_atomically`]), creating
 /// the folder.
 pub(crate) fn save<T: Serialize>(path: &Path, value: &T, kind: &Kind) -> Result<()> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| Error::InvalidInput(format!("cannot serialise the {}: {e}", kind.name)))?;
-    crate::baseline::write_atomically(path, text.as_bytes())
+    crate::fs::write_atomically(path, text.as_bytes())
 }

@@ -2,8 +2,8 @@
 
 use super::{
     BaselineChange, BaselineStore, HistoryPoint, check_name, contents_differ, merge, parse_record,
-    write_atomically,
 };
+use crate::fs::write_atomically;
 use crate::results::RunRecord;
 use crate::{Error, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Sort, Tree};

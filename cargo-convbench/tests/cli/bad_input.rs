@@ -89,6 +89,38 @@ fn out_in_a_missing_directory_fails_before_running() {
 }
 
 #[test]
+fn out_a_directory_fails_before_running() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let started = Instant::now();
+    // A minute of warm-up: only a check made before running can answer within the timeout.
+    let output = convbench()
+        .args(["run", "--backend", "cpu"])
+        .args(tiny(&[("--warmup-ms", "60000")]))
+        .arg("--out")
+        .arg(dir.path())
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("run");
+    assert_invalid(&output, &["--out", "it is a folder", "name a file inside it"]);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(std::fs::read_dir(dir.path()).expect("read dir").count(), 0);
+}
+
+#[test]
+fn out_a_file_name_too_long_fails_before_running() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = convbench()
+        .args(["run", "--backend", "cpu"])
+        .args(tiny(&[("--warmup-ms", "60000")]))
+        .arg("--out")
+        .arg(dir.path().join(format!("{}.json", "x".repeat(300))))
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("run");
+    assert_invalid(&output, &["--out", "305 bytes long", "choose a shorter name"]);
+}
+
+#[test]
 fn report_of_a_missing_file_exits_2_naming_it() {
     let output = convbench()
         .args(["report", "/nonexistent-dir/rec.json"])
