@@ -1,5 +1,10 @@
-//! Files convbench writes where a user points it (`--out`, baselines, caches): the up-front
-//! check that a path can be written, and the atomic write itself.
+//! Files a user points convbench at: reading configuration, kernel sources, shape lists and
+//! records (regular files of bounded size only), and writing outputs, baselines and caches (the
+//! up-front check that a path can be written, and the atomic write itself).
+//!
+//! A read of a FIFO blocks until something writes to it, and a device may never end: a kernel
+//! `source` naming a FIFO would hang every command that reads the configuration. So a file is
+//! read only when it is a regular file (a symbolic link to one is fine) no larger than a limit.
 //!
 //! An atomic write renames a temporary file over the path, and a rename replaces whatever is
 //! there: a device node (`--out /dev/null` as root would turn `/dev/null` into a JSON file), a
@@ -18,6 +23,60 @@ pub const MAX_FILE_NAME_BYTES: usize = 255;
 /// Bytes of the target's name kept in a temporary file's name, so that the temporary name
 /// (`.NAME.PID.N.tmp`) stays within [`MAX_FILE_NAME_BYTES`] whenever the target's name does.
 const TEMP_NAME_PREFIX_BYTES: usize = 200;
+
+/// The most bytes convbench reads from a text file a user names: the configuration, a kernel
+/// source, a shape list (16 MiB; such files are kilobytes).
+pub const MAX_TEXT_FILE_BYTES: u64 = 16 << 20;
+
+/// The most bytes convbench reads from a record or baseline file (4 GiB; a baseline with the
+/// raw samples of a large sweep is a few hundred megabytes).
+pub const MAX_RECORD_FILE_BYTES: u64 = 4 << 30;
+
+/// Reads the text file at `path`, refusing anything but a regular file (or a link to one) and a
+/// file larger than `max_bytes` with an input error that says what the path is; a file that
+/// cannot be opened or read is an I/O error. The type and size are checked before the file is
+/// opened: opening a FIFO for reading blocks.
+pub fn read_text(path: &Path, max_bytes: u64) -> Result<String> {
+    use std::io::Read;
+    let metadata = std::fs::metadata(path).map_err(|source| Error::io(path, source))?;
+    let file_type = metadata.file_type();
+    if !file_type.is_file() {
+        let kind = if file_type.is_dir() {
+            "a folder"
+        } else {
+            special_kind(&file_type)
+        };
+        return Err(Error::InvalidInput(format!(
+            "cannot read {}: it is {kind}, not a regular file; name a regular file",
+            path.display()
+        )));
+    }
+    let too_large = |bytes: u64| {
+        Error::InvalidInput(format!(
+            "cannot read {}: it is {bytes} bytes, more than the {max_bytes} convbench reads from \
+             such a file; check that it is the right file",
+            path.display()
+        ))
+    };
+    if metadata.len() > max_bytes {
+        return Err(too_large(metadata.len()));
+    }
+    let file = std::fs::File::open(path).map_err(|source| Error::io(path, source))?;
+    let mut bytes = Vec::new();
+    // At most one byte past the limit: a file that grew since it was measured is caught too.
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| Error::io(path, source))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|error| {
+        Error::InvalidInput(format!(
+            "cannot read {}: it is not UTF-8 text ({error}); name a text file",
+            path.display()
+        ))
+    })
+}
 
 /// Fails unless `path` can be written by [`write_atomically`], without writing it: it names a
 /// file (not a folder), its file name is not too long, nothing but a regular file is there, its
@@ -266,6 +325,42 @@ mod tests {
         let message = refused(Path::new("/dev/null"));
         assert!(message.contains("a character device, not a regular file"), "{message}");
         assert!(message.contains("leave the option out"), "{message}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn reading_refuses_a_fifo_a_device_and_a_folder_without_blocking() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("kernel.wgsl");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success());
+        for (path, kind) in [
+            (fifo.as_path(), "a named pipe (FIFO)"),
+            (Path::new("/dev/zero"), "a character device"),
+            (dir.path(), "a folder"),
+        ] {
+            let error = read_text(path, MAX_TEXT_FILE_BYTES).expect_err("not a regular file");
+            assert_eq!(error.kind(), crate::ErrorKind::InvalidInput, "{error}");
+            assert!(error.to_string().contains(kind), "{error}");
+        }
+    }
+
+    #[test]
+    fn reading_refuses_a_file_over_the_limit_and_reads_one_at_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("shapes.csv");
+        std::fs::write(&path, "12345").expect("write");
+        let error = read_text(&path, 4).expect_err("5 bytes");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(error.to_string().contains("5 bytes, more than the 4"), "{error}");
+        assert_eq!(read_text(&path, 5).expect("5 bytes"), "12345");
+        std::fs::write(&path, [0xff, 0xfe]).expect("write");
+        assert!(read_text(&path, 5).expect_err("not UTF-8").to_string().contains("not UTF-8"));
+        let missing = read_text(&dir.path().join("missing"), 5).expect_err("missing");
+        assert_eq!(missing.kind(), crate::ErrorKind::Environment);
     }
 
     #[test]

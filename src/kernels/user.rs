@@ -357,10 +357,13 @@ impl UserKernel {
             .check()
             .map_err(|reason| Error::InvalidInput(format!("{what}: {reason}")))?;
         let path = declared.base_dir.join(&config.source);
-        let text = std::fs::read_to_string(&path).map_err(|error| {
+        let text = crate::fs::read_text(&path, crate::fs::MAX_TEXT_FILE_BYTES).map_err(|error| {
+            let reason = match error {
+                Error::Io { source, .. } => format!("cannot read its source {}: {source}", path.display()),
+                other => other.to_string(),
+            };
             Error::InvalidInput(format!(
-                "{what}: cannot read its source {}: {error}; `source` is relative to {}",
-                path.display(),
+                "{what}: {reason}; `source` is relative to {}",
                 declared.base_dir.display()
             ))
         })?;
@@ -812,6 +815,29 @@ mod tests {
         assert_eq!(kernel.op, "conv2d_forward");
         assert_eq!(kernel.bindings, [(1, "x"), (2, "w"), (3, "bias"), (4, "y")]);
         assert_eq!(kernel.outputs_per_workgroup, kernel.invocations);
+    }
+
+    /// A FIFO as `source` hung every command that read the configuration: it is refused
+    /// without being opened.
+    #[cfg(unix)]
+    #[test]
+    fn a_source_that_is_a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut declared = declare(dir.path(), "piped", PLAIN, "");
+        let fifo = dir.path().join("pipe.wgsl");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success());
+        declared.config.source = "pipe.wgsl".into();
+        let error = UserKernel::load(&declared).expect_err("a FIFO");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        let message = error.to_string();
+        assert!(
+            message.contains("kernel `piped`") && message.contains("a named pipe (FIFO), not a regular file"),
+            "{message}"
+        );
     }
 
     #[test]

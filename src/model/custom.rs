@@ -75,7 +75,7 @@ pub const SHAPE_COLUMNS: [&str; 9] = ["N", "C", "H", "W", "K", "R", "S", "stride
 /// padding), an optional header line, `#` comments. The suite is named after the file's stem; each
 /// row's name says its shape, and its batch `N` is the row's default batch.
 pub fn shape_list(path: &Path) -> Result<Suite> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::fs::read_text(path, crate::fs::MAX_TEXT_FILE_BYTES)?;
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
