@@ -78,6 +78,49 @@ pub fn read_text(path: &Path, max_bytes: u64) -> Result<String> {
     })
 }
 
+/// How long [`lock`] waits for another holder before it gives up.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// An exclusive advisory lock on a file, released when dropped, and by the operating system
+/// when the process ends however it ends (so a killed convbench never leaves a stale lock).
+#[derive(Debug)]
+pub struct FileLock {
+    _file: std::fs::File,
+}
+
+/// Takes the exclusive advisory lock on the file at `path` (created, empty, when missing; its
+/// folder must exist), waiting up to [`LOCK_WAIT`] while another process or thread holds it.
+/// `what` says what the lock guards, for the error when the wait runs out. Every read-merge-write
+/// of a shared file (baselines, the tune cache) runs under such a lock, so that two concurrent
+/// writers both keep their changes.
+pub fn lock(path: &Path, what: &str) -> Result<FileLock> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|source| Error::io(path, source))?;
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(FileLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Environment(format!(
+                    "{} has been locked by another convbench writing {what} for {} seconds; wait \
+                     for it to finish, or stop it, and try again",
+                    path.display(),
+                    LOCK_WAIT.as_secs()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(source)) => return Err(Error::io(path, source)),
+        }
+    }
+}
+
 /// Fails unless `path` can be written by [`write_atomically`], without writing it: it names a
 /// file (not a folder), its file name is not too long, nothing but a regular file is there, its
 /// folder exists and a temporary file can be created in it. Call it before long work whose
@@ -361,6 +404,31 @@ mod tests {
         assert!(read_text(&path, 5).expect_err("not UTF-8").to_string().contains("not UTF-8"));
         let missing = read_text(&dir.path().join("missing"), 5).expect_err("missing");
         assert_eq!(missing.kind(), crate::ErrorKind::Environment);
+    }
+
+    #[test]
+    fn a_lock_excludes_another_holder_until_it_is_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("guarded.lock");
+        let first = lock(&path, "a test").expect("the first lock");
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let waiter = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let second = lock(&path, "a test").expect("the second lock, after the first");
+                sender.send(()).expect("send");
+                drop(second);
+            })
+        };
+        assert!(
+            receiver.recv_timeout(std::time::Duration::from_millis(300)).is_err(),
+            "the second lock was taken while the first was held"
+        );
+        drop(first);
+        receiver
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the second lock once the first is dropped");
+        waiter.join().expect("join");
     }
 
     #[test]

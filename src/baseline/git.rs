@@ -46,6 +46,22 @@ pub struct GitBaselineStore {
     base: Option<BaseRevision>,
     /// Blessed runs kept per benchmark by [`GitBaselineStore::write`].
     keep_runs: usize,
+    /// Whether this store holds the baselines' lock ([`GitBaselineStore::lock`]).
+    locked: std::cell::Cell<bool>,
+}
+
+/// The lock on a checkout's baselines, taken by [`GitBaselineStore::lock`] and released when
+/// dropped.
+#[derive(Debug)]
+pub struct BaselineLock<'store> {
+    _file: crate::fs::FileLock,
+    locked: &'store std::cell::Cell<bool>,
+}
+
+impl Drop for BaselineLock<'_> {
+    fn drop(&mut self) {
+        self.locked.set(false);
+    }
 }
 
 impl std::fmt::Debug for GitBaselineStore {
@@ -131,7 +147,37 @@ impl GitBaselineStore {
             workdir,
             base: None,
             keep_runs: super::DEFAULT_KEEP_RUNS,
+            locked: std::cell::Cell::new(false),
         })
+    }
+
+    /// Takes the lock on this checkout's baselines (an advisory lock on
+    /// `convbench-baselines.lock` in the git directory, outside the working tree), waiting while
+    /// another convbench holds it. [`GitBaselineStore::write`] and [`GitBaselineStore::commit`]
+    /// each take it for themselves when the store does not hold it; hold it across both so that
+    /// a concurrent update can neither slip between them nor lose a blessed run.
+    pub fn lock(&self) -> Result<BaselineLock<'_>> {
+        if self.locked.get() {
+            return Err(Error::InvalidInput(
+                "this baseline store already holds the baselines' lock".into(),
+            ));
+        }
+        let path = self.repo.path().join("convbench-baselines.lock");
+        let file = crate::fs::lock(&path, "baselines")?;
+        self.locked.set(true);
+        Ok(BaselineLock {
+            _file: file,
+            locked: &self.locked,
+        })
+    }
+
+    /// The baselines' lock for one operation: `None` when the store holds it already.
+    fn lock_unless_held(&self) -> Result<Option<BaselineLock<'_>>> {
+        if self.locked.get() {
+            Ok(None)
+        } else {
+            self.lock().map(Some)
+        }
     }
 
     /// This store, keeping the last `keep_runs` blessed runs of each benchmark when it writes.
@@ -406,6 +452,9 @@ impl GitBaselineStore {
     /// nothing is written on a `dry_run` or when no benchmark changed.
     pub fn write(&self, record: &RunRecord, slug: &str, set: &str, dry_run: bool) -> Result<BaselineChange> {
         let path = self.file_path(slug, set)?;
+        // The file is read, merged and replaced under the lock: a concurrent update waits, then
+        // merges into what this one wrote.
+        let _lock = if dry_run { None } else { self.lock_unless_held()? };
         let existing = self.load_worktree(slug, set)?;
         let existed = existing.is_some();
         let merged = merge(existing, record, slug, self.keep_runs)?;
@@ -431,6 +480,7 @@ impl GitBaselineStore {
     /// `user.name` and `user.email`, else `convbench <convbench@localhost>`; the default
     /// message lists the added and updated benchmarks.
     pub fn commit(&self, change: &BaselineChange, message: Option<&str>) -> Result<String> {
+        let _lock = self.lock_unless_held()?;
         let repo_path = self.repo_path(&change.slug, &change.set)?;
         let abs_path = self.workdir.join(&repo_path);
         if !abs_path.is_file() {
@@ -447,6 +497,8 @@ impl GitBaselineStore {
         };
 
         let mut index = self.repo.index().map_err(|e| git("open the index", e))?;
+        // Another convbench may have written the index since this store first read it.
+        index.read(false).map_err(|e| git("read the index", e))?;
         index.add_path(&repo_path).map_err(|e| git("stage the file", e))?;
         index.write().map_err(|e| git("write the index", e))?;
         let entry = index

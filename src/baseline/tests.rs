@@ -511,6 +511,70 @@ fn write_is_atomic_and_leaves_no_temporary_files() {
     assert_eq!(names, [format!("{SET}.json")]);
 }
 
+/// Two writers at once, each with a store of its own (as two `baseline update` processes):
+/// under the lock each merges into what the other wrote, so no blessed benchmark is lost.
+#[test]
+fn concurrent_writes_and_commits_keep_every_blessed_benchmark() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let writers: Vec<_> = ["alexnet", "vgg-a"]
+        .into_iter()
+        .map(|model| {
+            let root = dir.path().to_path_buf();
+            let slug = slug.clone();
+            std::thread::spawn(move || {
+                let store = open(&root);
+                for batch in 0..8 {
+                    let id = format!("{model}/train/b{batch}/f32/wgpu");
+                    let lock = store.lock().expect("lock");
+                    let change = store
+                        .write(&record(vec![benchmark(&id, 100)]), &slug, SET, false)
+                        .expect("write");
+                    store.commit(&change, None).expect("commit");
+                    drop(lock);
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().expect("a writer panicked");
+    }
+    let store = open(dir.path());
+    let blessed = store.load_worktree(&slug, SET).expect("load").expect("present");
+    assert_eq!(blessed.benchmarks.len(), 16);
+    // Committed too: HEAD holds what the working tree does.
+    let head = store.resolve_base_from(Some("HEAD"), None).expect("HEAD");
+    let committed = store.load_at(&head, &slug, SET).expect("load").expect("present");
+    assert_eq!(committed.benchmarks.len(), 16);
+}
+
+#[test]
+fn writes_without_an_explicit_lock_keep_every_blessed_benchmark() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let writers: Vec<_> = ["alexnet", "vgg-a", "googlenet"]
+        .into_iter()
+        .map(|model| {
+            let root = dir.path().to_path_buf();
+            let slug = slug.clone();
+            std::thread::spawn(move || {
+                let store = open(&root);
+                for batch in 0..10 {
+                    let id = format!("{model}/train/b{batch}/f32/wgpu");
+                    store
+                        .write(&record(vec![benchmark(&id, 100)]), &slug, SET, false)
+                        .expect("write");
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().expect("a writer panicked");
+    }
+    let blessed = open(dir.path()).load_worktree(&slug, SET).expect("load").expect("present");
+    assert_eq!(blessed.benchmarks.len(), 30);
+}
+
 #[test]
 fn a_dry_run_writes_nothing() {
     let (dir, _repo) = init_repo();
