@@ -129,7 +129,11 @@ pub fn check_output_path(path: &Path) -> Result<()> {
     let name = file_name(path)?;
     let dir = parent(path);
     if !dir.is_dir() {
-        let state = if dir.exists() { "is not a folder" } else { "does not exist" };
+        let state = if dir.exists() {
+            "is not a folder"
+        } else {
+            "does not exist"
+        };
         return Err(Error::InvalidInput(format!(
             "cannot write {}: {} {state}; create the folder or choose another path",
             path.display(),
@@ -158,9 +162,8 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     refuse_unless_regular_file(path)?;
     let dir = parent(path);
     std::fs::create_dir_all(dir).map_err(|source| Error::io(dir, source))?;
-    let (temp_path, mut file) = create_temp(dir, &name).map_err(|source| {
-        Error::io(dir.join(format!(".{name}.tmp")), source)
-    })?;
+    let (temp_path, mut file) =
+        create_temp(dir, &name).map_err(|source| Error::io(dir.join(format!(".{name}.tmp")), source))?;
     let filled = file
         .write_all(contents)
         .and_then(|()| file.sync_all())
@@ -181,7 +184,10 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
 /// The file name of `path`, checked: present (not `..`, `/` or a path ending in `/`) and at
 /// most [`MAX_FILE_NAME_BYTES`] long.
 fn file_name(path: &Path) -> Result<String> {
-    let ends_with_separator = path.as_os_str().to_string_lossy().ends_with(std::path::is_separator);
+    let ends_with_separator = path
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(std::path::is_separator);
     let Some(name) = path.file_name().filter(|_| !ends_with_separator) else {
         return Err(Error::InvalidInput(format!(
             "cannot write {}: it names a folder, not a file; name a file inside it instead",
@@ -321,7 +327,10 @@ mod tests {
     fn a_directory_is_refused_by_the_check() {
         let dir = tempfile::tempdir().expect("tempdir");
         let message = refused(dir.path());
-        assert!(message.contains("it is a folder; name a file inside it"), "{message}");
+        assert!(
+            message.contains("it is a folder; name a file inside it"),
+            "{message}"
+        );
         let trailing = format!("{}/missing/", dir.path().display());
         let message = refused(Path::new(&trailing));
         assert!(message.contains("names a folder, not a file"), "{message}");
@@ -339,7 +348,10 @@ mod tests {
             .expect("run mkfifo");
         assert!(status.success());
         let message = refused(&fifo);
-        assert!(message.contains("a named pipe (FIFO), not a regular file"), "{message}");
+        assert!(
+            message.contains("a named pipe (FIFO), not a regular file"),
+            "{message}"
+        );
         assert_only(dir.path(), &["pipe"]);
     }
 
@@ -366,7 +378,10 @@ mod tests {
     #[test]
     fn a_character_device_is_refused_by_the_check() {
         let message = refused(Path::new("/dev/null"));
-        assert!(message.contains("a character device, not a regular file"), "{message}");
+        assert!(
+            message.contains("a character device, not a regular file"),
+            "{message}"
+        );
         assert!(message.contains("leave the option out"), "{message}");
     }
 
@@ -401,7 +416,12 @@ mod tests {
         assert!(error.to_string().contains("5 bytes, more than the 4"), "{error}");
         assert_eq!(read_text(&path, 5).expect("5 bytes"), "12345");
         std::fs::write(&path, [0xff, 0xfe]).expect("write");
-        assert!(read_text(&path, 5).expect_err("not UTF-8").to_string().contains("not UTF-8"));
+        assert!(
+            read_text(&path, 5)
+                .expect_err("not UTF-8")
+                .to_string()
+                .contains("not UTF-8")
+        );
         let missing = read_text(&dir.path().join("missing"), 5).expect_err("missing");
         assert_eq!(missing.kind(), crate::ErrorKind::Environment);
     }
@@ -421,7 +441,9 @@ mod tests {
             })
         };
         assert!(
-            receiver.recv_timeout(std::time::Duration::from_millis(300)).is_err(),
+            receiver
+                .recv_timeout(std::time::Duration::from_millis(300))
+                .is_err(),
             "the second lock was taken while the first was held"
         );
         drop(first);
@@ -447,7 +469,10 @@ mod tests {
     fn a_missing_folder_or_one_that_is_a_file_is_refused_by_the_check() {
         let dir = tempfile::tempdir().expect("tempdir");
         let message = refused(&dir.path().join("missing/out.json"));
-        assert!(message.contains("missing does not exist; create the folder"), "{message}");
+        assert!(
+            message.contains("missing does not exist; create the folder"),
+            "{message}"
+        );
         std::fs::write(dir.path().join("file"), "").expect("write");
         let message = refused(&dir.path().join("file/out.json"));
         assert!(message.contains("file is not a folder"), "{message}");
@@ -482,7 +507,12 @@ mod tests {
         std::os::unix::fs::symlink(&target, &link).expect("symlink");
         let error = write_atomically(&link, b"new").expect_err("a symlink");
         assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
-        assert!(std::fs::symlink_metadata(&link).expect("lstat").file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("lstat")
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read(&target).expect("read"), b"old");
         assert_only(dir.path(), &["target.json", "link.json"]);
     }

@@ -1,8 +1,6 @@
 //! [`GitBaselineStore`]: baselines as files in a git repository, read at a base revision.
 
-use super::{
-    BaselineChange, BaselineStore, HistoryPoint, check_name, contents_differ, merge, parse_record,
-};
+use super::{BaselineChange, BaselineStore, HistoryPoint, check_name, contents_differ, merge, parse_record};
 use crate::fs::write_atomically;
 use crate::results::RunRecord;
 use crate::{Error, Result};

@@ -571,7 +571,10 @@ fn writes_without_an_explicit_lock_keep_every_blessed_benchmark() {
     for writer in writers {
         writer.join().expect("a writer panicked");
     }
-    let blessed = open(dir.path()).load_worktree(&slug, SET).expect("load").expect("present");
+    let blessed = open(dir.path())
+        .load_worktree(&slug, SET)
+        .expect("load")
+        .expect("present");
     assert_eq!(blessed.benchmarks.len(), 30);
 }
 

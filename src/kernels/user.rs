@@ -170,7 +170,12 @@ impl Only {
                 .checked_add(10)?
                 .checked_add(padding[i].checked_mul(2)?)
         };
-        let largest = (|| side(0)?.checked_mul(side(1)?)?.checked_mul(groups)?.checked_mul(3 * 4))();
+        let largest = (|| {
+            side(0)?
+                .checked_mul(side(1)?)?
+                .checked_mul(groups)?
+                .checked_mul(3 * 4)
+        })();
         if largest.is_none_or(|n| n > MAX_VERIFIED_ELEMENTS) {
             return Err(format!(
                 "`only` ({}) asks for shapes with more than {MAX_VERIFIED_ELEMENTS} elements in a \

@@ -291,17 +291,29 @@ mod tests {
             l.in_features = 0;
         }
         let cases = [
-            (conv(|c| c.out_channels = 0), "conv1: `out_channels` is 0; it must be at least 1"),
+            (
+                conv(|c| c.out_channels = 0),
+                "conv1: `out_channels` is 0; it must be at least 1",
+            ),
             (conv(|c| c.in_channels = 0), "conv1: `in_channels` is 0"),
-            (conv(|c| c.kernel = (0, 0)), "conv1: `kernel` is [0, 0]; it must be at least 1"),
+            (
+                conv(|c| c.kernel = (0, 0)),
+                "conv1: `kernel` is [0, 0]; it must be at least 1",
+            ),
             (conv(|c| c.stride = (0, 1)), "conv1: `stride` is [0, 1]"),
             (conv(|c| c.dilation = (1, 0)), "conv1: `dilation` is [1, 0]"),
             (conv(|c| c.groups = 0), "conv1: `groups` is 0"),
-            (conv(|c| c.out_channels = u32::MAX as usize + 1), "`out_channels` is 4294967296; it must be at most"),
+            (
+                conv(|c| c.out_channels = u32::MAX as usize + 1),
+                "`out_channels` is 4294967296; it must be at most",
+            ),
             (pool(Pool2d::avg(0, 1, 0, false)), "relu1: `kernel` is [0, 0]"),
             (pool(Pool2d::max(0, 1, 0, false)), "relu1: `kernel` is [0, 0]"),
             (pool(Pool2d::max(2, 0, 0, false)), "relu1: `stride` is [0, 0]"),
-            (pool(Pool2d::max(2, 1, 2, false)), "a pool's padding is at most half its kernel"),
+            (
+                pool(Pool2d::max(2, 1, 2, false)),
+                "a pool's padding is at most half its kernel",
+            ),
             (empty_input, "`input` is [1, 0, 0]"),
             (no_features, "`input` is [1, 0, 0]"),
         ];
@@ -309,14 +321,20 @@ mod tests {
             let error = network_from_data(net).expect_err(needle);
             assert_eq!(error.kind(), crate::ErrorKind::InvalidInput, "{error}");
             let message = error.to_string();
-            assert!(message.contains("model `tiny`") && message.contains(needle), "{message}");
+            assert!(
+                message.contains("model `tiny`") && message.contains(needle),
+                "{message}"
+            );
         }
         let mut huge = tiny();
         if let LayerKind::Conv2d(c) = &mut huge.layers[0].kind {
             c.out_channels = 1 << 30;
         }
         let message = network_from_data(huge).expect_err("too large").to_string();
-        assert!(message.contains("conv1: its output is") && message.contains("4294967295 elements"), "{message}");
+        assert!(
+            message.contains("conv1: its output is") && message.contains("4294967295 elements"),
+            "{message}"
+        );
     }
 
     #[test]
@@ -327,10 +345,25 @@ mod tests {
             change(&mut only);
             only.check()
         };
-        assert_eq!(only(|o| o.groups = Some(0)).expect_err("groups 0"), "`only.groups` is 0; it must be at least 1");
-        assert!(only(|o| o.kernel = Some([0, 3])).expect_err("kernel 0").contains("`only.kernel` is [0, 3]"));
-        assert!(only(|o| o.stride = Some([1, 0])).expect_err("stride 0").contains("`only.stride`"));
-        assert!(only(|o| o.dilation = Some([0, 0])).expect_err("dilation 0").contains("`only.dilation`"));
+        assert_eq!(
+            only(|o| o.groups = Some(0)).expect_err("groups 0"),
+            "`only.groups` is 0; it must be at least 1"
+        );
+        assert!(
+            only(|o| o.kernel = Some([0, 3]))
+                .expect_err("kernel 0")
+                .contains("`only.kernel` is [0, 3]")
+        );
+        assert!(
+            only(|o| o.stride = Some([1, 0]))
+                .expect_err("stride 0")
+                .contains("`only.stride`")
+        );
+        assert!(
+            only(|o| o.dilation = Some([0, 0]))
+                .expect_err("dilation 0")
+                .contains("`only.dilation`")
+        );
         let huge = only(|o| o.kernel = Some([u32::MAX as usize, 3])).expect_err("huge kernel");
         assert!(huge.contains("too large to verify"), "{huge}");
         only(|o| o.kernel = Some([3, 3])).expect("a 3x3 kernel");

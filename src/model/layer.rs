@@ -33,7 +33,10 @@ impl Shape {
 
     /// Number of elements, `None` when the product overflows `usize`.
     pub fn checked_len(&self) -> Option<usize> {
-        self.n.checked_mul(self.c)?.checked_mul(self.h)?.checked_mul(self.w)
+        self.n
+            .checked_mul(self.c)?
+            .checked_mul(self.h)?
+            .checked_mul(self.w)
     }
 
     /// Elements of one image (`c * h * w`).

@@ -243,10 +243,7 @@ const MAX_LAYER_NUMBER: usize = u32::MAX as usize;
 fn check_numbers(kind: &LayerKind) -> Result<(), String> {
     fn positive(field: &str, values: &[usize]) -> Result<(), String> {
         if values.contains(&0) {
-            return Err(format!(
-                "`{field}` is {}; it must be at least 1",
-                shown(values)
-            ));
+            return Err(format!("`{field}` is {}; it must be at least 1", shown(values)));
         }
         bounded(field, values)
     }

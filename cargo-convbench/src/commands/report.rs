@@ -38,12 +38,15 @@ pub struct ReportArgs {
 
 /// Reads a record file with a clear error for a missing, corrupt or future-version file.
 pub fn read_record(path: &std::path::Path) -> Result<RunRecord> {
-    let text = convbench::fs::read_text(path, convbench::fs::MAX_RECORD_FILE_BYTES).map_err(|error| match error {
-        Error::Io { source, .. } => {
-            Error::InvalidInput(format!("cannot read record {}: {source}", path.display()))
-        }
-        other => other,
-    })?;
+    let text =
+        convbench::fs::read_text(path, convbench::fs::MAX_RECORD_FILE_BYTES).map_err(
+            |error| match error {
+                Error::Io { source, .. } => {
+                    Error::InvalidInput(format!("cannot read record {}: {source}", path.display()))
+                }
+                other => other,
+            },
+        )?;
     Ok(RunRecord::from_json(&text, &path.display().to_string())?)
 }
 
