@@ -67,6 +67,7 @@ pub(crate) fn update<T: Serialize + DeserializeOwned>(
     let mut lock_path = path.as_os_str().to_owned();
     lock_path.push(".lock");
     let _lock = crate::fs::lock(Path::new(&lock_path), kind.name)?;
+    crate::fs::remove_stale_temporaries(path);
     let value = change(load(path, kind, format_version).ok().flatten());
     save(path, &value, kind)?;
     Ok(value)

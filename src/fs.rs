@@ -267,16 +267,49 @@ fn special_kind(file_type: &std::fs::FileType) -> &'static str {
     "a special file"
 }
 
+/// The part of a file name its temporary files' names start with (`.STEM.PID.N.tmp`).
+fn temp_stem(name: &str) -> &str {
+    let mut cut = name.len().min(TEMP_NAME_PREFIX_BYTES);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &name[..cut]
+}
+
+/// Removes the temporary files that writes of `path` left beside it when they were killed
+/// (`.NAME.PID.N.tmp`; a SIGKILL gives no chance to clean up), so that `git add` never picks
+/// one up. Call it only under a lock that every writer of `path` holds: a live writer's
+/// temporary file would go too. Best effort: a file that cannot be removed stays.
+pub fn remove_stale_temporaries(path: &Path) {
+    let Ok(name) = file_name(path) else { return };
+    let prefix = format!(".{}.", temp_stem(&name));
+    let Ok(entries) = std::fs::read_dir(parent(path)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name();
+        let entry_name = entry_name.to_string_lossy();
+        let Some(middle) = entry_name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let ours = middle
+            .split_once('.')
+            .is_some_and(|(pid, n)| pid.parse::<u32>().is_ok() && n.parse::<u64>().is_ok());
+        if ours && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Creates a new temporary file `.NAME.PID.N.tmp` in `dir`, the name cut to keep it short.
 fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
 
-    let mut cut = name.len().min(TEMP_NAME_PREFIX_BYTES);
-    while !name.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    let stem = &name[..cut];
+    let stem = temp_stem(name);
     loop {
         let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
         let candidate = dir.join(format!(".{stem}.{}.{unique}.tmp", std::process::id()));
@@ -451,6 +484,30 @@ mod tests {
             .recv_timeout(std::time::Duration::from_secs(10))
             .expect("the second lock once the first is dropped");
         waiter.join().expect("join");
+    }
+
+    #[test]
+    fn stale_temporaries_of_a_path_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("default.json");
+        for name in [
+            ".default.json.4242.0.tmp",
+            ".default.json.17.3.tmp",
+            ".default.json.notes.tmp",
+            ".other.json.4242.0.tmp",
+            "default.json",
+        ] {
+            std::fs::write(dir.path().join(name), "x").expect("write");
+        }
+        remove_stale_temporaries(&path);
+        assert_only(
+            dir.path(),
+            &[
+                ".default.json.notes.tmp",
+                ".other.json.4242.0.tmp",
+                "default.json",
+            ],
+        );
     }
 
     #[test]

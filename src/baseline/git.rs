@@ -458,6 +458,11 @@ impl GitBaselineStore {
         let merged = merge(existing, record, slug, self.keep_runs)?;
         let needs_write = !existed || !merged.added.is_empty() || !merged.updated.is_empty();
         let written = needs_write && !dry_run;
+        if !dry_run {
+            // Under the lock no other convbench is writing this file: a temporary file beside
+            // it is what a killed update left.
+            crate::fs::remove_stale_temporaries(&path);
+        }
         if written {
             write_atomically(&path, merged.record.to_json().as_bytes())?;
         }

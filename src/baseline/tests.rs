@@ -578,6 +578,25 @@ fn writes_without_an_explicit_lock_keep_every_blessed_benchmark() {
     assert_eq!(blessed.benchmarks.len(), 30);
 }
 
+/// A killed update leaves its temporary file; the next update removes it, so `git add
+/// baselines` never commits one.
+#[test]
+fn a_write_removes_the_temporary_files_of_a_killed_update() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let folder = dir.path().join("baselines").join(&slug);
+    std::fs::create_dir_all(&folder).expect("folder");
+    std::fs::write(folder.join(format!(".{SET}.json.4242.0.tmp")), "partial").expect("write");
+    let store = open(dir.path());
+    let run = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
+    store.write(&run, &slug, SET, false).expect("write");
+    let names: Vec<String> = std::fs::read_dir(&folder)
+        .expect("folder")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [format!("{SET}.json")]);
+}
+
 #[test]
 fn a_dry_run_writes_nothing() {
     let (dir, _repo) = init_repo();
