@@ -48,6 +48,16 @@ pub struct GitBaselineStore {
     locked: std::cell::Cell<bool>,
 }
 
+/// What [`GitBaselineStore::history_walk`] found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HistoryWalk {
+    /// The blessed values, as [`GitBaselineStore::history`] returns them.
+    pub points: Vec<HistoryPoint>,
+    /// One message per commit whose baseline file could not be read and was skipped, naming
+    /// the file and the commit (`<path> at <short sha>`) and what is wrong with it.
+    pub unreadable: Vec<String>,
+}
+
 /// The lock on a checkout's baselines, taken by [`GitBaselineStore::lock`] and released when
 /// dropped.
 #[derive(Debug)]
@@ -559,7 +569,16 @@ impl GitBaselineStore {
     /// (parents before children, then by commit time). Each point holds the median of the run
     /// that commit blessed (the newest of the baseline) and the medians of every run the
     /// baseline kept then. Empty when `HEAD` has no commits.
+    ///
+    /// A commit whose baseline file cannot be read (corrupt, or of a format this build does
+    /// not read) is skipped; [`GitBaselineStore::history_walk`] says which.
     pub fn history(&self, slug: &str, set: &str, benchmark: Option<&str>) -> Result<Vec<HistoryPoint>> {
+        Ok(self.history_walk(slug, set, benchmark)?.points)
+    }
+
+    /// [`GitBaselineStore::history`], with the commits whose baseline file could not be read:
+    /// one bad blob in the past must not take the whole history (and the dashboard) down.
+    pub fn history_walk(&self, slug: &str, set: &str, benchmark: Option<&str>) -> Result<HistoryWalk> {
         let path = self.repo_path(slug, set)?;
         let git = |what: &str, error: git2::Error| {
             git_error(
@@ -570,7 +589,7 @@ impl GitBaselineStore {
         match self.repo.head() {
             Ok(_) => {}
             Err(error) if matches!(error.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
-                return Ok(Vec::new());
+                return Ok(HistoryWalk::default());
             }
             Err(error) => return Err(git("read HEAD", error)),
         }
@@ -580,6 +599,7 @@ impl GitBaselineStore {
         walk.push_head().map_err(|e| git("start at HEAD", e))?;
 
         let mut points = Vec::new();
+        let mut unreadable = Vec::new();
         for oid in walk {
             let oid = oid.map_err(|e| git("step", e))?;
             let commit = self.repo.find_commit(oid).map_err(|e| git("read a commit", e))?;
@@ -601,7 +621,13 @@ impl GitBaselineStore {
                 continue;
             }
             let origin = format!("{} at {}", path.display(), short(oid));
-            let record = parse_record(&bytes, &origin)?;
+            let record = match parse_record(&bytes, &origin) {
+                Ok(record) => record,
+                Err(error) => {
+                    unreadable.push(error.to_string());
+                    continue;
+                }
+            };
             let summary = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned();
             for result in &record.benchmarks {
                 if benchmark.is_some_and(|wanted| wanted != result.id) {
@@ -631,7 +657,7 @@ impl GitBaselineStore {
                 }
             }
         }
-        Ok(points)
+        Ok(HistoryWalk { points, unreadable })
     }
 }
 

@@ -24,7 +24,7 @@ mod history;
 #[cfg(test)]
 mod tests;
 
-pub use git::{BaseRevision, BaselineLock, GitBaselineStore};
+pub use git::{BaseRevision, BaselineLock, GitBaselineStore, HistoryWalk};
 pub use history::{BenchmarkHistory, HistoryPoint, Spread, Step};
 
 use crate::results::RunRecord;

@@ -703,6 +703,52 @@ fn commit_records_only_the_baseline_file() {
     );
 }
 
+/// One corrupt baseline in the past made `history` (and the dashboard) fail for good.
+#[test]
+fn history_skips_a_commit_whose_baseline_is_corrupt_and_says_which() {
+    let (dir, repo) = init_repo();
+    let slug = slug();
+    let path = baseline_path(&slug);
+    let id = "alexnet/train/b128/f32/wgpu";
+    let a = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[],
+        &[(&path, Some(&record(vec![benchmark(id, 100)]).to_json()))],
+        "bless v1",
+        1_000,
+    );
+    let b = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[a],
+        &[(&path, Some("{\"format_version\": 1, \"benchm"))],
+        "broken",
+        2_000,
+    );
+    let c = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[b],
+        &[(&path, Some(&record(vec![benchmark(id, 120)]).to_json()))],
+        "bless v2",
+        3_000,
+    );
+    checkout(&repo, "main");
+    let store = open(dir.path());
+    let walk = store.history_walk(&slug, SET, None).expect("history");
+    let commits: Vec<String> = walk.points.iter().map(|p| p.commit.clone()).collect();
+    assert_eq!(commits, [a.to_string(), c.to_string()]);
+    assert_eq!(walk.unreadable.len(), 1);
+    let short = &b.to_string()[..7];
+    assert!(
+        walk.unreadable[0].contains(&format!("{path} at {short}")),
+        "{:?}",
+        walk.unreadable
+    );
+    assert_eq!(store.history(&slug, SET, None).expect("history").len(), 2);
+}
+
 #[test]
 fn history_lists_each_blessed_value() {
     let (dir, repo) = init_repo();
