@@ -567,7 +567,7 @@ fn cargo_workspace(
 }
 
 fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| Error::io(path, source))
+    crate::fs::read_text(path, crate::fs::MAX_TEXT_FILE_BYTES)
 }
 
 /// `convbench.toml`: the configuration at the top level.

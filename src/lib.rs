@@ -19,6 +19,7 @@ mod cache;
 pub mod compare;
 pub mod config;
 pub mod error;
+pub mod fs;
 pub mod gate;
 pub mod github;
 pub mod gpu;

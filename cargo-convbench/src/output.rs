@@ -27,29 +27,18 @@ pub fn print_untrusted(text: &str) {
     }
 }
 
-/// Fails early when `path` cannot be written, before any long work.
+/// Fails early when `path`, given as `--out`, cannot be written, before any long work: a
+/// folder, a device, a FIFO, a symbolic link, a name too long or a folder that is missing or
+/// read-only is an input error (exit 2) naming the path and what to pass instead.
 pub fn check_writable(path: &Path) -> Result<()> {
-    let dir = parent(path);
-    let probe = tempfile::NamedTempFile::new_in(dir).map_err(|e| {
-        Error::InvalidInput(format!(
-            "cannot write {}: {e}; choose another --out path",
-            path.display()
-        ))
-    })?;
-    drop(probe);
-    Ok(())
+    convbench::fs::check_output_path(path).map_err(|error| match error {
+        Error::InvalidInput(message) => Error::InvalidInput(format!("--out: {message}")),
+        other => other,
+    })
 }
 
-fn parent(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
-/// Writes `text` to `path` atomically, as the baseline store writes baselines: a reader sees
-/// the old file or the new one, never half; the data is on disk (fsync) before the rename, and
-/// the file gets the usual mode (0666 less the umask), not a temporary file's 0600.
+/// Writes `text` to `path` atomically (see [`convbench::fs::write_atomically`]): a reader sees
+/// the old file or the new one, never half, and only a regular file or a new path is written.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    convbench::baseline::write_atomically(path, text.as_bytes())
+    convbench::fs::write_atomically(path, text.as_bytes())
 }

@@ -1,9 +1,7 @@
 //! [`GitBaselineStore`]: baselines as files in a git repository, read at a base revision.
 
-use super::{
-    BaselineChange, BaselineStore, HistoryPoint, check_name, contents_differ, merge, parse_record,
-    write_atomically,
-};
+use super::{BaselineChange, BaselineStore, HistoryPoint, check_name, contents_differ, merge, parse_record};
+use crate::fs::write_atomically;
 use crate::results::RunRecord;
 use crate::{Error, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Sort, Tree};
@@ -49,6 +47,32 @@ pub struct GitBaselineStore {
     base: Option<BaseRevision>,
     /// Blessed runs kept per benchmark by [`GitBaselineStore::write`].
     keep_runs: usize,
+    /// Whether this store holds the baselines' lock ([`GitBaselineStore::lock`]).
+    locked: std::cell::Cell<bool>,
+}
+
+/// What [`GitBaselineStore::history_walk`] found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HistoryWalk {
+    /// The blessed values, as [`GitBaselineStore::history`] returns them.
+    pub points: Vec<HistoryPoint>,
+    /// One message per commit whose baseline file could not be read and was skipped, naming
+    /// the file and the commit (`<path> at <short sha>`) and what is wrong with it.
+    pub unreadable: Vec<String>,
+}
+
+/// The lock on a checkout's baselines, taken by [`GitBaselineStore::lock`] and released when
+/// dropped.
+#[derive(Debug)]
+pub struct BaselineLock<'store> {
+    _file: crate::fs::FileLock,
+    locked: &'store std::cell::Cell<bool>,
+}
+
+impl Drop for BaselineLock<'_> {
+    fn drop(&mut self) {
+        self.locked.set(false);
+    }
 }
 
 impl std::fmt::Debug for GitBaselineStore {
@@ -134,7 +158,37 @@ impl GitBaselineStore {
             workdir,
             base: None,
             keep_runs: super::DEFAULT_KEEP_RUNS,
+            locked: std::cell::Cell::new(false),
         })
+    }
+
+    /// Takes the lock on this checkout's baselines (an advisory lock on
+    /// `convbench-baselines.lock` in the git directory, outside the working tree), waiting while
+    /// another convbench holds it. [`GitBaselineStore::write`] and [`GitBaselineStore::commit`]
+    /// each take it for themselves when the store does not hold it; hold it across both so that
+    /// a concurrent update can neither slip between them nor lose a blessed run.
+    pub fn lock(&self) -> Result<BaselineLock<'_>> {
+        if self.locked.get() {
+            return Err(Error::InvalidInput(
+                "this baseline store already holds the baselines' lock".into(),
+            ));
+        }
+        let path = self.repo.path().join("convbench-baselines.lock");
+        let file = crate::fs::lock(&path, "baselines")?;
+        self.locked.set(true);
+        Ok(BaselineLock {
+            _file: file,
+            locked: &self.locked,
+        })
+    }
+
+    /// The baselines' lock for one operation: `None` when the store holds it already.
+    fn lock_unless_held(&self) -> Result<Option<BaselineLock<'_>>> {
+        if self.locked.get() {
+            Ok(None)
+        } else {
+            self.lock().map(Some)
+        }
     }
 
     /// This store, keeping the last `keep_runs` blessed runs of each benchmark when it writes.
@@ -465,11 +519,19 @@ impl GitBaselineStore {
     /// nothing is written on a `dry_run` or when no benchmark changed.
     pub fn write(&self, record: &RunRecord, slug: &str, set: &str, dry_run: bool) -> Result<BaselineChange> {
         let path = self.file_path(slug, set)?;
+        // The file is read, merged and replaced under the lock: a concurrent update waits, then
+        // merges into what this one wrote.
+        let _lock = if dry_run { None } else { self.lock_unless_held()? };
         let existing = self.load_worktree(slug, set)?;
         let existed = existing.is_some();
         let merged = merge(existing, record, slug, self.keep_runs)?;
         let needs_write = !existed || !merged.added.is_empty() || !merged.updated.is_empty();
         let written = needs_write && !dry_run;
+        if !dry_run {
+            // Under the lock no other convbench is writing this file: a temporary file beside
+            // it is what a killed update left.
+            crate::fs::remove_stale_temporaries(&path);
+        }
         if written {
             write_atomically(&path, merged.record.to_json().as_bytes())?;
         }
@@ -490,6 +552,7 @@ impl GitBaselineStore {
     /// `user.name` and `user.email`, else `convbench <convbench@localhost>`; the default
     /// message lists the added and updated benchmarks.
     pub fn commit(&self, change: &BaselineChange, message: Option<&str>) -> Result<String> {
+        let _lock = self.lock_unless_held()?;
         let repo_path = self.repo_path(&change.slug, &change.set)?;
         let abs_path = self.workdir.join(&repo_path);
         if !abs_path.is_file() {
@@ -506,6 +569,8 @@ impl GitBaselineStore {
         };
 
         let mut index = self.repo.index().map_err(|e| git("open the index", e))?;
+        // Another convbench may have written the index since this store first read it.
+        index.read(false).map_err(|e| git("read the index", e))?;
         index.add_path(&repo_path).map_err(|e| git("stage the file", e))?;
         index.write().map_err(|e| git("write the index", e))?;
         let entry = index
@@ -563,7 +628,16 @@ impl GitBaselineStore {
     /// (parents before children, then by commit time). Each point holds the median of the run
     /// that commit blessed (the newest of the baseline) and the medians of every run the
     /// baseline kept then. Empty when `HEAD` has no commits.
+    ///
+    /// A commit whose baseline file cannot be read (corrupt, or of a format this build does
+    /// not read) is skipped; [`GitBaselineStore::history_walk`] says which.
     pub fn history(&self, slug: &str, set: &str, benchmark: Option<&str>) -> Result<Vec<HistoryPoint>> {
+        Ok(self.history_walk(slug, set, benchmark)?.points)
+    }
+
+    /// [`GitBaselineStore::history`], with the commits whose baseline file could not be read:
+    /// one bad blob in the past must not take the whole history (and the dashboard) down.
+    pub fn history_walk(&self, slug: &str, set: &str, benchmark: Option<&str>) -> Result<HistoryWalk> {
         let path = self.repo_path(slug, set)?;
         let git = |what: &str, error: git2::Error| {
             git_error(
@@ -574,7 +648,7 @@ impl GitBaselineStore {
         match self.repo.head() {
             Ok(_) => {}
             Err(error) if matches!(error.code(), ErrorCode::UnbornBranch | ErrorCode::NotFound) => {
-                return Ok(Vec::new());
+                return Ok(HistoryWalk::default());
             }
             Err(error) => return Err(git("read HEAD", error)),
         }
@@ -584,6 +658,7 @@ impl GitBaselineStore {
         walk.push_head().map_err(|e| git("start at HEAD", e))?;
 
         let mut points = Vec::new();
+        let mut unreadable = Vec::new();
         for oid in walk {
             let oid = oid.map_err(|e| git("step", e))?;
             let commit = self.repo.find_commit(oid).map_err(|e| git("read a commit", e))?;
@@ -605,7 +680,13 @@ impl GitBaselineStore {
                 continue;
             }
             let origin = format!("{} at {}", path.display(), short(oid));
-            let record = parse_record(&bytes, &origin)?;
+            let record = match parse_record(&bytes, &origin) {
+                Ok(record) => record,
+                Err(error) => {
+                    unreadable.push(error.to_string());
+                    continue;
+                }
+            };
             let summary = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned();
             for result in &record.benchmarks {
                 if benchmark.is_some_and(|wanted| wanted != result.id) {
@@ -635,7 +716,7 @@ impl GitBaselineStore {
                 }
             }
         }
-        Ok(points)
+        Ok(HistoryWalk { points, unreadable })
     }
 }
 

@@ -24,14 +24,13 @@ mod history;
 #[cfg(test)]
 mod tests;
 
-pub use git::{BaseRevision, GitBaselineStore};
+pub use git::{BaseRevision, BaselineLock, GitBaselineStore, HistoryWalk};
 pub use history::{BenchmarkHistory, HistoryPoint, Spread, Step};
 
 use crate::results::RunRecord;
 use crate::{Error, Result};
 use std::collections::HashSet;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Where blessed baselines live.
 pub trait BaselineStore {
@@ -160,44 +159,6 @@ fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str, keep_runs:
         updated,
         unchanged_count,
     })
-}
-
-/// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
-/// reader (or a crash) never sees half a file. Creates missing folders.
-pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|source| Error::io(dir, source))?;
-    let file_name = path
-        .file_name()
-        .map_or_else(|| "baseline".into(), |name| name.to_string_lossy());
-    let (temp_path, mut file) = loop {
-        let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let candidate = dir.join(format!(".{file_name}.{}.{unique}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&candidate)
-        {
-            Ok(file) => break (candidate, file),
-            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(source) => return Err(Error::io(&candidate, source)),
-        }
-    };
-    let filled = file
-        .write_all(contents)
-        .and_then(|()| file.sync_all())
-        .map_err(|source| Error::io(&temp_path, source));
-    drop(file);
-    let written =
-        filled.and_then(|()| std::fs::rename(&temp_path, path).map_err(|source| Error::io(path, source)));
-    if written.is_err() {
-        // Best effort: the error being reported matters more than a stray temporary file.
-        let _ = std::fs::remove_file(&temp_path);
-    }
-    written
 }
 
 /// Parses baseline bytes, `origin` naming them in errors.

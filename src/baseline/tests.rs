@@ -511,6 +511,92 @@ fn write_is_atomic_and_leaves_no_temporary_files() {
     assert_eq!(names, [format!("{SET}.json")]);
 }
 
+/// Two writers at once, each with a store of its own (as two `baseline update` processes):
+/// under the lock each merges into what the other wrote, so no blessed benchmark is lost.
+#[test]
+fn concurrent_writes_and_commits_keep_every_blessed_benchmark() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let writers: Vec<_> = ["alexnet", "vgg-a"]
+        .into_iter()
+        .map(|model| {
+            let root = dir.path().to_path_buf();
+            let slug = slug.clone();
+            std::thread::spawn(move || {
+                let store = open(&root);
+                for batch in 0..8 {
+                    let id = format!("{model}/train/b{batch}/f32/wgpu");
+                    let lock = store.lock().expect("lock");
+                    let change = store
+                        .write(&record(vec![benchmark(&id, 100)]), &slug, SET, false)
+                        .expect("write");
+                    store.commit(&change, None).expect("commit");
+                    drop(lock);
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().expect("a writer panicked");
+    }
+    let store = open(dir.path());
+    let blessed = store.load_worktree(&slug, SET).expect("load").expect("present");
+    assert_eq!(blessed.benchmarks.len(), 16);
+    // Committed too: HEAD holds what the working tree does.
+    let head = store.resolve_base_from(Some("HEAD"), None).expect("HEAD");
+    let committed = store.load_at(&head, &slug, SET).expect("load").expect("present");
+    assert_eq!(committed.benchmarks.len(), 16);
+}
+
+#[test]
+fn writes_without_an_explicit_lock_keep_every_blessed_benchmark() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let writers: Vec<_> = ["alexnet", "vgg-a", "googlenet"]
+        .into_iter()
+        .map(|model| {
+            let root = dir.path().to_path_buf();
+            let slug = slug.clone();
+            std::thread::spawn(move || {
+                let store = open(&root);
+                for batch in 0..10 {
+                    let id = format!("{model}/train/b{batch}/f32/wgpu");
+                    store
+                        .write(&record(vec![benchmark(&id, 100)]), &slug, SET, false)
+                        .expect("write");
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().expect("a writer panicked");
+    }
+    let blessed = open(dir.path())
+        .load_worktree(&slug, SET)
+        .expect("load")
+        .expect("present");
+    assert_eq!(blessed.benchmarks.len(), 30);
+}
+
+/// A killed update leaves its temporary file; the next update removes it, so `git add
+/// baselines` never commits one.
+#[test]
+fn a_write_removes_the_temporary_files_of_a_killed_update() {
+    let (dir, _repo) = init_repo();
+    let slug = slug();
+    let folder = dir.path().join("baselines").join(&slug);
+    std::fs::create_dir_all(&folder).expect("folder");
+    std::fs::write(folder.join(format!(".{SET}.json.4242.0.tmp")), "partial").expect("write");
+    let store = open(dir.path());
+    let run = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
+    store.write(&run, &slug, SET, false).expect("write");
+    let names: Vec<String> = std::fs::read_dir(&folder)
+        .expect("folder")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, [format!("{SET}.json")]);
+}
+
 #[test]
 fn a_dry_run_writes_nothing() {
     let (dir, _repo) = init_repo();
@@ -615,6 +701,52 @@ fn commit_records_only_the_baseline_file() {
         store.commit(&change, Some("again")).expect_err("nothing").kind(),
         ErrorKind::InvalidInput
     );
+}
+
+/// One corrupt baseline in the past made `history` (and the dashboard) fail for good.
+#[test]
+fn history_skips_a_commit_whose_baseline_is_corrupt_and_says_which() {
+    let (dir, repo) = init_repo();
+    let slug = slug();
+    let path = baseline_path(&slug);
+    let id = "alexnet/train/b128/f32/wgpu";
+    let a = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[],
+        &[(&path, Some(&record(vec![benchmark(id, 100)]).to_json()))],
+        "bless v1",
+        1_000,
+    );
+    let b = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[a],
+        &[(&path, Some("{\"format_version\": 1, \"benchm"))],
+        "broken",
+        2_000,
+    );
+    let c = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[b],
+        &[(&path, Some(&record(vec![benchmark(id, 120)]).to_json()))],
+        "bless v2",
+        3_000,
+    );
+    checkout(&repo, "main");
+    let store = open(dir.path());
+    let walk = store.history_walk(&slug, SET, None).expect("history");
+    let commits: Vec<String> = walk.points.iter().map(|p| p.commit.clone()).collect();
+    assert_eq!(commits, [a.to_string(), c.to_string()]);
+    assert_eq!(walk.unreadable.len(), 1);
+    let short = &b.to_string()[..7];
+    assert!(
+        walk.unreadable[0].contains(&format!("{path} at {short}")),
+        "{:?}",
+        walk.unreadable
+    );
+    assert_eq!(store.history(&slug, SET, None).expect("history").len(), 2);
 }
 
 #[test]

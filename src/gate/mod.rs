@@ -311,8 +311,10 @@ pub fn parts_from_files(
     let mut records = Vec::new();
     let mut outcomes = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::InvalidInput(format!("cannot read {}: {e}", path.display())))?;
+        let text = crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES).map_err(|error| match error {
+            Error::Io { source, .. } => Error::InvalidInput(format!("cannot read {}: {source}", path.display())),
+            other => other,
+        })?;
         if AbOutcome::is_outcome_json(&text) {
             outcomes.push(AbOutcome::from_json(&text, &path.display().to_string(), config)?);
         } else {

@@ -8,7 +8,7 @@
 
 use crate::backend::{Program, TensorId};
 use crate::kernels::{ConvGeom, DType, LinearGeom, Op, PoolGeom, bind};
-use crate::model::{LayerKind, Network, Precision, Shape, SuiteEntry};
+use crate::model::{LayerKind, Network, Precision, Shape, ShapeError, SuiteEntry};
 use crate::results::{Phase, Stage};
 use crate::{Error, Result};
 use std::ops::Range;
@@ -635,6 +635,21 @@ pub fn plan_suite_entry(
             "{}: its input has {c} channels but its convolution takes {}; make the two agree",
             entry.name, entry.conv.in_channels
         )));
+    }
+    // The checks of a network's layer: counts and sizes of zero, tensors too large.
+    let alone = Network {
+        name: entry.name.clone(),
+        description: String::new(),
+        input: entry.input,
+        layers: vec![crate::model::Layer {
+            name: entry.name.clone(),
+            kind: LayerKind::Conv2d(entry.conv),
+            inputs: vec![0],
+        }],
+    };
+    match alone.shapes(batch) {
+        Err(ShapeError::TooSmall { .. }) | Ok(_) => {}
+        Err(error) => return Err(Error::InvalidInput(format!("{}: {error}", entry.name))),
     }
     let g = ConvGeom::new(entry.conv, batch, h, w)
         .ok_or_else(|| Error::InvalidInput(format!("{}: kernel larger than the input", entry.name)))?;

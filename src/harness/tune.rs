@@ -83,6 +83,24 @@ impl TuneCache {
         crate::cache::save(path, self, &TUNE_CACHE)
     }
 
+    /// Adds `result` to the cache of `adapter` at `path`, under the cache's lock: the entries
+    /// another `tune` wrote since this one started are kept (a cache of another adapter, or
+    /// one that cannot be read, is started afresh). Returns the cache as written.
+    pub fn insert_saved(path: &Path, adapter: &AdapterFingerprint, result: &TuneResult) -> Result<TuneCache> {
+        crate::cache::update(
+            path,
+            &TUNE_CACHE,
+            |c: &Self| c.format_version,
+            |existing| {
+                let mut cache = existing
+                    .filter(|cache| &cache.adapter == adapter)
+                    .unwrap_or_else(|| TuneCache::new(adapter.clone()));
+                cache.insert(result);
+                cache
+            },
+        )
+    }
+
     /// The key of `op` at `precision`: `<op name> <shape> <precision>`.
     pub fn key(op: &Op, precision: Precision) -> String {
         format!("{} {} {precision}", op.name(), shape_key(op))

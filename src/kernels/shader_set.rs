@@ -62,10 +62,14 @@ impl ShaderSet {
         let mut sources = BTreeMap::new();
         for shader in SHADERS {
             let path = dir.join(shader.file);
-            let text = std::fs::read_to_string(&path).map_err(|error| {
+            let text = crate::fs::read_text(&path, crate::fs::MAX_TEXT_FILE_BYTES).map_err(|error| {
+                let reason = match error {
+                    Error::Io { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
                 Error::InvalidInput(format!(
-                    "cannot read shader {} from {}: {error}; a shader directory holds every file of \
-                     convbench's shaders/ ({})",
+                    "cannot read shader {} from {}: {reason}; a shader directory holds every file \
+                     of convbench's shaders/ ({})",
                     shader.file,
                     dir.display(),
                     file_list()

@@ -93,6 +93,10 @@ fn default_entry() -> String {
     "main".to_string()
 }
 
+/// The most elements a tensor of the shapes a user kernel is verified at may hold (see
+/// [`Only::check`]).
+pub const MAX_VERIFIED_ELEMENTS: usize = 1 << 24;
+
 /// Shape constraints of a user kernel: each key given restricts the shapes it implements.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -131,6 +135,56 @@ impl Only {
         } else {
             parts.join(", ")
         }
+    }
+
+    /// Checks the numbers: every kernel size, stride, dilation and group count at least 1, and
+    /// the shapes verification generates to meet them (see
+    /// [`crate::harness::conformance::random_op`]: up to 3 images of up to `3 x groups` channels,
+    /// 9 pixels past the dilated kernel) within [`MAX_VERIFIED_ELEMENTS`]. The error names the
+    /// key and its value.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let positive = |key: &str, values: &[usize]| {
+            if values.contains(&0) {
+                let shown: Vec<String> = values.iter().map(usize::to_string).collect();
+                let shown = match values {
+                    [one] => one.to_string(),
+                    _ => format!("[{}]", shown.join(", ")),
+                };
+                return Err(format!("`only.{key}` is {shown}; it must be at least 1"));
+            }
+            Ok(())
+        };
+        let kernel = self.kernel.unwrap_or([5, 5]);
+        let dilation = self.dilation.unwrap_or([2, 2]);
+        let padding = self.padding.unwrap_or([0, 0]);
+        let groups = self.groups.unwrap_or(2);
+        positive("kernel", &kernel)?;
+        positive("stride", &self.stride.unwrap_or([1, 1]))?;
+        positive("dilation", &dilation)?;
+        positive("groups", &[groups])?;
+        // Each side of an input or output is at most the dilated kernel plus 9 pixels, plus
+        // the padding on both sides; 3 images of 3 (input) or 4 (output) channels per group.
+        let side = |i: usize| {
+            (kernel[i] - 1)
+                .checked_mul(dilation[i])?
+                .checked_add(10)?
+                .checked_add(padding[i].checked_mul(2)?)
+        };
+        let largest = (|| {
+            side(0)?
+                .checked_mul(side(1)?)?
+                .checked_mul(groups)?
+                .checked_mul(3 * 4)
+        })();
+        if largest.is_none_or(|n| n > MAX_VERIFIED_ELEMENTS) {
+            return Err(format!(
+                "`only` ({}) asks for shapes with more than {MAX_VERIFIED_ELEMENTS} elements in a \
+                 tensor, too large to verify on the CPU reference; a smaller kernel, dilation, \
+                 padding or group count",
+                self.describe()
+            ));
+        }
+        Ok(())
     }
 
     fn has_conv_keys(&self) -> bool {
@@ -303,11 +357,18 @@ impl UserKernel {
                 config.op
             )));
         }
+        config
+            .only
+            .check()
+            .map_err(|reason| Error::InvalidInput(format!("{what}: {reason}")))?;
         let path = declared.base_dir.join(&config.source);
-        let text = std::fs::read_to_string(&path).map_err(|error| {
+        let text = crate::fs::read_text(&path, crate::fs::MAX_TEXT_FILE_BYTES).map_err(|error| {
+            let reason = match error {
+                Error::Io { source, .. } => format!("cannot read its source {}: {source}", path.display()),
+                other => other.to_string(),
+            };
             Error::InvalidInput(format!(
-                "{what}: cannot read its source {}: {error}; `source` is relative to {}",
-                path.display(),
+                "{what}: {reason}; `source` is relative to {}",
                 declared.base_dir.display()
             ))
         })?;
@@ -759,6 +820,29 @@ mod tests {
         assert_eq!(kernel.op, "conv2d_forward");
         assert_eq!(kernel.bindings, [(1, "x"), (2, "w"), (3, "bias"), (4, "y")]);
         assert_eq!(kernel.outputs_per_workgroup, kernel.invocations);
+    }
+
+    /// A FIFO as `source` hung every command that read the configuration: it is refused
+    /// without being opened.
+    #[cfg(unix)]
+    #[test]
+    fn a_source_that_is_a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut declared = declare(dir.path(), "piped", PLAIN, "");
+        let fifo = dir.path().join("pipe.wgsl");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success());
+        declared.config.source = "pipe.wgsl".into();
+        let error = UserKernel::load(&declared).expect_err("a FIFO");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        let message = error.to_string();
+        assert!(
+            message.contains("kernel `piped`") && message.contains("a named pipe (FIFO), not a regular file"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub const SHAPE_COLUMNS: [&str; 9] = ["N", "C", "H", "W", "K", "R", "S", "stride
 /// padding), an optional header line, `#` comments. The suite is named after the file's stem; each
 /// row's name says its shape, and its batch `N` is the row's default batch.
 pub fn shape_list(path: &Path) -> Result<Suite> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::fs::read_text(path, crate::fs::MAX_TEXT_FILE_BYTES)?;
     let name = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -169,6 +169,7 @@ pub fn shape_list(path: &Path) -> Result<Suite> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Shape;
 
     fn tiny() -> Network {
         let toml = r#"
@@ -264,6 +265,111 @@ mod tests {
         network_from_data(net).expect("a window of one channel");
     }
 
+    /// The numbers that crashed or misled before they were checked: each is an input error
+    /// naming the model, the layer and the field.
+    #[test]
+    fn zero_sizes_are_refused_naming_the_model_the_layer_and_the_field() {
+        use crate::model::{LayerKind, Pool2d};
+        let conv = |change: fn(&mut crate::model::Conv2d)| {
+            let mut net = tiny();
+            if let LayerKind::Conv2d(c) = &mut net.layers[0].kind {
+                change(c);
+            }
+            net
+        };
+        let pool = |pool: Pool2d| {
+            let mut net = tiny();
+            net.layers[1].kind = LayerKind::Pool(pool);
+            net
+        };
+        let mut empty_input = tiny();
+        empty_input.input = (1, 0, 0);
+        let mut no_features = tiny();
+        no_features.input = (1, 0, 0);
+        no_features.layers.remove(0);
+        if let LayerKind::Linear(l) = &mut no_features.layers[1].kind {
+            l.in_features = 0;
+        }
+        let cases = [
+            (
+                conv(|c| c.out_channels = 0),
+                "conv1: `out_channels` is 0; it must be at least 1",
+            ),
+            (conv(|c| c.in_channels = 0), "conv1: `in_channels` is 0"),
+            (
+                conv(|c| c.kernel = (0, 0)),
+                "conv1: `kernel` is [0, 0]; it must be at least 1",
+            ),
+            (conv(|c| c.stride = (0, 1)), "conv1: `stride` is [0, 1]"),
+            (conv(|c| c.dilation = (1, 0)), "conv1: `dilation` is [1, 0]"),
+            (conv(|c| c.groups = 0), "conv1: `groups` is 0"),
+            (
+                conv(|c| c.out_channels = u32::MAX as usize + 1),
+                "`out_channels` is 4294967296; it must be at most",
+            ),
+            (pool(Pool2d::avg(0, 1, 0, false)), "relu1: `kernel` is [0, 0]"),
+            (pool(Pool2d::max(0, 1, 0, false)), "relu1: `kernel` is [0, 0]"),
+            (pool(Pool2d::max(2, 0, 0, false)), "relu1: `stride` is [0, 0]"),
+            (
+                pool(Pool2d::max(2, 1, 2, false)),
+                "a pool's padding is at most half its kernel",
+            ),
+            (empty_input, "`input` is [1, 0, 0]"),
+            (no_features, "`input` is [1, 0, 0]"),
+        ];
+        for (net, needle) in cases {
+            let error = network_from_data(net).expect_err(needle);
+            assert_eq!(error.kind(), crate::ErrorKind::InvalidInput, "{error}");
+            let message = error.to_string();
+            assert!(
+                message.contains("model `tiny`") && message.contains(needle),
+                "{message}"
+            );
+        }
+        let mut huge = tiny();
+        if let LayerKind::Conv2d(c) = &mut huge.layers[0].kind {
+            c.out_channels = 1 << 30;
+        }
+        let message = network_from_data(huge).expect_err("too large").to_string();
+        assert!(
+            message.contains("conv1: its output is") && message.contains("4294967295 elements"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_user_kernel_filter_of_zero_or_huge_sizes_is_refused_naming_the_key() {
+        use crate::kernels::user::Only;
+        let only = |change: fn(&mut Only)| {
+            let mut only = Only::default();
+            change(&mut only);
+            only.check()
+        };
+        assert_eq!(
+            only(|o| o.groups = Some(0)).expect_err("groups 0"),
+            "`only.groups` is 0; it must be at least 1"
+        );
+        assert!(
+            only(|o| o.kernel = Some([0, 3]))
+                .expect_err("kernel 0")
+                .contains("`only.kernel` is [0, 3]")
+        );
+        assert!(
+            only(|o| o.stride = Some([1, 0]))
+                .expect_err("stride 0")
+                .contains("`only.stride`")
+        );
+        assert!(
+            only(|o| o.dilation = Some([0, 0]))
+                .expect_err("dilation 0")
+                .contains("`only.dilation`")
+        );
+        let huge = only(|o| o.kernel = Some([u32::MAX as usize, 3])).expect_err("huge kernel");
+        assert!(huge.contains("too large to verify"), "{huge}");
+        only(|o| o.kernel = Some([3, 3])).expect("a 3x3 kernel");
+        only(|_| {}).expect("no constraint");
+    }
+
     #[test]
     fn shape_lists_read_deepbench_rows_and_reject_bad_ones() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -288,6 +394,178 @@ mod tests {
             std::fs::write(&path, text).expect("write");
             let error = shape_list(&path).expect_err(text).to_string();
             assert!(error.contains(needle), "{text}: {error}");
+        }
+    }
+
+    /// The numbers of a small valid network (see [`degenerate_network`]) with up to three of them
+    /// replaced by a zero or an extreme (`u32::MAX`, one past it, the largest TOML integer), as
+    /// a user could type them.
+    fn degenerate_numbers() -> impl proptest::strategy::Strategy<Value = Vec<usize>> {
+        use proptest::prelude::*;
+        let extreme = prop_oneof![
+            3 => Just(0usize),
+            1 => Just(u32::MAX as usize),
+            1 => Just(u32::MAX as usize + 1),
+            1 => Just(i64::MAX as usize),
+        ];
+        (
+            proptest::collection::vec(1usize..=3, 21),
+            4usize..=8,
+            4usize..=8,
+            proptest::collection::vec((0usize..21, extreme), 0..=3),
+        )
+            .prop_map(|(mut numbers, height, width, replaced)| {
+                numbers[1] = height;
+                numbers[2] = width;
+                numbers[3] = numbers[0]; // in_channels = the input's channels
+                numbers[13] = 1; // groups
+                numbers[16] = 0; // pool padding
+                for (index, value) in replaced {
+                    numbers[index] = value;
+                }
+                numbers
+            })
+    }
+
+    /// A conv, a pool and a linear layer built from `numbers` (21 of them); the linear layer's
+    /// `in_features` matches what reaches it when `match_features` is set and the shapes allow.
+    fn degenerate_network(numbers: &[usize], max_pool: bool, match_features: bool) -> Network {
+        use crate::model::{Conv2d, LayerKind, Linear, Pool2d};
+        let n = |i: usize| numbers[i];
+        let conv = Conv2d {
+            in_channels: n(3),
+            out_channels: n(4),
+            kernel: (n(5), n(6)),
+            stride: (n(7), n(8)),
+            padding: (n(9), n(10)),
+            dilation: (n(11), n(12)),
+            groups: n(13),
+            bias: true,
+        };
+        let pool = if max_pool { Pool2d::max } else { Pool2d::avg }(n(14), n(15), n(16), false);
+        let layer = |name: &str, kind| super::super::Layer {
+            name: name.into(),
+            kind,
+            inputs: Vec::new(),
+        };
+        let mut net = Network {
+            name: "degenerate".into(),
+            description: String::new(),
+            input: (n(0), n(1), n(2)),
+            layers: vec![
+                layer("conv1", LayerKind::Conv2d(conv)),
+                layer("pool1", LayerKind::Pool(pool)),
+                layer(
+                    "fc",
+                    LayerKind::Linear(Linear {
+                        in_features: n(17),
+                        out_features: n(18).saturating_mul(2),
+                        bias: n(20) % 2 == 0,
+                    }),
+                ),
+            ],
+        };
+        if match_features {
+            let mut front = net.clone();
+            front.layers.truncate(2);
+            for (i, layer) in front.layers.iter_mut().enumerate() {
+                layer.inputs = vec![i];
+            }
+            if let Ok(shapes) = front.shapes(1)
+                && let LayerKind::Linear(linear) = &mut net.layers[2].kind
+            {
+                linear.in_features = shapes[2].per_image();
+            }
+        }
+        net
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// Whatever numbers a `[[model]]` holds, checking it gives a network or an input error
+        /// (exit 2), never a panic; and a network it accepts plans, runs and verifies on the CPU
+        /// reference (at tiny sizes, to stay fast).
+        #[test]
+        fn degenerate_numbers_are_input_errors_or_verify_on_the_cpu(
+            numbers in degenerate_numbers(),
+            max_pool: bool,
+            match_features: bool,
+        ) {
+            let net = degenerate_network(&numbers, max_pool, match_features);
+            let shown = format!("{net:?}");
+            match network_from_data(net) {
+                Err(error) => proptest::prop_assert_eq!(
+                    error.kind(),
+                    crate::ErrorKind::InvalidInput,
+                    "{}: {}",
+                    shown,
+                    error
+                ),
+                Ok(net) => {
+                    let shapes = net.shapes(1).expect("an accepted network has shapes");
+                    let elements: usize = shapes.iter().map(Shape::len).sum::<usize>() + net.param_count();
+                    if elements <= 20_000 {
+                        let backend = crate::backend::cpu::CpuBackend::new();
+                        let target = crate::harness::Target::Model(net);
+                        let options = crate::harness::RunOptions::default();
+                        let verified = crate::harness::verify_target(
+                            &backend,
+                            &target,
+                            1,
+                            crate::model::Precision::F32,
+                            &options,
+                            &mut |_| {},
+                        );
+                        proptest::prop_assert!(verified.is_ok(), "{}: {:?}", shown, verified.err());
+                    }
+                }
+            }
+        }
+
+        /// Whatever numbers a user kernel's `only` holds, checking it passes or refuses it, and
+        /// the shapes verification then generates stay within the bound the check promises.
+        #[test]
+        fn degenerate_only_filters_are_refused_or_give_small_shapes(
+            numbers in proptest::collection::vec(
+                proptest::prop_oneof![
+                    3 => proptest::strategy::Just(0usize),
+                    6 => 1usize..=3,
+                    1 => proptest::strategy::Just(u32::MAX as usize),
+                    1 => proptest::strategy::Just(i64::MAX as usize),
+                ],
+                9,
+            ),
+            given in proptest::collection::vec(proptest::bool::ANY, 5),
+            seed: u64,
+        ) {
+            use crate::kernels::user::{MAX_VERIFIED_ELEMENTS, Only};
+            use rand::SeedableRng;
+            let pair = |i: usize| given[i / 2].then_some([numbers[i], numbers[i + 1]]);
+            let only = Only {
+                kernel: pair(0),
+                stride: pair(2),
+                padding: pair(4),
+                dilation: pair(6),
+                groups: given[4].then_some(numbers[8]),
+                bias: None,
+            };
+            if only.check().is_ok() {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+                for op in ["conv2d_forward", "conv2d_backward_data", "conv2d_backward_filter"] {
+                    let Some(op) = crate::harness::conformance::random_op(op, &only, false, &mut rng) else {
+                        continue;
+                    };
+                    let (crate::kernels::Op::Conv2dForward(g)
+                    | crate::kernels::Op::Conv2dBackwardData(g)
+                    | crate::kernels::Op::Conv2dBackwardFilter(g)) = op else {
+                        panic!("{op:?} is not a convolution");
+                    };
+                    for len in [g.input.len(), g.output.len(), g.conv.weight_len()] {
+                        proptest::prop_assert!(len <= MAX_VERIFIED_ELEMENTS, "{:?}: {}", only, len);
+                    }
+                }
+            }
         }
     }
 }

@@ -31,6 +31,14 @@ impl Shape {
         self.len() == 0
     }
 
+    /// Number of elements, `None` when the product overflows `usize`.
+    pub fn checked_len(&self) -> Option<usize> {
+        self.n
+            .checked_mul(self.c)?
+            .checked_mul(self.h)?
+            .checked_mul(self.w)
+    }
+
     /// Elements of one image (`c * h * w`).
     pub const fn per_image(&self) -> usize {
         self.c * self.h * self.w

@@ -87,9 +87,24 @@ pub struct Network {
     pub layers: Vec<Layer>,
 }
 
+/// The most elements one tensor may hold: kernels index tensors with 32-bit integers.
+pub const MAX_TENSOR_ELEMENTS: usize = u32::MAX as usize;
+
 /// Why a network cannot be laid out at a batch size.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShapeError {
+    /// The network's input (or the batch) has a size of zero or one too large.
+    #[error("{0}")]
+    Input(String),
+    /// A number of a layer is out of range: a count or size of zero, a value too large, a
+    /// tensor of more than [`MAX_TENSOR_ELEMENTS`].
+    #[error("layer {layer}: {reason}")]
+    Invalid {
+        /// Layer name.
+        layer: String,
+        /// Which field, its value, and the range it must be in.
+        reason: String,
+    },
     /// A layer's window is larger than its (padded) input.
     #[error("layer {layer}: input {input} is too small for its kernel")]
     TooSmall {
@@ -112,7 +127,24 @@ impl Network {
     /// Shapes of every node (`[0]` the input) at batch `n`.
     pub fn shapes(&self, n: usize) -> Result<Vec<Shape>, ShapeError> {
         let (c, h, w) = self.input;
-        let mut shapes = vec![Shape::new(n, c, h, w)];
+        if n == 0 {
+            return Err(ShapeError::Input(
+                "a batch of 0 images; give a batch of at least 1".into(),
+            ));
+        }
+        if c == 0 || h == 0 || w == 0 {
+            return Err(ShapeError::Input(format!(
+                "`input` is [{c}, {h}, {w}]; channels, height and width must each be at least 1"
+            )));
+        }
+        let input = Shape::new(n, c, h, w);
+        if !fits(input) {
+            return Err(ShapeError::Input(format!(
+                "the input at batch {n} is {input}, more than {MAX_TENSOR_ELEMENTS} elements; \
+                 use a smaller batch or input"
+            )));
+        }
+        let mut shapes = vec![input];
         for layer in &self.layers {
             let input_shapes: Vec<Shape> = layer.inputs.iter().map(|&i| shapes[i]).collect();
             shapes.push(layer_output_shape(layer, &input_shapes)?);
@@ -161,7 +193,143 @@ pub fn layer_output_shape(layer: &Layer, inputs: &[Shape]) -> Result<Shape, Shap
         layer: layer.name.clone(),
         reason,
     };
+    let invalid = |reason: String| ShapeError::Invalid {
+        layer: layer.name.clone(),
+        reason,
+    };
+    check_numbers(&layer.kind).map_err(invalid)?;
     let x = *inputs.first().ok_or_else(|| mismatch("has no input".into()))?;
+    let output = unchecked_output_shape(layer, inputs, x)?;
+    if !fits(output) {
+        return Err(invalid(format!(
+            "its output is {output}, more than {MAX_TENSOR_ELEMENTS} elements; use a smaller \
+             batch, input or layer"
+        )));
+    }
+    let weights = match &layer.kind {
+        LayerKind::Conv2d(c) => Some(
+            (c.in_channels / c.groups)
+                .checked_mul(c.out_channels)
+                .and_then(|n| n.checked_mul(c.kernel.0))
+                .and_then(|n| n.checked_mul(c.kernel.1)),
+        ),
+        LayerKind::Linear(l) => Some(l.in_features.checked_mul(l.out_features)),
+        _ => None,
+    };
+    if let Some(elements) = weights
+        && elements.is_none_or(|n| n > MAX_TENSOR_ELEMENTS)
+    {
+        return Err(invalid(format!(
+            "its weights hold more than {MAX_TENSOR_ELEMENTS} elements; use fewer channels, \
+             features or a smaller kernel"
+        )));
+    }
+    Ok(output)
+}
+
+/// Whether a tensor of `shape` can be indexed by the kernels.
+fn fits(shape: Shape) -> bool {
+    shape.checked_len().is_some_and(|n| n <= MAX_TENSOR_ELEMENTS)
+}
+
+/// The largest value any size or count of a layer may take: the kernels receive them as 32-bit
+/// integers.
+const MAX_LAYER_NUMBER: usize = u32::MAX as usize;
+
+/// Checks every count and size of a layer on its own, before any shape arithmetic: counts and
+/// sizes of zero (they divide, or make empty windows), values past [`MAX_LAYER_NUMBER`], a
+/// pool's padding larger than half its window, and floating-point settings that are not finite.
+/// The error names the field as the configuration spells it, its value and its range.
+fn check_numbers(kind: &LayerKind) -> Result<(), String> {
+    fn positive(field: &str, values: &[usize]) -> Result<(), String> {
+        if values.contains(&0) {
+            return Err(format!("`{field}` is {}; it must be at least 1", shown(values)));
+        }
+        bounded(field, values)
+    }
+    fn bounded(field: &str, values: &[usize]) -> Result<(), String> {
+        if values.iter().any(|&v| v > MAX_LAYER_NUMBER) {
+            return Err(format!(
+                "`{field}` is {}; it must be at most {MAX_LAYER_NUMBER}",
+                shown(values)
+            ));
+        }
+        Ok(())
+    }
+    fn shown(values: &[usize]) -> String {
+        match values {
+            [one] => one.to_string(),
+            _ => format!(
+                "[{}]",
+                values.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+    fn finite(field: &str, value: f64) -> Result<(), String> {
+        if !value.is_finite() {
+            return Err(format!("`{field}` is {value}; it must be a finite number"));
+        }
+        Ok(())
+    }
+    fn within(field: &str, value: f64, low: f64, high: f64) -> Result<(), String> {
+        if !(low..=high).contains(&value) {
+            return Err(format!("`{field}` is {value}; it must be from {low} to {high}"));
+        }
+        Ok(())
+    }
+    let pair = |(a, b): (usize, usize)| [a, b];
+    match kind {
+        LayerKind::Conv2d(c) => {
+            positive("in_channels", &[c.in_channels])?;
+            positive("out_channels", &[c.out_channels])?;
+            positive("kernel", &pair(c.kernel))?;
+            positive("stride", &pair(c.stride))?;
+            bounded("padding", &pair(c.padding))?;
+            positive("dilation", &pair(c.dilation))?;
+            positive("groups", &[c.groups])
+        }
+        LayerKind::Pool(p) => {
+            positive("kernel", &pair(p.kernel))?;
+            positive("stride", &pair(p.stride))?;
+            bounded("padding", &pair(p.padding))?;
+            if p.padding.0 * 2 > p.kernel.0 || p.padding.1 * 2 > p.kernel.1 {
+                return Err(format!(
+                    "`padding` is {} for a kernel of {}; a pool's padding is at most half its kernel",
+                    shown(&pair(p.padding)),
+                    shown(&pair(p.kernel))
+                ));
+            }
+            Ok(())
+        }
+        LayerKind::Lrn(lrn) => {
+            bounded("size", &[lrn.size])?;
+            finite("alpha", lrn.alpha)?;
+            finite("beta", lrn.beta)?;
+            finite("k", lrn.k)
+        }
+        LayerKind::BatchNorm(b) => {
+            positive("channels", &[b.channels])?;
+            finite("eps", b.eps)?;
+            if b.eps < 0.0 {
+                return Err(format!("`eps` is {}; it must be 0 or more", b.eps));
+            }
+            within("momentum", b.momentum, 0.0, 1.0)
+        }
+        LayerKind::Linear(l) => {
+            positive("in_features", &[l.in_features])?;
+            positive("out_features", &[l.out_features])
+        }
+        LayerKind::Relu | LayerKind::GlobalAvgPool | LayerKind::Concat | LayerKind::Add => Ok(()),
+    }
+}
+
+/// The output shape of `layer` whose numbers passed [`check_numbers`], given its inputs (`x` the
+/// first).
+fn unchecked_output_shape(layer: &Layer, inputs: &[Shape], x: Shape) -> Result<Shape, ShapeError> {
+    let mismatch = |reason: String| ShapeError::Mismatch {
+        layer: layer.name.clone(),
+        reason,
+    };
     let too_small = || ShapeError::TooSmall {
         layer: layer.name.clone(),
         input: x,
@@ -174,7 +342,7 @@ pub fn layer_output_shape(layer: &Layer, inputs: &[Shape]) -> Result<Shape, Shap
                     c.in_channels, x.c
                 )));
             }
-            if c.groups == 0 || c.in_channels % c.groups != 0 || c.out_channels % c.groups != 0 {
+            if c.in_channels % c.groups != 0 || c.out_channels % c.groups != 0 {
                 return Err(mismatch(format!(
                     "{} groups do not divide the channels",
                     c.groups

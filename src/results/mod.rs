@@ -671,8 +671,12 @@ impl RunRecord {
 
     /// Reads a record file, with a clear error for a missing, corrupt or future-version file.
     pub fn read(path: &std::path::Path) -> crate::Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| crate::Error::InvalidInput(format!("cannot read record {}: {e}", path.display())))?;
+        let text = crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES).map_err(|error| match error {
+            crate::Error::Io { source, .. } => {
+                crate::Error::InvalidInput(format!("cannot read record {}: {source}", path.display()))
+            }
+            other => other,
+        })?;
         Ok(Self::from_json(&text, &path.display().to_string())?)
     }
 

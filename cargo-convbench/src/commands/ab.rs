@@ -130,6 +130,9 @@ pub fn measure_and_judge(
 
 /// `cargo convbench ab`.
 pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
+    if let Some(out) = &a.out {
+        crate::output::check_writable(out)?;
+    }
     let workspace = config::load(args.manifest_path.as_deref())?;
     let mut config = workspace.config.compare_config();
     if let Some(threshold) = a.threshold {

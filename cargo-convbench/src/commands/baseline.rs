@@ -116,6 +116,9 @@ pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
             .benchmarks
             .push(b.clone());
     }
+    // Held from the first read to the last commit: a concurrent `baseline update` waits, then
+    // merges into what this one blessed.
+    let _lock = if a.dry_run { None } else { Some(store.lock()?) };
     let mut lines = Vec::new();
     for (slug, part) in &by_slug {
         let change = store.write(part, slug, &a.set, a.dry_run)?;

@@ -222,6 +222,9 @@ fn baseline_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace, why: 
 
 /// `cargo convbench ci`.
 pub fn run_ci(args: &Args, a: &CiArgs) -> Result<u8> {
+    if let Some(out) = &a.run.out {
+        crate::output::check_writable(out)?;
+    }
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let parts = match choose_mode(a, &workspace) {

@@ -60,6 +60,9 @@ pub fn render(comparison: &Comparison, notes: &[String], origin: &str, format: F
 /// `cargo convbench compare`.
 pub fn run(args: &Args, a: &CompareArgs) -> Result<u8> {
     let format: Format = a.run.format.parse()?;
+    if let Some(out) = &a.run.out {
+        crate::output::check_writable(out)?;
+    }
     let workspace = config::load(args.manifest_path.as_deref())?;
     let config = compare_config(&workspace, &a.baseline.overrides())?;
     let current = match &a.results {

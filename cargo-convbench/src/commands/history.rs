@@ -82,7 +82,13 @@ pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
     let mut series = Vec::new();
     for slug in slugs(&store, a.slug.as_deref())? {
-        let mut points = store.history(&slug, &a.set, a.benchmark.as_deref())?;
+        let walk = store.history_walk(&slug, &a.set, a.benchmark.as_deref())?;
+        for reason in &walk.unreadable {
+            if !args.quiet {
+                eprintln!("warning: skipped {reason}; the other commits are shown");
+            }
+        }
+        let mut points = walk.points;
         points.retain(|point| phases.contains(&point.phase));
         series.extend(BenchmarkHistory::group(&slug, points, &change_points));
     }

@@ -167,21 +167,14 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
 
     let adapter = backend.adapter().clone();
     let path = TuneCache::path(&workspace.target_dir, &adapter.slug());
-    let mut cache = match TuneCache::load(&path) {
-        Ok(Some(c)) if c.adapter == adapter => c,
-        Ok(Some(_)) => {
-            say(&format!(
-                "notice: {} was tuned on another driver; starting afresh",
-                path.display()
-            ));
-            TuneCache::new(adapter.clone())
-        }
-        Ok(None) => TuneCache::new(adapter.clone()),
-        Err(e) => {
-            say(&format!("notice: {e}; starting afresh"));
-            TuneCache::new(adapter.clone())
-        }
-    };
+    match TuneCache::load(&path) {
+        Ok(Some(c)) if c.adapter != adapter => say(&format!(
+            "notice: {} was tuned on another driver; starting afresh",
+            path.display()
+        )),
+        Ok(_) => {}
+        Err(e) => say(&format!("notice: {e}; starting afresh")),
+    }
     say(&format!(
         "tuning {} distinct ops on {} ({} variants each at most)",
         ops.len(),
@@ -213,9 +206,9 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
             }
         }
         match result.winner {
+            // Merged into the file as it is now: a concurrent `tune` keeps its entries too.
             Some(_) => {
-                cache.insert(&result);
-                cache.save(&path)?;
+                TuneCache::insert_saved(&path, &adapter, &result)?;
             }
             None => unverified.push(name),
         }

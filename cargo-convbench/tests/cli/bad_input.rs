@@ -1,7 +1,7 @@
 //! Invalid input and usage: exit code 2, and a message on stderr that names the culprit and
 //! the way out.
 
-use crate::support::{assert_code, convbench, stderr_of, stdout_of, tiny};
+use crate::support::{Package, assert_code, convbench, stderr_of, stdout_of, tiny};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
@@ -89,6 +89,38 @@ fn out_in_a_missing_directory_fails_before_running() {
 }
 
 #[test]
+fn out_a_directory_fails_before_running() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let started = Instant::now();
+    // A minute of warm-up: only a check made before running can answer within the timeout.
+    let output = convbench()
+        .args(["run", "--backend", "cpu"])
+        .args(tiny(&[("--warmup-ms", "60000")]))
+        .arg("--out")
+        .arg(dir.path())
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("run");
+    assert_invalid(&output, &["--out", "it is a folder", "name a file inside it"]);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(std::fs::read_dir(dir.path()).expect("read dir").count(), 0);
+}
+
+#[test]
+fn out_a_file_name_too_long_fails_before_running() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let output = convbench()
+        .args(["run", "--backend", "cpu"])
+        .args(tiny(&[("--warmup-ms", "60000")]))
+        .arg("--out")
+        .arg(dir.path().join(format!("{}.json", "x".repeat(300))))
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("run");
+    assert_invalid(&output, &["--out", "305 bytes long", "choose a shorter name"]);
+}
+
+#[test]
 fn report_of_a_missing_file_exits_2_naming_it() {
     let output = convbench()
         .args(["report", "/nonexistent-dir/rec.json"])
@@ -156,4 +188,70 @@ fn report_pivot_bad_input_exits_2_naming_it() {
         .expect("report");
     assert_invalid(&output, &["2 files", "--pivot"]);
     assert_code(&pivot(&["--ratio-to", "wgpu"]), 2);
+}
+
+/// A `[[model]]` of one convolution and a classifier, `conv` replacing the convolution's
+/// settings, in a package of its own.
+fn package_with_model(conv: &str) -> Package {
+    let package = Package::plain();
+    let manifest = std::fs::read_to_string(package.path("Cargo.toml")).expect("Cargo.toml");
+    let model = format!(
+        "\n[[workspace.metadata.convbench.model]]\nname = \"tiny\"\ninput = [1, 12, 12]\nlayers = [\n  \
+         {{ name = \"conv1\", kind = {{ op = \"conv2d\", {conv}, padding = [0, 0], bias = true }} }},\n  \
+         {{ name = \"fc\", kind = {{ op = \"linear\", in_features = 256, out_features = 10, bias = true }} }},\n]\n"
+    );
+    std::fs::write(package.path("Cargo.toml"), format!("{manifest}{model}")).expect("write");
+    package
+}
+
+/// Numbers that panicked (exit 101) or were called a kernel bug (exit 4) are input errors that
+/// name the model, the layer and the field.
+#[test]
+fn a_model_layer_of_zero_size_exits_2_naming_model_layer_and_field() {
+    let conv =
+        |in_channels: &str, out_channels: &str, kernel: &str, stride: &str, dilation: &str, groups: &str| {
+            format!(
+                "in_channels = {in_channels}, out_channels = {out_channels}, kernel = {kernel}, \
+             stride = {stride}, dilation = {dilation}, groups = {groups}"
+            )
+        };
+    for (field, settings) in [
+        ("out_channels", conv("1", "0", "[5, 5]", "[1, 1]", "[1, 1]", "1")),
+        ("in_channels", conv("0", "4", "[5, 5]", "[1, 1]", "[1, 1]", "1")),
+        ("kernel", conv("1", "4", "[0, 0]", "[1, 1]", "[1, 1]", "1")),
+        ("stride", conv("1", "4", "[5, 5]", "[0, 1]", "[1, 1]", "1")),
+        ("dilation", conv("1", "4", "[5, 5]", "[1, 1]", "[0, 0]", "1")),
+        ("groups", conv("1", "4", "[5, 5]", "[1, 1]", "[1, 1]", "0")),
+    ] {
+        let package = package_with_model(&settings);
+        let output = package
+            .convbench()
+            .args(["run", "--backend", "cpu", "--model", "tiny", "--samples", "1"])
+            .output()
+            .expect("run");
+        assert_invalid(&output, &["model `tiny`", "layer conv1", &format!("`{field}`")]);
+    }
+}
+
+/// A FIFO as a kernel source hung every command that loads the workspace's kernels.
+#[cfg(unix)]
+#[test]
+fn a_kernel_source_that_is_a_fifo_exits_2_without_hanging() {
+    let package = Package::plain();
+    let status = std::process::Command::new("mkfifo")
+        .arg(package.path("pipe.wgsl"))
+        .status()
+        .expect("run mkfifo");
+    assert!(status.success());
+    let manifest = std::fs::read_to_string(package.path("Cargo.toml")).expect("Cargo.toml");
+    let kernel =
+        "\n[workspace.metadata.convbench.kernels.piped]\nop = \"conv2d_forward\"\nsource = \"pipe.wgsl\"\n";
+    std::fs::write(package.path("Cargo.toml"), format!("{manifest}{kernel}")).expect("write");
+    let output = package
+        .convbench()
+        .arg("kernels")
+        .timeout(Duration::from_secs(30))
+        .output()
+        .expect("kernels");
+    assert_invalid(&output, &["kernel `piped`", "pipe.wgsl", "a named pipe (FIFO)"]);
 }

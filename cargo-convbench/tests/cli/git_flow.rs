@@ -35,6 +35,60 @@ fn baseline_update_commit_writes_and_commits_the_baseline() {
     assert_eq!(package.git_ok(&["status", "--porcelain", "--", "baselines"]), "");
 }
 
+/// Two `baseline update --commit` at once lost one blessed run and left the file modified
+/// against HEAD: under the lock each merges into and commits on top of the other.
+#[test]
+fn concurrent_baseline_updates_keep_both_runs_and_commit_both() {
+    let package = Package::git();
+    let record = package.cpu_record("rec.json");
+    let names: Vec<String> = (2..=5).map(|batch| format!("b{batch}.json")).collect();
+    for (batch, name) in (2..=5).zip(&names) {
+        let mut other = record.clone();
+        for benchmark in &mut other.benchmarks {
+            benchmark.id = benchmark.id.replace("/b1/", &format!("/b{batch}/"));
+            benchmark.batch = batch;
+        }
+        write_record(&package.path(name), &other);
+    }
+    let before = package.head();
+    // One thread per process, so that the four run at once.
+    std::thread::scope(|scope| {
+        let updates: Vec<_> = names
+            .iter()
+            .map(|name| {
+                let package = &package;
+                scope.spawn(move || {
+                    package
+                        .convbench()
+                        .args(["baseline", "update", "--from", name, "--commit"])
+                        .output()
+                        .expect("baseline update")
+                })
+            })
+            .collect();
+        for update in updates {
+            assert_code(&update.join().expect("a thread panicked"), 0);
+        }
+    });
+    let slug = record.benchmarks[0].adapter.slug();
+    let relative = format!("baselines/{slug}/default.json");
+    let blessed = read_record(&package.path(&relative));
+    let mut ids: Vec<&str> = blessed.benchmarks.iter().map(|b| b.id.as_str()).collect();
+    ids.sort_unstable();
+    assert_eq!(
+        ids,
+        [
+            "lenet/train/b2/f32/cpu",
+            "lenet/train/b3/f32/cpu",
+            "lenet/train/b4/f32/cpu",
+            "lenet/train/b5/f32/cpu"
+        ]
+    );
+    let commits = package.git_ok(&["rev-list", "--count", &format!("{before}..HEAD")]);
+    assert_eq!(commits, "4", "one commit per update");
+    assert_eq!(package.git_ok(&["status", "--porcelain", "--", "baselines"]), "");
+}
+
 #[test]
 fn compare_with_the_blessed_record_finds_no_change() {
     let (package, _) = Package::blessed();

@@ -1,0 +1,576 @@
+//! Files a user points convbench at: reading configuration, kernel sources, shape lists and
+//! records (regular files of bounded size only), and writing outputs, baselines and caches (the
+//! up-front check that a path can be written, and the atomic write itself).
+//!
+//! A read of a FIFO blocks until something writes to it, and a device may never end: a kernel
+//! `source` naming a FIFO would hang every command that reads the configuration. So a file is
+//! read only when it is a regular file (a symbolic link to one is fine) no larger than a limit.
+//!
+//! An atomic write renames a temporary file over the path, and a rename replaces whatever is
+//! there: a device node (`--out /dev/null` as root would turn `/dev/null` into a JSON file), a
+//! symbolic link, a FIFO. So both the check and the write accept only a regular file or a path
+//! that does not exist yet, and refuse everything else with an input error that says what the
+//! path is and what to pass instead.
+
+use crate::{Error, Result};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The longest file name (one path component) the usual file systems accept, in bytes:
+/// `NAME_MAX` on Linux (ext4, xfs, btrfs, tmpfs) and macOS (APFS).
+pub const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// Bytes of the target's name kept in a temporary file's name, so that the temporary name
+/// (`.NAME.PID.N.tmp`) stays within [`MAX_FILE_NAME_BYTES`] whenever the target's name does.
+const TEMP_NAME_PREFIX_BYTES: usize = 200;
+
+/// The most bytes convbench reads from a text file a user names: the configuration, a kernel
+/// source, a shape list (16 MiB; such files are kilobytes).
+pub const MAX_TEXT_FILE_BYTES: u64 = 16 << 20;
+
+/// The most bytes convbench reads from a record or baseline file (4 GiB; a baseline with the
+/// raw samples of a large sweep is a few hundred megabytes).
+pub const MAX_RECORD_FILE_BYTES: u64 = 4 << 30;
+
+/// Reads the text file at `path`, refusing anything but a regular file (or a link to one) and a
+/// file larger than `max_bytes` with an input error that says what the path is; a file that
+/// cannot be opened or read is an I/O error. The type and size are checked before the file is
+/// opened: opening a FIFO for reading blocks.
+pub fn read_text(path: &Path, max_bytes: u64) -> Result<String> {
+    use std::io::Read;
+    let metadata = std::fs::metadata(path).map_err(|source| Error::io(path, source))?;
+    let file_type = metadata.file_type();
+    if !file_type.is_file() {
+        let kind = if file_type.is_dir() {
+            "a folder"
+        } else {
+            special_kind(&file_type)
+        };
+        return Err(Error::InvalidInput(format!(
+            "cannot read {}: it is {kind}, not a regular file; name a regular file",
+            path.display()
+        )));
+    }
+    let too_large = |bytes: u64| {
+        Error::InvalidInput(format!(
+            "cannot read {}: it is {bytes} bytes, more than the {max_bytes} convbench reads from \
+             such a file; check that it is the right file",
+            path.display()
+        ))
+    };
+    if metadata.len() > max_bytes {
+        return Err(too_large(metadata.len()));
+    }
+    let file = std::fs::File::open(path).map_err(|source| Error::io(path, source))?;
+    let mut bytes = Vec::new();
+    // At most one byte past the limit: a file that grew since it was measured is caught too.
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| Error::io(path, source))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(bytes.len() as u64));
+    }
+    String::from_utf8(bytes).map_err(|error| {
+        Error::InvalidInput(format!(
+            "cannot read {}: it is not UTF-8 text ({error}); name a text file",
+            path.display()
+        ))
+    })
+}
+
+/// How long [`lock`] waits for another holder before it gives up.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// An exclusive advisory lock on a file, released when dropped, and by the operating system
+/// when the process ends however it ends (so a killed convbench never leaves a stale lock).
+#[derive(Debug)]
+pub struct FileLock {
+    _file: std::fs::File,
+}
+
+/// Takes the exclusive advisory lock on the file at `path` (created, empty, when missing; its
+/// folder must exist), waiting up to [`LOCK_WAIT`] while another process or thread holds it.
+/// `what` says what the lock guards, for the error when the wait runs out. Every read-merge-write
+/// of a shared file (baselines, the tune cache) runs under such a lock, so that two concurrent
+/// writers both keep their changes.
+pub fn lock(path: &Path, what: &str) -> Result<FileLock> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|source| Error::io(path, source))?;
+    let started = std::time::Instant::now();
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(FileLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Environment(format!(
+                    "{} has been locked by another convbench writing {what} for {} seconds; wait \
+                     for it to finish, or stop it, and try again",
+                    path.display(),
+                    LOCK_WAIT.as_secs()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(source)) => return Err(Error::io(path, source)),
+        }
+    }
+}
+
+/// Fails unless `path` can be written by [`write_atomically`], without writing it: it names a
+/// file (not a folder), its file name is not too long, nothing but a regular file is there, its
+/// folder exists and a temporary file can be created in it. Call it before long work whose
+/// result goes to `path`, so that a bad path fails in a second rather than after the work.
+pub fn check_output_path(path: &Path) -> Result<()> {
+    let name = file_name(path)?;
+    let dir = parent(path);
+    if !dir.is_dir() {
+        let state = if dir.exists() {
+            "is not a folder"
+        } else {
+            "does not exist"
+        };
+        return Err(Error::InvalidInput(format!(
+            "cannot write {}: {} {state}; create the folder or choose another path",
+            path.display(),
+            dir.display()
+        )));
+    }
+    refuse_unless_regular_file(path)?;
+    let (temp_path, file) = create_temp(dir, &name).map_err(|error| {
+        Error::InvalidInput(format!(
+            "cannot write {}: cannot create a file in {} ({error}); choose another path",
+            path.display(),
+            dir.display()
+        ))
+    })?;
+    drop(file);
+    std::fs::remove_file(&temp_path).map_err(|source| Error::io(&temp_path, source))
+}
+
+/// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
+/// reader (or a crash) never sees half a file; the data is on disk (fsync) before the rename,
+/// and the file gets the usual mode (0666 less the umask). Creates missing folders. Refuses a
+/// path where something other than a regular file is (see [`check_output_path`]); the
+/// temporary file is removed on every error.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
+    let name = file_name(path)?;
+    refuse_unless_regular_file(path)?;
+    let dir = parent(path);
+    std::fs::create_dir_all(dir).map_err(|source| Error::io(dir, source))?;
+    let (temp_path, mut file) =
+        create_temp(dir, &name).map_err(|source| Error::io(dir.join(format!(".{name}.tmp")), source))?;
+    let filled = file
+        .write_all(contents)
+        .and_then(|()| file.sync_all())
+        .map_err(|source| Error::io(&temp_path, source));
+    drop(file);
+    // Checked again just before the rename: something may have appeared at `path` while the
+    // contents were written.
+    let written = filled
+        .and_then(|()| refuse_unless_regular_file(path))
+        .and_then(|()| std::fs::rename(&temp_path, path).map_err(|source| Error::io(path, source)));
+    if written.is_err() {
+        // Best effort: the error being reported matters more than a stray temporary file.
+        let _ = std::fs::remove_file(&temp_path);
+    }
+    written
+}
+
+/// The file name of `path`, checked: present (not `..`, `/` or a path ending in `/`) and at
+/// most [`MAX_FILE_NAME_BYTES`] long.
+fn file_name(path: &Path) -> Result<String> {
+    let ends_with_separator = path
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(std::path::is_separator);
+    let Some(name) = path.file_name().filter(|_| !ends_with_separator) else {
+        return Err(Error::InvalidInput(format!(
+            "cannot write {}: it names a folder, not a file; name a file inside it instead",
+            path.display()
+        )));
+    };
+    let bytes = name.as_encoded_bytes().len();
+    if bytes > MAX_FILE_NAME_BYTES {
+        return Err(Error::InvalidInput(format!(
+            "cannot write {}: its file name is {bytes} bytes long and file systems accept at \
+             most {MAX_FILE_NAME_BYTES}; choose a shorter name",
+            path.display()
+        )));
+    }
+    Ok(name.to_string_lossy().into_owned())
+}
+
+/// The folder `path` is in (`.` for a bare file name).
+fn parent(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// Fails when something other than a regular file is at `path` (a symbolic link is not
+/// followed: the rename would replace the link itself, not its target).
+fn refuse_unless_regular_file(path: &Path) -> Result<()> {
+    let metadata = match std::fs::symlink_metadata(path) {
+        Ok(metadata) => metadata,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(Error::io(path, source)),
+    };
+    let file_type = metadata.file_type();
+    if file_type.is_file() {
+        return Ok(());
+    }
+    let shown = path.display();
+    let message = if file_type.is_dir() {
+        format!("cannot write {shown}: it is a folder; name a file inside it instead")
+    } else if file_type.is_symlink() {
+        let target = std::fs::read_link(path)
+            .map_or_else(|_| "elsewhere".to_string(), |target| target.display().to_string());
+        format!(
+            "cannot write {shown}: it is a symbolic link to {target}, and writing would replace \
+             the link; pass the path it points to, or a new path"
+        )
+    } else {
+        format!(
+            "cannot write {shown}: it is {}, not a regular file, and writing would replace it; \
+             pass a regular file or a new path (to discard the output, leave the option out)",
+            special_kind(&file_type)
+        )
+    };
+    Err(Error::InvalidInput(message))
+}
+
+/// What a file that is neither a regular file, a folder nor a link is, for messages.
+fn special_kind(file_type: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+        if file_type.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = file_type;
+    "a special file"
+}
+
+/// The part of a file name its temporary files' names start with (`.STEM.PID.N.tmp`).
+fn temp_stem(name: &str) -> &str {
+    let mut cut = name.len().min(TEMP_NAME_PREFIX_BYTES);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &name[..cut]
+}
+
+/// Removes the temporary files that writes of `path` left beside it when they were killed
+/// (`.NAME.PID.N.tmp`; a SIGKILL gives no chance to clean up), so that `git add` never picks
+/// one up. Call it only under a lock that every writer of `path` holds: a live writer's
+/// temporary file would go too. Best effort: a file that cannot be removed stays.
+pub fn remove_stale_temporaries(path: &Path) {
+    let Ok(name) = file_name(path) else { return };
+    let prefix = format!(".{}.", temp_stem(&name));
+    let Ok(entries) = std::fs::read_dir(parent(path)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let entry_name = entry.file_name();
+        let entry_name = entry_name.to_string_lossy();
+        let Some(middle) = entry_name
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let ours = middle
+            .split_once('.')
+            .is_some_and(|(pid, n)| pid.parse::<u32>().is_ok() && n.parse::<u64>().is_ok());
+        if ours && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Creates a new temporary file `.NAME.PID.N.tmp` in `dir`, the name cut to keep it short.
+fn create_temp(dir: &Path, name: &str) -> std::io::Result<(PathBuf, std::fs::File)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+    let stem = temp_stem(name);
+    loop {
+        let unique = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let candidate = dir.join(format!(".{stem}.{}.{unique}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&candidate)
+        {
+            Ok(file) => return Ok((candidate, file)),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(error) => return Err(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(path: &Path) -> String {
+        let error = check_output_path(path).expect_err("the check must refuse this path");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput, "{error}");
+        error.to_string()
+    }
+
+    /// Nothing but the named files may be left in `dir`: no probe or temporary file.
+    fn assert_only(dir: &Path, names: &[&str]) {
+        let mut found: Vec<String> = std::fs::read_dir(dir)
+            .expect("read dir")
+            .map(|entry| entry.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        found.sort();
+        let mut expected: Vec<String> = names.iter().map(|name| name.to_string()).collect();
+        expected.sort();
+        assert_eq!(found, expected);
+    }
+
+    #[test]
+    fn a_new_path_and_a_regular_file_pass_the_check_and_leave_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        check_output_path(&dir.path().join("new.json")).expect("a new path");
+        std::fs::write(dir.path().join("old.json"), "{}").expect("write");
+        check_output_path(&dir.path().join("old.json")).expect("a regular file");
+        assert_only(dir.path(), &["old.json"]);
+    }
+
+    #[test]
+    fn a_directory_is_refused_by_the_check() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let message = refused(dir.path());
+        assert!(
+            message.contains("it is a folder; name a file inside it"),
+            "{message}"
+        );
+        let trailing = format!("{}/missing/", dir.path().display());
+        let message = refused(Path::new(&trailing));
+        assert!(message.contains("names a folder, not a file"), "{message}");
+        assert_only(dir.path(), &[]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_by_the_check() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("pipe");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success());
+        let message = refused(&fifo);
+        assert!(
+            message.contains("a named pipe (FIFO), not a regular file"),
+            "{message}"
+        );
+        assert_only(dir.path(), &["pipe"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_refused_by_the_check_even_to_a_regular_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("target.json");
+        std::fs::write(&target, "{}").expect("write");
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let message = refused(&link);
+        assert!(message.contains("is a symbolic link to"), "{message}");
+        assert!(message.contains("target.json"), "{message}");
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).expect("symlink");
+        refused(&dangling);
+        assert_only(dir.path(), &["target.json", "link.json", "dangling.json"]);
+    }
+
+    /// Only the read-only check meets a real device node: a write test that failed would
+    /// replace it.
+    #[cfg(unix)]
+    #[test]
+    fn a_character_device_is_refused_by_the_check() {
+        let message = refused(Path::new("/dev/null"));
+        assert!(
+            message.contains("a character device, not a regular file"),
+            "{message}"
+        );
+        assert!(message.contains("leave the option out"), "{message}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn reading_refuses_a_fifo_a_device_and_a_folder_without_blocking() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("kernel.wgsl");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("run mkfifo");
+        assert!(status.success());
+        for (path, kind) in [
+            (fifo.as_path(), "a named pipe (FIFO)"),
+            (Path::new("/dev/zero"), "a character device"),
+            (dir.path(), "a folder"),
+        ] {
+            let error = read_text(path, MAX_TEXT_FILE_BYTES).expect_err("not a regular file");
+            assert_eq!(error.kind(), crate::ErrorKind::InvalidInput, "{error}");
+            assert!(error.to_string().contains(kind), "{error}");
+        }
+    }
+
+    #[test]
+    fn reading_refuses_a_file_over_the_limit_and_reads_one_at_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("shapes.csv");
+        std::fs::write(&path, "12345").expect("write");
+        let error = read_text(&path, 4).expect_err("5 bytes");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(error.to_string().contains("5 bytes, more than the 4"), "{error}");
+        assert_eq!(read_text(&path, 5).expect("5 bytes"), "12345");
+        std::fs::write(&path, [0xff, 0xfe]).expect("write");
+        assert!(
+            read_text(&path, 5)
+                .expect_err("not UTF-8")
+                .to_string()
+                .contains("not UTF-8")
+        );
+        let missing = read_text(&dir.path().join("missing"), 5).expect_err("missing");
+        assert_eq!(missing.kind(), crate::ErrorKind::Environment);
+    }
+
+    #[test]
+    fn a_lock_excludes_another_holder_until_it_is_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("guarded.lock");
+        let first = lock(&path, "a test").expect("the first lock");
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let waiter = {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let second = lock(&path, "a test").expect("the second lock, after the first");
+                sender.send(()).expect("send");
+                drop(second);
+            })
+        };
+        assert!(
+            receiver
+                .recv_timeout(std::time::Duration::from_millis(300))
+                .is_err(),
+            "the second lock was taken while the first was held"
+        );
+        drop(first);
+        receiver
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the second lock once the first is dropped");
+        waiter.join().expect("join");
+    }
+
+    #[test]
+    fn stale_temporaries_of_a_path_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("default.json");
+        for name in [
+            ".default.json.4242.0.tmp",
+            ".default.json.17.3.tmp",
+            ".default.json.notes.tmp",
+            ".other.json.4242.0.tmp",
+            "default.json",
+        ] {
+            std::fs::write(dir.path().join(name), "x").expect("write");
+        }
+        remove_stale_temporaries(&path);
+        assert_only(
+            dir.path(),
+            &[
+                ".default.json.notes.tmp",
+                ".other.json.4242.0.tmp",
+                "default.json",
+            ],
+        );
+    }
+
+    #[test]
+    fn a_file_name_too_long_is_refused_by_the_check_and_a_long_valid_one_is_written() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let message = refused(&dir.path().join("x".repeat(MAX_FILE_NAME_BYTES + 1)));
+        assert!(message.contains("256 bytes long"), "{message}");
+        // The longest valid name: its temporary file's name must not be too long either.
+        let longest = dir.path().join("é".repeat(MAX_FILE_NAME_BYTES / 2));
+        check_output_path(&longest).expect("the longest name");
+        write_atomically(&longest, b"{}").expect("write the longest name");
+        assert_eq!(std::fs::read(&longest).expect("read"), b"{}");
+    }
+
+    #[test]
+    fn a_missing_folder_or_one_that_is_a_file_is_refused_by_the_check() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let message = refused(&dir.path().join("missing/out.json"));
+        assert!(
+            message.contains("missing does not exist; create the folder"),
+            "{message}"
+        );
+        std::fs::write(dir.path().join("file"), "").expect("write");
+        let message = refused(&dir.path().join("file/out.json"));
+        assert!(message.contains("file is not a folder"), "{message}");
+        assert_only(dir.path(), &["file"]);
+    }
+
+    #[test]
+    fn writing_replaces_a_regular_file_and_refuses_a_folder_leaving_no_temporary_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sub/out.json");
+        write_atomically(&path, b"first").expect("write");
+        write_atomically(&path, b"second").expect("write over");
+        assert_eq!(std::fs::read(&path).expect("read"), b"second");
+        let folder = dir.path().join("folder");
+        std::fs::create_dir(&folder).expect("mkdir");
+        let error = write_atomically(&folder, b"x").expect_err("a folder");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert_only(dir.path(), &["sub", "folder"]);
+        assert_only(&dir.path().join("sub"), &["out.json"]);
+        assert_only(&folder, &[]);
+    }
+
+    /// A write to a symbolic link leaves the link and its target as they were (a temporary
+    /// folder holds both, so a wrong fix harms nothing else).
+    #[cfg(unix)]
+    #[test]
+    fn writing_refuses_a_symlink_and_leaves_it_and_its_target() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("target.json");
+        std::fs::write(&target, "old").expect("write");
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        let error = write_atomically(&link, b"new").expect_err("a symlink");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("lstat")
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&target).expect("read"), b"old");
+        assert_only(dir.path(), &["target.json", "link.json"]);
+    }
+}
