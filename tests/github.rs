@@ -489,6 +489,40 @@ fn a_marker_comment_written_by_someone_else_is_never_edited() {
     block_on(server.verify());
 }
 
+/// A comment as the REST API lists it once its author's account is deleted: `user` is null.
+fn ghost_comment(server_uri: &str, id: u64, body: &str) -> serde_json::Value {
+    let mut comment = comment_json(server_uri, id, body);
+    comment["user"] = serde_json::Value::Null;
+    comment
+}
+
+#[test]
+fn a_comment_whose_user_is_null_is_listed_and_never_ours() {
+    // Without our comment: the page still parses, and the deleted account's marker comment is
+    // not taken for convbench's.
+    let server = block_on(MockServer::start());
+    let ghost = ghost_comment(&server.uri(), 12, &format!("{COMMENT_MARKER}\nold results"));
+    mount_upsert(&server, vec![ghost.clone()], 12, 200, 0, 1);
+    let body = format!("{COMMENT_MARKER}\nresults");
+    let action = post_or_update_comment(&api(&server), OWNER, REPO, PR, &body).expect("upsert");
+    assert_eq!(action, CommentAction::Created(900));
+    block_on(server.verify());
+
+    // With ours after it: ours is found and updated.
+    let server = block_on(MockServer::start());
+    let ghost = ghost_comment(&server.uri(), 12, "a comment by a deleted account");
+    let ours = authored_comment(
+        &server.uri(),
+        14,
+        &format!("{COMMENT_MARKER}\nold"),
+        DEFAULT_COMMENT_AUTHOR,
+    );
+    mount_upsert(&server, vec![ghost, ours], 14, 200, 1, 0);
+    let action = post_or_update_comment(&api(&server), OWNER, REPO, PR, &body).expect("upsert");
+    assert_eq!(action, CommentAction::Updated(14));
+    block_on(server.verify());
+}
+
 #[test]
 fn only_a_comment_opening_with_the_exact_marker_line_is_convbenchs() {
     let server = block_on(MockServer::start());

@@ -340,12 +340,14 @@ struct CommentCall<'a> {
     pr: u64,
 }
 
-/// A comment as listed: only the fields convbench reads.
+/// A comment as listed: only the fields convbench reads. GitHub's schema lets `body` and
+/// `user` be null (`user` is null once the author's account is deleted): such a comment is
+/// listed like any other, and is never convbench's.
 #[derive(Debug, Deserialize)]
 struct ListedComment {
     id: u64,
     body: Option<String>,
-    user: Login,
+    user: Option<Login>,
 }
 
 /// The author of a comment.
@@ -455,7 +457,10 @@ impl CommentCall<'_> {
                 .map_err(|stop| self.stop_message(stop, &target))?;
             let page: Vec<ListedComment> = answer.json(self.session.api_url, &target)?;
             let marked = page.into_iter().find(|comment| {
-                comment.user.login == self.author
+                comment
+                    .user
+                    .as_ref()
+                    .is_some_and(|user| user.login == self.author)
                     && comment
                         .body
                         .as_deref()
