@@ -683,6 +683,22 @@ fn no_token_is_an_environment_error_without_any_request() {
 }
 
 #[test]
+fn an_api_url_without_a_scheme_is_an_environment_error_not_a_panic() {
+    let api = GithubApi::new("api.github.com", Some(Token::new(TOKEN)));
+    let comment = post_or_update_comment(&api, OWNER, REPO, PR, "body").expect_err("no scheme");
+    let check = create_check_run(&api, OWNER, REPO, &check_run("summary")).expect_err("no scheme");
+    for error in [comment, check] {
+        assert_eq!(error.kind(), ErrorKind::Environment);
+        let message = error.to_string();
+        assert!(
+            message.starts_with("GITHUB_API_URL \"api.github.com\" has no http:// or https:// scheme"),
+            "{message}"
+        );
+        assert!(message.contains("e.g. https://api.github.com"), "{message}");
+    }
+}
+
+#[test]
 fn the_token_never_appears_in_errors_or_debug_output() {
     // A server that echoes the Authorization header into its error message.
     let server = block_on(MockServer::start());

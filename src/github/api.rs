@@ -833,6 +833,7 @@ struct Session<'a> {
 
 impl<'a> Session<'a> {
     fn open(api: &'a GithubApi, token: &Token) -> Result<Self, String> {
+        super::env::check_api_url(&api.api_url).map_err(|error| error.to_string())?;
         let builder = Octocrab::builder().base_uri(&api.api_url).map_err(|_| {
             format!(
                 "GitHub API URL `{}` is not a URL; set GITHUB_API_URL to e.g. {}",

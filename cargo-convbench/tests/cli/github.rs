@@ -676,3 +676,34 @@ async fn the_comment_job_takes_the_commit_and_link_from_the_event_and_creates_a_
         .expect("comment");
     assert_code(&bad, 2);
 }
+
+#[test]
+fn a_github_api_url_without_a_scheme_is_an_environment_error_not_a_panic() {
+    let (package, _) = Package::blessed();
+    let output = package
+        .convbench()
+        .args([
+            "comment",
+            "--pr",
+            "7",
+            "--results",
+            "slower.json",
+            "--baseline-rev",
+            "HEAD",
+        ])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "o/r")
+        .env("GITHUB_API_URL", "api.github.com")
+        .env("GITHUB_TOKEN", TOKEN)
+        .output()
+        .expect("comment");
+    assert_code(&output, 3);
+    let stderr = stderr_of(&output);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("GITHUB_API_URL \"api.github.com\" has no http:// or https:// scheme"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("https://api.github.com"), "{stderr}");
+    assert_no_token(&output);
+}
