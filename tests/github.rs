@@ -636,7 +636,7 @@ fn forbidden_says_which_permission_to_add() {
 }
 
 #[test]
-fn not_found_also_says_which_permission_to_add() {
+fn not_found_while_listing_names_the_read_permission_not_a_write_one() {
     let server = block_on(MockServer::start());
     block_on(
         Mock::given(method("GET"))
@@ -644,7 +644,19 @@ fn not_found_also_says_which_permission_to_add() {
             .mount(&server),
     );
     let error = post_or_update_comment(&api(&server), OWNER, REPO, PR, "body").expect_err("404");
-    assert!(error.to_string().contains("pull-requests: write"), "{error}");
+    let message = error.to_string();
+    assert_eq!(error.kind(), ErrorKind::Environment);
+    assert!(
+        message.contains("`permissions: pull-requests: read` or `issues: read`"),
+        "{message}"
+    );
+    // Listing needs no write permission: blaming one sends the user the wrong way.
+    assert!(!message.contains("lacks pull-requests: write"), "{message}");
+    assert!(
+        message.contains("the `--pr` of `comment`"),
+        "names the number to check: {message}"
+    );
+    assert!(message.contains("GITHUB_REPOSITORY"), "{message}");
 }
 
 #[test]
@@ -923,7 +935,8 @@ fn a_wrong_pull_request_number_says_not_found() {
     let message = error.to_string();
     assert!(
         message.contains(&format!(
-            "pull request #{PR} not found in {OWNER}/{REPO}, or the token cannot see it"
+            "answered 404 Not Found to listing the comments on pull request #{PR} in {OWNER}/{REPO}: \
+             pull request #{PR} was not found in {OWNER}/{REPO}. Check the number"
         )),
         "{message}"
     );

@@ -168,8 +168,10 @@ pub enum CommentAction {
 /// the job summary was still written" (callers treat it as a skipped comment), before any
 /// request. A `body` over [`MAX_COMMENT_BYTES`]: [`Error::InvalidInput`] (render it with
 /// [`super::comment_body`], which truncates). Every other failure is [`Error::Environment`]: a
-/// 403 says which permission is missing and how to grant it; a 404 says the pull request was not
-/// found or the token cannot see it; a rate limit says "rate limited" and when it resets; the
+/// 403 says which permission is missing and how to grant it; a 404 while listing says to check
+/// the pull request number and repository, or the token's read permission (`pull-requests:
+/// read` or `issues: read`), and a 404 while posting that the pull request was not found or
+/// the token cannot see it; a rate limit says "rate limited" and when it resets; the
 /// deadline says "timed out after N s while ..."; anything else names the HTTP status or
 /// transport error and the API URL.
 pub fn post_or_update_comment(
@@ -454,7 +456,7 @@ impl CommentCall<'_> {
                 .session
                 .idempotent(Verb::Get, &route, None, &target)
                 .await
-                .map_err(|stop| self.stop_message(stop, &target))?;
+                .map_err(|stop| self.listing_stop_message(stop, &target))?;
             let page: Vec<ListedComment> = answer.json(self.session.api_url, &target)?;
             let marked = page.into_iter().find(|comment| {
                 comment
@@ -479,6 +481,29 @@ impl CommentCall<'_> {
 
     fn on_pull_request(&self) -> String {
         format!("on pull request #{} in {}/{}", self.pr, self.owner, self.repo)
+    }
+
+    /// The message for a listing that stopped. Reading needs no write permission, so a 404
+    /// is a wrong pull request or repository, or a token that may not read them; anything else
+    /// is worded as for a write.
+    fn listing_stop_message(&self, stop: Stop, target: &str) -> String {
+        match stop {
+            Stop::Refused(answer) if answer.status == 404 => {
+                let advice = format!(
+                    "pull request #{pr} was not found in {owner}/{repo}. Check the number (the `--pr` of \
+                     `comment`, which comment.yml reads from the pr/number artifact; the event payload's for \
+                     `ci`) and the repository (GITHUB_REPOSITORY). If both \
+                     are right, the token cannot read that pull request: in a private repository the job \
+                     needs `permissions: pull-requests: read` or `issues: read` (write includes read), and \
+                     a token of another repository or GitHub App installation cannot see it",
+                    pr = self.pr,
+                    owner = self.owner,
+                    repo = self.repo
+                );
+                self.session.refused(&answer, target, &advice)
+            }
+            stop => self.stop_message(stop, target),
+        }
     }
 
     /// The message for a request that stopped: the fix for 403 and 404, else the status.

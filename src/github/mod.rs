@@ -43,8 +43,8 @@
 //! never run the pull request's code. So the benchmark job (`convbench.yml`) only measures and
 //! uploads its record; `comment.yml`, triggered by `workflow_run`, runs the default branch's
 //! convbench on those records with `pull-requests: write`. 403 and 404 answers from the API
-//! come back as [`crate::Error::Environment`] saying exactly that (a 404 also that the pull
-//! request may not exist).
+//! come back as [`crate::Error::Environment`] saying which permission is missing (a 404 while
+//! listing: which read permission, or that the pull request number or repository is wrong).
 
 mod annotations;
 mod api;
