@@ -20,7 +20,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use wiremock::matchers::{header, method, path, query_param, query_param_is_missing};
+use wiremock::matchers::{header, method, path, path_regex, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 const OWNER: &str = "octo";
@@ -320,11 +320,12 @@ fn first_run_creates_the_comment_and_the_second_updates_it() {
         )])),
     };
     block_on(async {
+        // Each run lists; the first also lists again after its POST, for concurrent runs.
         Mock::given(method("GET"))
             .and(path(comments_path()))
             .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
             .respond_with(ListComments(fake.clone()))
-            .expect(2)
+            .expect(3)
             .mount(&server)
             .await;
         Mock::given(method("POST"))
@@ -807,7 +808,7 @@ fn bad_gateway_twice_is_retried_after_a_backoff() {
                 ResponseTemplate::new(502),
                 ResponseTemplate::new(200).set_body_json(json!([])),
             ))
-            .expect(3)
+            .expect(4)
             .mount(&server),
     );
     mount_create(&server, 1);
@@ -852,7 +853,7 @@ fn too_many_requests_waits_as_long_as_retry_after_says() {
                 ResponseTemplate::new(429).insert_header("retry-after", "1"),
                 ResponseTemplate::new(200).set_body_json(json!([])),
             ))
-            .expect(2)
+            .expect(3)
             .mount(&server),
     );
     mount_create(&server, 1);
@@ -982,7 +983,7 @@ fn a_failed_post_that_did_not_land_is_sent_again() {
         Mock::given(method("GET"))
             .and(path(comments_path()))
             .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-            .expect(2)
+            .expect(3)
             .mount(&server)
             .await;
         Mock::given(method("POST"))
@@ -1004,6 +1005,219 @@ fn a_failed_post_that_did_not_land_is_sent_again() {
     let action = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, "new").expect("second POST");
     assert_eq!(action, CommentAction::Created(900));
     block_on(server.verify());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrent runs
+// ---------------------------------------------------------------------------------------------
+
+/// PATCH and DELETE of one comment of a [`FakeComments`], by the id at the end of the path;
+/// 404 for a comment that is not there.
+struct EditComment(FakeComments);
+
+impl Respond for EditComment {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let id: u64 = (request.url.path().rsplit('/').next())
+            .and_then(|id| id.parse().ok())
+            .expect("a comment id");
+        let mut comments = self.0.comments.lock().expect("fake state");
+        let Some(index) = comments.iter().position(|comment| comment["id"] == id) else {
+            return ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"}));
+        };
+        if request.method.as_str() == "DELETE" {
+            comments.remove(index);
+            return ResponseTemplate::new(204);
+        }
+        let sent: serde_json::Value = request.body_json().expect("JSON body");
+        comments[index]["body"] = sent["body"].clone();
+        ResponseTemplate::new(200).set_body_json(comments[index].clone())
+    }
+}
+
+/// Mounts the comments of `fake` on `server`: GET (the first `slow_listings` answered after
+/// `delay`, from the state when they arrived), POST, PATCH and DELETE.
+fn mount_fake(server: &MockServer, fake: &FakeComments, slow_listings: usize, delay: Duration) {
+    let listed = Arc::new(AtomicUsize::new(0));
+    let list = ListComments(fake.clone());
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(move |request: &Request| {
+                let answer = list.respond(request);
+                if listed.fetch_add(1, Ordering::SeqCst) < slow_listings {
+                    answer.set_delay(delay)
+                } else {
+                    answer
+                }
+            })
+            .mount(server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(comments_path()))
+            .respond_with(CreateComment(fake.clone()))
+            .mount(server)
+            .await;
+        Mock::given(method("PATCH"))
+            .and(path_regex(r"^/repos/octo/bench/issues/comments/[0-9]+$"))
+            .respond_with(EditComment(fake.clone()))
+            .mount(server)
+            .await;
+        Mock::given(method("DELETE"))
+            .and(path_regex(r"^/repos/octo/bench/issues/comments/[0-9]+$"))
+            .respond_with(EditComment(fake.clone()))
+            .mount(server)
+            .await;
+    });
+}
+
+/// The requests `server` received with `verb`, as `VERB /path`.
+fn requests_of(server: &MockServer, verb: &str) -> Vec<String> {
+    block_on(server.received_requests())
+        .expect("recording is on")
+        .iter()
+        .filter(|request| request.method.as_str() == verb)
+        .map(|request| format!("{verb} {}", request.url.path()))
+        .collect()
+}
+
+#[test]
+fn a_comment_posted_after_another_runs_is_folded_into_the_older_one() {
+    // Another run posted comment 1000 between this run's listing and its POST (the first
+    // listing is answered from the empty thread, after the other comment landed).
+    let server = block_on(MockServer::start());
+    let fake = FakeComments {
+        server_uri: server.uri(),
+        comments: Arc::new(Mutex::new(Vec::new())),
+    };
+    mount_fake(&server, &fake, 0, Duration::ZERO);
+    let answer_first_listing_empty = {
+        let fake = fake.clone();
+        let uri = server.uri();
+        move || {
+            fake.comments.lock().expect("fake state").push(authored_comment(
+                &uri,
+                1000,
+                &format!("{COMMENT_MARKER}\nthe other runner's results"),
+                DEFAULT_COMMENT_AUTHOR,
+            ));
+        }
+    };
+    // The first listing sees no comment: mount an empty answer for it on top.
+    block_on(
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(move |_: &Request| {
+                answer_first_listing_empty();
+                ResponseTemplate::new(200).set_body_json(json!([]))
+            })
+            .up_to_n_times(1)
+            .with_priority(1)
+            .mount(&server),
+    );
+    let body = format!("{COMMENT_MARKER}\nthis runner's results");
+    let action = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, &body).expect("upsert");
+    assert_eq!(action, CommentAction::Updated(1000), "the older comment is kept");
+    let comments = fake.comments.lock().expect("fake state").clone();
+    assert_eq!(comments.len(), 1, "one comment left: {comments:#?}");
+    assert_eq!(comments[0]["id"], 1000);
+    assert_eq!(comments[0]["body"], body.as_str());
+    assert_eq!(
+        requests_of(&server, "DELETE"),
+        [format!("DELETE /repos/{OWNER}/{REPO}/issues/comments/1001")],
+        "only the comment this run created is deleted"
+    );
+}
+
+#[test]
+fn the_oldest_comment_is_kept_and_other_runs_newer_ones_are_left_to_them() {
+    // This run's comment is the oldest of two: it stays as posted, and the other run's newer
+    // comment is not this run's to delete.
+    let server = block_on(MockServer::start());
+    let uri = server.uri();
+    let body = format!("{COMMENT_MARKER}\nthis runner's results");
+    let first = Arc::new(AtomicUsize::new(0));
+    let (mine, theirs) = (
+        authored_comment(&uri, 900, &body, DEFAULT_COMMENT_AUTHOR),
+        authored_comment(
+            &uri,
+            950,
+            &format!("{COMMENT_MARKER}\nother"),
+            DEFAULT_COMMENT_AUTHOR,
+        ),
+    );
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(move |_: &Request| {
+                if first.fetch_add(1, Ordering::SeqCst) == 0 {
+                    ResponseTemplate::new(200).set_body_json(json!([]))
+                } else {
+                    ResponseTemplate::new(200).set_body_json(json!([mine, theirs]))
+                }
+            })
+            .expect(2)
+            .mount(&server)
+            .await;
+        Mock::given(method("PATCH"))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0)
+            .mount(&server)
+            .await;
+        Mock::given(method("DELETE"))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    mount_create(&server, 1);
+    let action = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, &body).expect("upsert");
+    assert_eq!(action, CommentAction::Created(900));
+    block_on(server.verify());
+}
+
+#[test]
+fn two_concurrent_runs_converge_on_one_comment() {
+    let server = block_on(MockServer::start());
+    let fake = FakeComments {
+        server_uri: server.uri(),
+        comments: Arc::new(Mutex::new(vec![comment_json(&server.uri(), 1, "LGTM")])),
+    };
+    // Both first listings see the thread before either run posts: both post.
+    mount_fake(&server, &fake, 2, Duration::from_millis(500));
+    let runs: Vec<_> = ["runner A", "runner B"]
+        .into_iter()
+        .map(|runner| {
+            let api = fast_api(&server);
+            std::thread::spawn(move || {
+                let body = format!("{COMMENT_MARKER}\nresults of {runner}");
+                post_or_update_comment(&api, OWNER, REPO, PR, &body).expect("upsert")
+            })
+        })
+        .collect();
+    let mut actions: Vec<CommentAction> = runs
+        .into_iter()
+        .map(|run| run.join().expect("the run finished"))
+        .collect();
+    actions.sort_by_key(|action| matches!(action, CommentAction::Updated(_)));
+    assert_eq!(requests_of(&server, "POST").len(), 2, "both runs posted");
+    let comments = fake.comments.lock().expect("fake state").clone();
+    let ours: Vec<&serde_json::Value> = comments
+        .iter()
+        .filter(|comment| {
+            comment["body"]
+                .as_str()
+                .is_some_and(|body| body.starts_with(COMMENT_MARKER))
+        })
+        .collect();
+    assert_eq!(ours.len(), 1, "one convbench comment left: {comments:#?}");
+    let kept = ours[0]["id"].as_u64().expect("an id");
+    assert_eq!(
+        actions,
+        [CommentAction::Created(kept), CommentAction::Updated(kept)],
+        "the first to post keeps its comment; the second folds its own into it"
+    );
+    assert_eq!(requests_of(&server, "DELETE").len(), 1);
+    assert_eq!(comments.len(), 2, "the other comment is untouched");
 }
 
 #[test]

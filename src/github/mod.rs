@@ -18,7 +18,8 @@
 //!   `<img src=x>` or `@someone` renders as text and pings nobody.
 //! - [`post_or_update_comment`] finds the comment opening with the marker on the pull request
 //!   (following the pages of comments) and updates it in place, or creates it: one comment per
-//!   pull request, however many runs. It blocks on a private current-thread tokio runtime, so callers stay
+//!   pull request, however many runs, concurrent ones included (after a POST it lists again and
+//!   folds its new comment into an older one). It blocks on a private current-thread tokio runtime, so callers stay
 //!   synchronous.
 //! - [`create_check_run`] adds a completed [`CheckRun`] (success, failure or neutral, with a
 //!   Markdown summary cut to [`MAX_CHECK_SUMMARY_BYTES`]) to a commit, for a line in the pull

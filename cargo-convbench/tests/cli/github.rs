@@ -120,11 +120,12 @@ async fn ci_in_actions_posts_one_sticky_comment_then_updates_it() {
     let server = MockServer::start().await;
     let thread = Thread::default();
     let bearer = format!("Bearer {TOKEN}");
+    // Each run lists; the first also lists again after its POST, for concurrent runs.
     Mock::given(method("GET"))
         .and(path(COMMENTS))
         .and(header("authorization", bearer.as_str()))
         .respond_with(thread.clone())
-        .expect(2)
+        .expect(3)
         .mount(&server)
         .await;
     Mock::given(method("POST"))
