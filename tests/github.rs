@@ -6,8 +6,8 @@
 use convbench::compare::{CompareConfig, Comparison, PhaseComparison, Verdict, compare};
 use convbench::github::{
     AdapterSection, COMMENT_MARKER, CheckConclusion, CheckRun, CommentAction, CommentContext,
-    DEFAULT_COMMENT_AUTHOR, GithubApi, MAX_CHECK_SUMMARY_BYTES, MAX_COMMENT_BYTES, Token, comment_body,
-    create_check_run, post_or_update_comment, sections_from,
+    DEFAULT_COMMENT_AUTHOR, GithubApi, MAX_CHECK_SUMMARY_BYTES, MAX_COMMENT_BYTES, MAX_STEP_SUMMARY_BYTES,
+    Token, comment_body, create_check_run, job_summary, post_or_update_comment, sections_from,
 };
 use convbench::model::Precision;
 use convbench::results::{
@@ -1691,4 +1691,143 @@ fn a_comment_within_the_cap_is_not_truncated() {
     let body = comment_body(&[section_of(rows, &adapter)], &context());
     assert!(!body.contains("not shown"));
     assert_eq!(body.lines().filter(|line| line.starts_with("| m")).count(), 10);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The job summary
+// ---------------------------------------------------------------------------------------------
+
+/// `count` unchanged rows with ids of about 140 bytes, then one regression.
+fn many_rows(count: usize, adapter: &AdapterFingerprint) -> Vec<AdapterSection> {
+    let label = adapter.label();
+    let long = "x".repeat(120);
+    let mut rows: Vec<PhaseComparison> = (0..count)
+        .map(|i| {
+            row(
+                &format!("model{i}_{long}/train/b1/f32/wgpu"),
+                Verdict::NoChange,
+                &label,
+            )
+        })
+        .collect();
+    rows.push(row("late/regression/b1/f32/wgpu", Verdict::Regression, &label));
+    vec![section_of(rows, adapter)]
+}
+
+/// Asserts that `summary` never sends its reader to the job summary, which it is.
+fn assert_never_refers_to_itself(summary: &str) {
+    for self_reference in ["see the job summary", "see the [job summary]", "its job summary"] {
+        assert!(
+            !summary.contains(self_reference),
+            "the job summary says `{self_reference}`"
+        );
+    }
+}
+
+#[test]
+fn the_job_summary_shows_every_row_the_comment_had_to_drop() {
+    let adapter = h100();
+    let sections = many_rows(2_000, &adapter);
+    let comment = comment_body(&sections, &context());
+    assert!(comment.contains("more rows not shown"), "the comment is cut");
+    let history = "\n### Blessed history of the regressed benchmarks\n\n| commit |\n";
+    let summary = job_summary(&sections, &context(), history);
+    assert!(
+        summary.len() > MAX_COMMENT_BYTES,
+        "{} bytes: not cut to the comment's cap",
+        summary.len()
+    );
+    assert!(summary.len() <= MAX_STEP_SUMMARY_BYTES);
+    assert_eq!(
+        summary.lines().filter(|line| line.starts_with("| model")).count(),
+        2_000,
+        "every row"
+    );
+    assert!(!summary.contains("not shown"));
+    assert!(!summary.contains(COMMENT_MARKER), "the marker is the comment's");
+    assert!(summary.starts_with("## convbench\n"));
+    assert!(summary.ends_with(history), "the appendix follows the tables");
+    assert!(
+        summary
+            .contains("Measured in [the benchmark run](https://github.com/octo/bench/actions/runs/123456)."),
+        "{}",
+        &summary[..600]
+    );
+    assert_never_refers_to_itself(&summary);
+}
+
+#[test]
+fn an_oversized_job_summary_keeps_every_row_that_fits_in_one_mebibyte() {
+    let adapter = h100();
+    // 700 benchmarks of 7 phases: about 1.7 MB of rows.
+    let sections = many_rows(4_900, &adapter);
+    let history = "\n### Blessed history\n\n| commit |\n| --- |\n| abc |\n";
+    let summary = job_summary(&sections, &context(), history);
+    assert!(summary.len() <= MAX_STEP_SUMMARY_BYTES, "{} bytes", summary.len());
+    assert!(
+        summary.len() > MAX_STEP_SUMMARY_BYTES - 1_000,
+        "{} bytes: rows that fit were dropped",
+        summary.len()
+    );
+    assert!(summary.ends_with(history), "the appendix is kept");
+    assert!(
+        summary.contains("late/regression"),
+        "regressions are dropped last"
+    );
+    let note = summary
+        .lines()
+        .find(|line| line.starts_with("… "))
+        .expect("a note on the rows not shown");
+    assert!(
+        note.contains("more rows not shown, over GitHub's limit of 1 MiB for a job summary"),
+        "{note}"
+    );
+    assert!(
+        note.contains("`cargo convbench report` on the records uploaded by [the benchmark run]("),
+        "{note}"
+    );
+    let hidden: usize = note
+        .trim_start_matches("… ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    let shown = summary.lines().filter(|line| line.starts_with("| model")).count();
+    assert_eq!(shown + hidden, 4_900, "every row is either shown or counted");
+    assert!(shown > 4_000, "{shown} rows shown");
+    assert_never_refers_to_itself(&summary);
+    // Without a run link, the note still says how to see every row.
+    let plain = job_summary(&sections, &CommentContext::default(), "");
+    assert!(plain.contains("`cargo convbench report` on the records lists every row."));
+    assert_never_refers_to_itself(&plain);
+}
+
+#[test]
+fn an_appendix_over_a_quarter_of_the_limit_is_cut_at_a_line() {
+    let adapter = h100();
+    let sections = many_rows(10, &adapter);
+    let appendix: String = (0..100_000).map(|i| format!("| point {i} |\n")).collect();
+    let summary = job_summary(&sections, &context(), &appendix);
+    assert!(summary.len() <= MAX_STEP_SUMMARY_BYTES);
+    assert_eq!(
+        summary.lines().filter(|line| line.starts_with("| model")).count(),
+        10
+    );
+    assert!(
+        summary.ends_with("\n… the rest was cut to keep the job summary within GitHub's 1 MiB.\n"),
+        "{}",
+        &summary[summary.len() - 200..]
+    );
+    let kept = summary
+        .lines()
+        .filter(|line| line.starts_with("| point "))
+        .count();
+    assert!(kept > 10_000 && kept < 100_000, "{kept} lines of the appendix");
+    assert!(
+        summary
+            .lines()
+            .filter(|line| line.starts_with("| point "))
+            .all(|line| line.ends_with(" |")),
+        "cut at the end of a line"
+    );
 }
