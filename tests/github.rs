@@ -6,8 +6,8 @@
 use convbench::compare::{CompareConfig, Comparison, PhaseComparison, Verdict, compare};
 use convbench::github::{
     AdapterSection, COMMENT_MARKER, CheckConclusion, CheckRun, CommentAction, CommentContext,
-    DEFAULT_COMMENT_AUTHOR, GithubApi, MAX_CHECK_SUMMARY_BYTES, MAX_COMMENT_BYTES, Token, comment_body,
-    create_check_run, post_or_update_comment, sections_from,
+    DEFAULT_COMMENT_AUTHOR, GithubApi, MAX_CHECK_SUMMARY_BYTES, MAX_COMMENT_BYTES, MAX_STEP_SUMMARY_BYTES,
+    Token, comment_body, create_check_run, job_summary, post_or_update_comment, sections_from,
 };
 use convbench::model::Precision;
 use convbench::results::{
@@ -20,7 +20,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use wiremock::matchers::{header, method, path, query_param, query_param_is_missing};
+use wiremock::matchers::{header, method, path, path_regex, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 const OWNER: &str = "octo";
@@ -320,11 +320,12 @@ fn first_run_creates_the_comment_and_the_second_updates_it() {
         )])),
     };
     block_on(async {
+        // Each run lists; the first also lists again after its POST, for concurrent runs.
         Mock::given(method("GET"))
             .and(path(comments_path()))
             .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
             .respond_with(ListComments(fake.clone()))
-            .expect(2)
+            .expect(3)
             .mount(&server)
             .await;
         Mock::given(method("POST"))
@@ -489,6 +490,40 @@ fn a_marker_comment_written_by_someone_else_is_never_edited() {
     block_on(server.verify());
 }
 
+/// A comment as the REST API lists it once its author's account is deleted: `user` is null.
+fn ghost_comment(server_uri: &str, id: u64, body: &str) -> serde_json::Value {
+    let mut comment = comment_json(server_uri, id, body);
+    comment["user"] = serde_json::Value::Null;
+    comment
+}
+
+#[test]
+fn a_comment_whose_user_is_null_is_listed_and_never_ours() {
+    // Without our comment: the page still parses, and the deleted account's marker comment is
+    // not taken for convbench's.
+    let server = block_on(MockServer::start());
+    let ghost = ghost_comment(&server.uri(), 12, &format!("{COMMENT_MARKER}\nold results"));
+    mount_upsert(&server, vec![ghost.clone()], 12, 200, 0, 1);
+    let body = format!("{COMMENT_MARKER}\nresults");
+    let action = post_or_update_comment(&api(&server), OWNER, REPO, PR, &body).expect("upsert");
+    assert_eq!(action, CommentAction::Created(900));
+    block_on(server.verify());
+
+    // With ours after it: ours is found and updated.
+    let server = block_on(MockServer::start());
+    let ghost = ghost_comment(&server.uri(), 12, "a comment by a deleted account");
+    let ours = authored_comment(
+        &server.uri(),
+        14,
+        &format!("{COMMENT_MARKER}\nold"),
+        DEFAULT_COMMENT_AUTHOR,
+    );
+    mount_upsert(&server, vec![ghost, ours], 14, 200, 1, 0);
+    let action = post_or_update_comment(&api(&server), OWNER, REPO, PR, &body).expect("upsert");
+    assert_eq!(action, CommentAction::Updated(14));
+    block_on(server.verify());
+}
+
 #[test]
 fn only_a_comment_opening_with_the_exact_marker_line_is_convbenchs() {
     let server = block_on(MockServer::start());
@@ -602,7 +637,7 @@ fn forbidden_says_which_permission_to_add() {
 }
 
 #[test]
-fn not_found_also_says_which_permission_to_add() {
+fn not_found_while_listing_names_the_read_permission_not_a_write_one() {
     let server = block_on(MockServer::start());
     block_on(
         Mock::given(method("GET"))
@@ -610,7 +645,19 @@ fn not_found_also_says_which_permission_to_add() {
             .mount(&server),
     );
     let error = post_or_update_comment(&api(&server), OWNER, REPO, PR, "body").expect_err("404");
-    assert!(error.to_string().contains("pull-requests: write"), "{error}");
+    let message = error.to_string();
+    assert_eq!(error.kind(), ErrorKind::Environment);
+    assert!(
+        message.contains("`permissions: pull-requests: read` or `issues: read`"),
+        "{message}"
+    );
+    // Listing needs no write permission: blaming one sends the user the wrong way.
+    assert!(!message.contains("lacks pull-requests: write"), "{message}");
+    assert!(
+        message.contains("the `--pr` of `comment`"),
+        "names the number to check: {message}"
+    );
+    assert!(message.contains("GITHUB_REPOSITORY"), "{message}");
 }
 
 #[test]
@@ -646,6 +693,22 @@ fn no_token_is_an_environment_error_without_any_request() {
         matches!(&error, Error::Environment(m) if m == "no GITHUB_TOKEN; the job summary was still written")
     );
     block_on(server.verify());
+}
+
+#[test]
+fn an_api_url_without_a_scheme_is_an_environment_error_not_a_panic() {
+    let api = GithubApi::new("api.github.com", Some(Token::new(TOKEN)));
+    let comment = post_or_update_comment(&api, OWNER, REPO, PR, "body").expect_err("no scheme");
+    let check = create_check_run(&api, OWNER, REPO, &check_run("summary")).expect_err("no scheme");
+    for error in [comment, check] {
+        assert_eq!(error.kind(), ErrorKind::Environment);
+        let message = error.to_string();
+        assert!(
+            message.starts_with("GITHUB_API_URL \"api.github.com\" has no http:// or https:// scheme"),
+            "{message}"
+        );
+        assert!(message.contains("e.g. https://api.github.com"), "{message}");
+    }
 }
 
 #[test]
@@ -745,7 +808,7 @@ fn bad_gateway_twice_is_retried_after_a_backoff() {
                 ResponseTemplate::new(502),
                 ResponseTemplate::new(200).set_body_json(json!([])),
             ))
-            .expect(3)
+            .expect(4)
             .mount(&server),
     );
     mount_create(&server, 1);
@@ -790,7 +853,7 @@ fn too_many_requests_waits_as_long_as_retry_after_says() {
                 ResponseTemplate::new(429).insert_header("retry-after", "1"),
                 ResponseTemplate::new(200).set_body_json(json!([])),
             ))
-            .expect(2)
+            .expect(3)
             .mount(&server),
     );
     mount_create(&server, 1);
@@ -873,7 +936,8 @@ fn a_wrong_pull_request_number_says_not_found() {
     let message = error.to_string();
     assert!(
         message.contains(&format!(
-            "pull request #{PR} not found in {OWNER}/{REPO}, or the token cannot see it"
+            "answered 404 Not Found to listing the comments on pull request #{PR} in {OWNER}/{REPO}: \
+             pull request #{PR} was not found in {OWNER}/{REPO}. Check the number"
         )),
         "{message}"
     );
@@ -919,7 +983,7 @@ fn a_failed_post_that_did_not_land_is_sent_again() {
         Mock::given(method("GET"))
             .and(path(comments_path()))
             .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-            .expect(2)
+            .expect(3)
             .mount(&server)
             .await;
         Mock::given(method("POST"))
@@ -941,6 +1005,219 @@ fn a_failed_post_that_did_not_land_is_sent_again() {
     let action = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, "new").expect("second POST");
     assert_eq!(action, CommentAction::Created(900));
     block_on(server.verify());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Concurrent runs
+// ---------------------------------------------------------------------------------------------
+
+/// PATCH and DELETE of one comment of a [`FakeComments`], by the id at the end of the path;
+/// 404 for a comment that is not there.
+struct EditComment(FakeComments);
+
+impl Respond for EditComment {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let id: u64 = (request.url.path().rsplit('/').next())
+            .and_then(|id| id.parse().ok())
+            .expect("a comment id");
+        let mut comments = self.0.comments.lock().expect("fake state");
+        let Some(index) = comments.iter().position(|comment| comment["id"] == id) else {
+            return ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"}));
+        };
+        if request.method.as_str() == "DELETE" {
+            comments.remove(index);
+            return ResponseTemplate::new(204);
+        }
+        let sent: serde_json::Value = request.body_json().expect("JSON body");
+        comments[index]["body"] = sent["body"].clone();
+        ResponseTemplate::new(200).set_body_json(comments[index].clone())
+    }
+}
+
+/// Mounts the comments of `fake` on `server`: GET (the first `slow_listings` answered after
+/// `delay`, from the state when they arrived), POST, PATCH and DELETE.
+fn mount_fake(server: &MockServer, fake: &FakeComments, slow_listings: usize, delay: Duration) {
+    let listed = Arc::new(AtomicUsize::new(0));
+    let list = ListComments(fake.clone());
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(move |request: &Request| {
+                let answer = list.respond(request);
+                if listed.fetch_add(1, Ordering::SeqCst) < slow_listings {
+                    answer.set_delay(delay)
+                } else {
+                    answer
+                }
+            })
+            .mount(server)
+            .await;
+        Mock::given(method("POST"))
+            .and(path(comments_path()))
+            .respond_with(CreateComment(fake.clone()))
+            .mount(server)
+            .await;
+        Mock::given(method("PATCH"))
+            .and(path_regex(r"^/repos/octo/bench/issues/comments/[0-9]+$"))
+            .respond_with(EditComment(fake.clone()))
+            .mount(server)
+            .await;
+        Mock::given(method("DELETE"))
+            .and(path_regex(r"^/repos/octo/bench/issues/comments/[0-9]+$"))
+            .respond_with(EditComment(fake.clone()))
+            .mount(server)
+            .await;
+    });
+}
+
+/// The requests `server` received with `verb`, as `VERB /path`.
+fn requests_of(server: &MockServer, verb: &str) -> Vec<String> {
+    block_on(server.received_requests())
+        .expect("recording is on")
+        .iter()
+        .filter(|request| request.method.as_str() == verb)
+        .map(|request| format!("{verb} {}", request.url.path()))
+        .collect()
+}
+
+#[test]
+fn a_comment_posted_after_another_runs_is_folded_into_the_older_one() {
+    // Another run posted comment 1000 between this run's listing and its POST (the first
+    // listing is answered from the empty thread, after the other comment landed).
+    let server = block_on(MockServer::start());
+    let fake = FakeComments {
+        server_uri: server.uri(),
+        comments: Arc::new(Mutex::new(Vec::new())),
+    };
+    mount_fake(&server, &fake, 0, Duration::ZERO);
+    let answer_first_listing_empty = {
+        let fake = fake.clone();
+        let uri = server.uri();
+        move || {
+            fake.comments.lock().expect("fake state").push(authored_comment(
+                &uri,
+                1000,
+                &format!("{COMMENT_MARKER}\nthe other runner's results"),
+                DEFAULT_COMMENT_AUTHOR,
+            ));
+        }
+    };
+    // The first listing sees no comment: mount an empty answer for it on top.
+    block_on(
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(move |_: &Request| {
+                answer_first_listing_empty();
+                ResponseTemplate::new(200).set_body_json(json!([]))
+            })
+            .up_to_n_times(1)
+            .with_priority(1)
+            .mount(&server),
+    );
+    let body = format!("{COMMENT_MARKER}\nthis runner's results");
+    let action = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, &body).expect("upsert");
+    assert_eq!(action, CommentAction::Updated(1000), "the older comment is kept");
+    let comments = fake.comments.lock().expect("fake state").clone();
+    assert_eq!(comments.len(), 1, "one comment left: {comments:#?}");
+    assert_eq!(comments[0]["id"], 1000);
+    assert_eq!(comments[0]["body"], body.as_str());
+    assert_eq!(
+        requests_of(&server, "DELETE"),
+        [format!("DELETE /repos/{OWNER}/{REPO}/issues/comments/1001")],
+        "only the comment this run created is deleted"
+    );
+}
+
+#[test]
+fn the_oldest_comment_is_kept_and_other_runs_newer_ones_are_left_to_them() {
+    // This run's comment is the oldest of two: it stays as posted, and the other run's newer
+    // comment is not this run's to delete.
+    let server = block_on(MockServer::start());
+    let uri = server.uri();
+    let body = format!("{COMMENT_MARKER}\nthis runner's results");
+    let first = Arc::new(AtomicUsize::new(0));
+    let (mine, theirs) = (
+        authored_comment(&uri, 900, &body, DEFAULT_COMMENT_AUTHOR),
+        authored_comment(
+            &uri,
+            950,
+            &format!("{COMMENT_MARKER}\nother"),
+            DEFAULT_COMMENT_AUTHOR,
+        ),
+    );
+    block_on(async {
+        Mock::given(method("GET"))
+            .and(path(comments_path()))
+            .respond_with(move |_: &Request| {
+                if first.fetch_add(1, Ordering::SeqCst) == 0 {
+                    ResponseTemplate::new(200).set_body_json(json!([]))
+                } else {
+                    ResponseTemplate::new(200).set_body_json(json!([mine, theirs]))
+                }
+            })
+            .expect(2)
+            .mount(&server)
+            .await;
+        Mock::given(method("PATCH"))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0)
+            .mount(&server)
+            .await;
+        Mock::given(method("DELETE"))
+            .respond_with(ResponseTemplate::new(500))
+            .expect(0)
+            .mount(&server)
+            .await;
+    });
+    mount_create(&server, 1);
+    let action = post_or_update_comment(&fast_api(&server), OWNER, REPO, PR, &body).expect("upsert");
+    assert_eq!(action, CommentAction::Created(900));
+    block_on(server.verify());
+}
+
+#[test]
+fn two_concurrent_runs_converge_on_one_comment() {
+    let server = block_on(MockServer::start());
+    let fake = FakeComments {
+        server_uri: server.uri(),
+        comments: Arc::new(Mutex::new(vec![comment_json(&server.uri(), 1, "LGTM")])),
+    };
+    // Both first listings see the thread before either run posts: both post.
+    mount_fake(&server, &fake, 2, Duration::from_millis(500));
+    let runs: Vec<_> = ["runner A", "runner B"]
+        .into_iter()
+        .map(|runner| {
+            let api = fast_api(&server);
+            std::thread::spawn(move || {
+                let body = format!("{COMMENT_MARKER}\nresults of {runner}");
+                post_or_update_comment(&api, OWNER, REPO, PR, &body).expect("upsert")
+            })
+        })
+        .collect();
+    let mut actions: Vec<CommentAction> = runs
+        .into_iter()
+        .map(|run| run.join().expect("the run finished"))
+        .collect();
+    actions.sort_by_key(|action| matches!(action, CommentAction::Updated(_)));
+    assert_eq!(requests_of(&server, "POST").len(), 2, "both runs posted");
+    let comments = fake.comments.lock().expect("fake state").clone();
+    let ours: Vec<&serde_json::Value> = comments
+        .iter()
+        .filter(|comment| {
+            comment["body"]
+                .as_str()
+                .is_some_and(|body| body.starts_with(COMMENT_MARKER))
+        })
+        .collect();
+    assert_eq!(ours.len(), 1, "one convbench comment left: {comments:#?}");
+    let kept = ours[0]["id"].as_u64().expect("an id");
+    assert_eq!(
+        actions,
+        [CommentAction::Created(kept), CommentAction::Updated(kept)],
+        "the first to post keeps its comment; the second folds its own into it"
+    );
+    assert_eq!(requests_of(&server, "DELETE").len(), 1);
+    assert_eq!(comments.len(), 2, "the other comment is untouched");
 }
 
 #[test]
@@ -1414,4 +1691,143 @@ fn a_comment_within_the_cap_is_not_truncated() {
     let body = comment_body(&[section_of(rows, &adapter)], &context());
     assert!(!body.contains("not shown"));
     assert_eq!(body.lines().filter(|line| line.starts_with("| m")).count(), 10);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The job summary
+// ---------------------------------------------------------------------------------------------
+
+/// `count` unchanged rows with ids of about 140 bytes, then one regression.
+fn many_rows(count: usize, adapter: &AdapterFingerprint) -> Vec<AdapterSection> {
+    let label = adapter.label();
+    let long = "x".repeat(120);
+    let mut rows: Vec<PhaseComparison> = (0..count)
+        .map(|i| {
+            row(
+                &format!("model{i}_{long}/train/b1/f32/wgpu"),
+                Verdict::NoChange,
+                &label,
+            )
+        })
+        .collect();
+    rows.push(row("late/regression/b1/f32/wgpu", Verdict::Regression, &label));
+    vec![section_of(rows, adapter)]
+}
+
+/// Asserts that `summary` never sends its reader to the job summary, which it is.
+fn assert_never_refers_to_itself(summary: &str) {
+    for self_reference in ["see the job summary", "see the [job summary]", "its job summary"] {
+        assert!(
+            !summary.contains(self_reference),
+            "the job summary says `{self_reference}`"
+        );
+    }
+}
+
+#[test]
+fn the_job_summary_shows_every_row_the_comment_had_to_drop() {
+    let adapter = h100();
+    let sections = many_rows(2_000, &adapter);
+    let comment = comment_body(&sections, &context());
+    assert!(comment.contains("more rows not shown"), "the comment is cut");
+    let history = "\n### Blessed history of the regressed benchmarks\n\n| commit |\n";
+    let summary = job_summary(&sections, &context(), history);
+    assert!(
+        summary.len() > MAX_COMMENT_BYTES,
+        "{} bytes: not cut to the comment's cap",
+        summary.len()
+    );
+    assert!(summary.len() <= MAX_STEP_SUMMARY_BYTES);
+    assert_eq!(
+        summary.lines().filter(|line| line.starts_with("| model")).count(),
+        2_000,
+        "every row"
+    );
+    assert!(!summary.contains("not shown"));
+    assert!(!summary.contains(COMMENT_MARKER), "the marker is the comment's");
+    assert!(summary.starts_with("## convbench\n"));
+    assert!(summary.ends_with(history), "the appendix follows the tables");
+    assert!(
+        summary
+            .contains("Measured in [the benchmark run](https://github.com/octo/bench/actions/runs/123456)."),
+        "{}",
+        &summary[..600]
+    );
+    assert_never_refers_to_itself(&summary);
+}
+
+#[test]
+fn an_oversized_job_summary_keeps_every_row_that_fits_in_one_mebibyte() {
+    let adapter = h100();
+    // 700 benchmarks of 7 phases: about 1.7 MB of rows.
+    let sections = many_rows(4_900, &adapter);
+    let history = "\n### Blessed history\n\n| commit |\n| --- |\n| abc |\n";
+    let summary = job_summary(&sections, &context(), history);
+    assert!(summary.len() <= MAX_STEP_SUMMARY_BYTES, "{} bytes", summary.len());
+    assert!(
+        summary.len() > MAX_STEP_SUMMARY_BYTES - 1_000,
+        "{} bytes: rows that fit were dropped",
+        summary.len()
+    );
+    assert!(summary.ends_with(history), "the appendix is kept");
+    assert!(
+        summary.contains("late/regression"),
+        "regressions are dropped last"
+    );
+    let note = summary
+        .lines()
+        .find(|line| line.starts_with("… "))
+        .expect("a note on the rows not shown");
+    assert!(
+        note.contains("more rows not shown, over GitHub's limit of 1 MiB for a job summary"),
+        "{note}"
+    );
+    assert!(
+        note.contains("`cargo convbench report` on the records uploaded by [the benchmark run]("),
+        "{note}"
+    );
+    let hidden: usize = note
+        .trim_start_matches("… ")
+        .split(' ')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    let shown = summary.lines().filter(|line| line.starts_with("| model")).count();
+    assert_eq!(shown + hidden, 4_900, "every row is either shown or counted");
+    assert!(shown > 4_000, "{shown} rows shown");
+    assert_never_refers_to_itself(&summary);
+    // Without a run link, the note still says how to see every row.
+    let plain = job_summary(&sections, &CommentContext::default(), "");
+    assert!(plain.contains("`cargo convbench report` on the records lists every row."));
+    assert_never_refers_to_itself(&plain);
+}
+
+#[test]
+fn an_appendix_over_a_quarter_of_the_limit_is_cut_at_a_line() {
+    let adapter = h100();
+    let sections = many_rows(10, &adapter);
+    let appendix: String = (0..100_000).map(|i| format!("| point {i} |\n")).collect();
+    let summary = job_summary(&sections, &context(), &appendix);
+    assert!(summary.len() <= MAX_STEP_SUMMARY_BYTES);
+    assert_eq!(
+        summary.lines().filter(|line| line.starts_with("| model")).count(),
+        10
+    );
+    assert!(
+        summary.ends_with("\n… the rest was cut to keep the job summary within GitHub's 1 MiB.\n"),
+        "{}",
+        &summary[summary.len() - 200..]
+    );
+    let kept = summary
+        .lines()
+        .filter(|line| line.starts_with("| point "))
+        .count();
+    assert!(kept > 10_000 && kept < 100_000, "{kept} lines of the appendix");
+    assert!(
+        summary
+            .lines()
+            .filter(|line| line.starts_with("| point "))
+            .all(|line| line.ends_with(" |")),
+        "cut at the end of a line"
+    );
 }

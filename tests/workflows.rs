@@ -4,6 +4,9 @@
 //! baseline.yml only where it pushes, Pages deployed by one job only when configured, a runner for pull requests' code that is never the one
 //! that pushes, and a comment job that never runs that code and checks what it reads from it.
 //!
+//! comment.yml's step that posts the comment is also run as written (bash, with a `cargo` that
+//! records its arguments) against hostile pull-request labels.
+//!
 //! Nothing here needs a GPU or the network. zizmor, run by `.ci/run`, audits the same files.
 
 use serde_norway::Value;
@@ -486,6 +489,120 @@ fn the_comment_workflow_never_checks_out_pull_request_code() {
     }
     assert!(file.text.contains("uses: actions/download-artifact@"));
     assert!(file.text.contains("run-id: ${{ github.event.workflow_run.id }}"));
+}
+
+/// Runs comment.yml's step that calls `cargo convbench comment` as GitHub runs a `run:` script
+/// (`bash --noprofile --norc -eo pipefail`), in a folder holding a record and `labels` as the
+/// pull request's labels, with a `cargo` on `PATH` that records its arguments. Returns those
+/// arguments and whether the script left anything else behind in the folder.
+fn run_the_comment_step(labels: &str) -> (Vec<String>, Vec<String>) {
+    let file = File::load(COMMENT);
+    let post = file
+        .steps()
+        .into_iter()
+        .map(|(_, step)| step)
+        .find(|step| script(step).contains("cargo convbench comment"))
+        .expect("a step posts the comment");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let work = dir.path().join("work");
+    let bin = dir.path().join("bin");
+    for folder in [work.join("records"), bin.clone()] {
+        std::fs::create_dir_all(&folder).expect("folder");
+    }
+    std::fs::write(work.join("records/runner-1.json"), "{}").expect("record");
+    std::fs::write(work.join("pr-labels.txt"), labels).expect("labels");
+    let arguments = dir.path().join("arguments");
+    let cargo = bin.join("cargo");
+    std::fs::write(
+        &cargo,
+        "#!/bin/sh\nfor argument in \"$@\"; do printf '%s\\0' \"$argument\"; done > \"$ARGUMENTS\"\n",
+    )
+    .expect("stub cargo");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let status = std::process::Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script(post)])
+        .current_dir(&work)
+        .env("PATH", path)
+        .env("ARGUMENTS", &arguments)
+        .env("PR_NUMBER", "7")
+        .env("BASE_REV", "0123456789abcdef0123456789abcdef01234567")
+        .env("HEAD_SHA", "89abcdef0123456789abcdef0123456789abcdef")
+        .env("RUN_URL", "https://github.com/o/r/actions/runs/1")
+        .status()
+        .expect("bash runs");
+    assert!(status.success(), "{}: the script failed", file.at_step(post));
+    let recorded = std::fs::read(&arguments).expect("cargo was called");
+    let arguments = recorded
+        .split(|byte| *byte == 0)
+        .filter(|argument| !argument.is_empty())
+        .map(|argument| String::from_utf8_lossy(argument).to_string())
+        .collect();
+    let mut left_behind: Vec<String> = std::fs::read_dir(&work)
+        .expect("work folder")
+        .map(|entry| entry.expect("entry").file_name().to_string_lossy().to_string())
+        .filter(|name| name != "records" && name != "pr-labels.txt")
+        .collect();
+    left_behind.sort();
+    (arguments, left_behind)
+}
+
+#[test]
+fn the_comment_workflow_passes_labels_as_data_never_as_options() {
+    let (without_labels, _) = run_the_comment_step("");
+    assert_eq!(
+        without_labels[..2],
+        ["convbench", "comment"],
+        "{without_labels:?}"
+    );
+    assert!(
+        !without_labels
+            .iter()
+            .any(|argument| argument.starts_with("--label")),
+        "no label, no --label: {without_labels:?}"
+    );
+    let hostile = [
+        "--help",
+        "--pr",
+        "8",
+        "--results=/etc/passwd",
+        "--label",
+        "-x",
+        "$(touch pwned)",
+        "`touch pwned2`",
+        "needs review; touch pwned3",
+        "a label with spaces",
+        "convbench-accept",
+    ];
+    // An empty line and a last line without a newline, as `gh --jq` may leave them.
+    let labels = format!(
+        "{}\n\n{}",
+        hostile[..hostile.len() - 1].join("\n"),
+        hostile[hostile.len() - 1]
+    );
+    let (arguments, left_behind) = run_the_comment_step(&labels);
+    let passed: Vec<&str> = arguments
+        .iter()
+        .filter_map(|argument| argument.strip_prefix("--label="))
+        .collect();
+    assert_eq!(
+        passed, hostile,
+        "every label, in order, as one `--label=VALUE` each"
+    );
+    let others: Vec<&String> = arguments
+        .iter()
+        .filter(|argument| !argument.starts_with("--label="))
+        .collect();
+    assert_eq!(
+        others,
+        without_labels.iter().collect::<Vec<_>>(),
+        "a label became an argument of its own"
+    );
+    assert!(left_behind.is_empty(), "a label ran as code: {left_behind:?}");
 }
 
 #[test]

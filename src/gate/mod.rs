@@ -311,10 +311,13 @@ pub fn parts_from_files(
     let mut records = Vec::new();
     let mut outcomes = Vec::new();
     for path in paths {
-        let text = crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES).map_err(|error| match error {
-            Error::Io { source, .. } => Error::InvalidInput(format!("cannot read {}: {source}", path.display())),
-            other => other,
-        })?;
+        let text =
+            crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES).map_err(|error| match error {
+                Error::Io { source, .. } => {
+                    Error::InvalidInput(format!("cannot read {}: {source}", path.display()))
+                }
+                other => other,
+            })?;
         if AbOutcome::is_outcome_json(&text) {
             outcomes.push(AbOutcome::from_json(&text, &path.display().to_string(), config)?);
         } else {
@@ -374,9 +377,18 @@ pub struct Decision {
     /// Rows measured on another adapter than the baseline's, not allowed: reported in the
     /// comment and the summary, then the command fails with this error (exit 2).
     pub incomparable: Option<Error>,
+    /// The comment's sections and context, for the job summary's own rendering.
+    sections: Vec<crate::github::AdapterSection>,
+    context: CommentContext,
 }
 
 impl Decision {
+    /// The job summary: the same decision under GitHub's 1 MiB summary limit rather than the
+    /// comment's 65,536 characters, with `appendix` (e.g. the regressions' history) after it.
+    pub fn job_summary(&self, appendix: &str) -> String {
+        crate::github::job_summary(&self.sections, &self.context, appendix)
+    }
+
     /// Whether the gate fails, after an accepting label.
     pub fn fails(&self) -> bool {
         self.accepted_by.is_none() && self.pairs.iter().any(|(_, c)| c.gate_fails())
@@ -497,6 +509,8 @@ pub fn decide(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts
         body,
         accepted_by,
         incomparable,
+        sections,
+        context,
     }
 }
 

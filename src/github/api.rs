@@ -164,12 +164,20 @@ pub enum CommentAction {
 /// POST is never re-sent blindly: after a 5xx or no answer the comments are listed again, and a
 /// convbench comment found there is taken as the one posted (and edited to `body` if it differs).
 ///
+/// Concurrent runs (a matrix of `comment` jobs) converge on one comment: after a POST the
+/// comments are listed again, and when an older convbench comment is there (another run posted
+/// between this run's listing and its POST), that one is edited to `body` and the comment just
+/// posted is deleted ([`CommentAction::Updated`] with the older id). Only the comment this run
+/// created is ever deleted.
+///
 /// Errors never contain the token. Without a token: [`Error::Environment`] "no GITHUB_TOKEN;
 /// the job summary was still written" (callers treat it as a skipped comment), before any
 /// request. A `body` over [`MAX_COMMENT_BYTES`]: [`Error::InvalidInput`] (render it with
 /// [`super::comment_body`], which truncates). Every other failure is [`Error::Environment`]: a
-/// 403 says which permission is missing and how to grant it; a 404 says the pull request was not
-/// found or the token cannot see it; a rate limit says "rate limited" and when it resets; the
+/// 403 says which permission is missing and how to grant it; a 404 while listing says to check
+/// the pull request number and repository, or the token's read permission (`pull-requests:
+/// read` or `issues: read`), and a 404 while posting that the pull request was not found or
+/// the token cannot see it; a rate limit says "rate limited" and when it resets; the
 /// deadline says "timed out after N s while ..."; anything else names the HTTP status or
 /// transport error and the API URL.
 pub fn post_or_update_comment(
@@ -340,12 +348,14 @@ struct CommentCall<'a> {
     pr: u64,
 }
 
-/// A comment as listed: only the fields convbench reads.
+/// A comment as listed: only the fields convbench reads. GitHub's schema lets `body` and
+/// `user` be null (`user` is null once the author's account is deleted): such a comment is
+/// listed like any other, and is never convbench's.
 #[derive(Debug, Deserialize)]
 struct ListedComment {
     id: u64,
     body: Option<String>,
-    user: Login,
+    user: Option<Login>,
 }
 
 /// The author of a comment.
@@ -401,7 +411,8 @@ impl CommentCall<'_> {
         }
     }
 
-    /// Posts `body` as a new comment. After an answer that leaves it unknown whether the
+    /// Posts `body` as a new comment, then makes sure it is the only convbench comment
+    /// ([`CommentCall::converge`]). After an answer that leaves it unknown whether the
     /// comment was made (5xx, no answer), the comments are listed again before another POST:
     /// a convbench comment there now is the one this POST made (or a concurrent run's), and
     /// is edited to `body` if it says something else.
@@ -417,9 +428,10 @@ impl CommentCall<'_> {
             .await
             .map_err(|stop| self.stop_message(stop, &target))?;
         match posted {
-            Posted::Answer(answer) => Ok(CommentAction::Created(
-                answer.json::<Created>(self.session.api_url, &target)?.id,
-            )),
+            Posted::Answer(answer) => {
+                let created = answer.json::<Created>(self.session.api_url, &target)?.id;
+                Ok(self.converge(created, body).await)
+            }
             Posted::Found(found) if found.body.as_deref() == Some(body) => {
                 Ok(CommentAction::Created(found.id))
             }
@@ -442,38 +454,117 @@ impl CommentCall<'_> {
     /// anyone else is never taken for convbench's, however it starts; and a comment of the
     /// token's identity that merely mentions the marker is not overwritten either.
     async fn find_marker_comment(&self) -> Result<Option<ListedComment>, String> {
+        Ok(self.marker_comments(true).await?.into_iter().next())
+    }
+
+    /// convbench's own comments (as [`CommentCall::find_marker_comment`] tells them), in the
+    /// order GitHub lists them (oldest first), following the pages; `first_only`: stop at the
+    /// first one.
+    async fn marker_comments(&self, first_only: bool) -> Result<Vec<ListedComment>, String> {
         let target = format!("listing the comments {}", self.on_pull_request());
         let mut route = format!(
             "/repos/{}/{}/issues/{}/comments?per_page={COMMENTS_PER_PAGE}",
             self.owner, self.repo, self.pr
         );
+        let mut ours = Vec::new();
         loop {
             let answer = self
                 .session
                 .idempotent(Verb::Get, &route, None, &target)
                 .await
-                .map_err(|stop| self.stop_message(stop, &target))?;
+                .map_err(|stop| self.listing_stop_message(stop, &target))?;
             let page: Vec<ListedComment> = answer.json(self.session.api_url, &target)?;
-            let marked = page.into_iter().find(|comment| {
-                comment.user.login == self.author
-                    && comment
-                        .body
-                        .as_deref()
-                        .and_then(|text| text.lines().next())
-                        .is_some_and(|first| first == COMMENT_MARKER)
-            });
-            if marked.is_some() {
-                return Ok(marked);
+            ours.extend(page.into_iter().filter(|comment| self.is_ours(comment)));
+            if first_only && !ours.is_empty() {
+                ours.truncate(1);
+                return Ok(ours);
             }
             match answer.next_page {
                 Some(next) => route = next,
-                None => return Ok(None),
+                None => return Ok(ours),
             }
+        }
+    }
+
+    /// Whether `comment` is convbench's: by the token's identity (a comment whose user is
+    /// null, a deleted account's, never is), opening with the marker line.
+    fn is_ours(&self, comment: &ListedComment) -> bool {
+        comment
+            .user
+            .as_ref()
+            .is_some_and(|user| user.login == self.author)
+            && comment
+                .body
+                .as_deref()
+                .and_then(|text| text.lines().next())
+                .is_some_and(|first| first == COMMENT_MARKER)
+    }
+
+    /// After this run posted comment `created`: two runs at once (a matrix of `comment` jobs)
+    /// may each have listed no comment and posted one. Lists again; when a convbench comment
+    /// older than `created` is there, that one is kept, as every later run will find it: it is
+    /// edited to `body` and `created` is deleted. The newer comments of other runs are theirs
+    /// to delete, since each run lists after its own POST, the later of two runs sees both.
+    ///
+    /// Never fails: the comment is posted either way, so when listing, editing or deleting
+    /// fails, `created` stands (a duplicate at worst).
+    async fn converge(&self, created: u64, body: &str) -> CommentAction {
+        let Ok(ours) = self.marker_comments(false).await else {
+            return CommentAction::Created(created);
+        };
+        let Some(oldest) = ours.first().map(|comment| comment.id) else {
+            return CommentAction::Created(created);
+        };
+        if oldest == created || !ours.iter().any(|comment| comment.id == created) {
+            return CommentAction::Created(created);
+        }
+        match self.edit(oldest, body).await {
+            Ok(Some(kept)) => {
+                // Gone already (404) is as good as deleted; any other failure leaves a duplicate
+                // with the same text, which the comment kept supersedes.
+                let _ = self.delete(created).await;
+                CommentAction::Updated(kept)
+            }
+            Ok(None) | Err(_) => CommentAction::Created(created),
+        }
+    }
+
+    /// Deletes comment `id`; a 404 (deleted already) counts as done.
+    async fn delete(&self, id: u64) -> Result<(), String> {
+        let route = format!("/repos/{}/{}/issues/comments/{id}", self.owner, self.repo);
+        let target = format!("deleting the duplicate comment {id} {}", self.on_pull_request());
+        match self.session.idempotent(Verb::Delete, &route, None, &target).await {
+            Ok(_) => Ok(()),
+            Err(Stop::Refused(answer)) if answer.status == 404 => Ok(()),
+            Err(stop) => Err(self.stop_message(stop, &target)),
         }
     }
 
     fn on_pull_request(&self) -> String {
         format!("on pull request #{} in {}/{}", self.pr, self.owner, self.repo)
+    }
+
+    /// The message for a listing that stopped. Reading needs no write permission, so a 404
+    /// is a wrong pull request or repository, or a token that may not read them; anything else
+    /// is worded as for a write.
+    fn listing_stop_message(&self, stop: Stop, target: &str) -> String {
+        match stop {
+            Stop::Refused(answer) if answer.status == 404 => {
+                let advice = format!(
+                    "pull request #{pr} was not found in {owner}/{repo}. Check the number (the `--pr` of \
+                     `comment`, which comment.yml reads from the pr/number artifact; the event payload's for \
+                     `ci`) and the repository (GITHUB_REPOSITORY). If both \
+                     are right, the token cannot read that pull request: in a private repository the job \
+                     needs `permissions: pull-requests: read` or `issues: read` (write includes read), and \
+                     a token of another repository or GitHub App installation cannot see it",
+                    pr = self.pr,
+                    owner = self.owner,
+                    repo = self.repo
+                );
+                self.session.refused(&answer, target, &advice)
+            }
+            stop => self.stop_message(stop, target),
+        }
     }
 
     /// The message for a request that stopped: the fix for 403 and 404, else the status.
@@ -622,6 +713,7 @@ enum Verb {
     Get,
     Post,
     Patch,
+    Delete,
 }
 
 /// An HTTP answer, read whole: the status, the headers the retry policy and pagination read,
@@ -828,6 +920,7 @@ struct Session<'a> {
 
 impl<'a> Session<'a> {
     fn open(api: &'a GithubApi, token: &Token) -> Result<Self, String> {
+        super::env::check_api_url(&api.api_url).map_err(|error| error.to_string())?;
         let builder = Octocrab::builder().base_uri(&api.api_url).map_err(|_| {
             format!(
                 "GitHub API URL `{}` is not a URL; set GITHUB_API_URL to e.g. {}",
@@ -871,6 +964,7 @@ impl<'a> Session<'a> {
                 Verb::Get => self.client._get(route).await,
                 Verb::Post => self.client._post(route, body).await,
                 Verb::Patch => self.client._patch(route, body).await,
+                Verb::Delete => self.client._delete(route, body).await,
             }?;
             let header = |name: &str| {
                 response

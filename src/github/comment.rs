@@ -12,6 +12,14 @@ pub const COMMENT_MARKER: &str = "<!-- convbench-comment -->";
 /// within GitHub's limit however GitHub counts.
 pub const MAX_COMMENT_BYTES: usize = 65_536;
 
+/// Longest job summary [`job_summary`] produces, in UTF-8 bytes: GitHub's limit for the summary
+/// of one step (1 MiB). Larger summaries are not shown at all.
+pub const MAX_STEP_SUMMARY_BYTES: usize = 1024 * 1024;
+
+/// The most of [`MAX_STEP_SUMMARY_BYTES`] that the appendix of [`job_summary`] may take; the
+/// rest is the tables'.
+const MAX_APPENDIX_BYTES: usize = MAX_STEP_SUMMARY_BYTES / 4;
+
 /// Commits of the comparison and where the full results are, for the comment's footer.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CommentContext {
@@ -192,38 +200,60 @@ fn disambiguate_labels(sections: &mut [AdapterSection]) {
 /// rows of the last adapter first; regressions and improvements last) and a line says how many
 /// rows are not shown and where to find them. The verdict lines always count every row.
 pub fn comment_body(sections: &[AdapterSection], context: &CommentContext) -> String {
-    let layout = Layout::new(sections, context);
-    let total = layout.row_count();
-    let full = layout.render(total);
-    if full.len() <= MAX_COMMENT_BYTES {
-        return full;
-    }
-    let bare = layout.render(0);
-    if bare.len() > MAX_COMMENT_BYTES {
-        return hard_truncate(&bare, &layout.truncation_note(total));
-    }
-    // Invariant: `fits` rows fit, `too_many` rows do not. The length grows with the rows kept.
-    let (mut fits, mut too_many) = (0, total);
-    while too_many - fits > 1 {
-        let middle = fits + (too_many - fits) / 2;
-        if layout.render(middle).len() <= MAX_COMMENT_BYTES {
-            fits = middle;
-        } else {
-            too_many = middle;
-        }
-    }
-    layout.render(fits)
+    Layout::new(sections, context, Target::Comment).fit(MAX_COMMENT_BYTES)
 }
 
-/// Cuts `text` (at a character boundary) so that it and `note` fit in [`MAX_COMMENT_BYTES`];
-/// only reached with absurdly many adapters.
-fn hard_truncate(text: &str, note: &str) -> String {
-    let budget = MAX_COMMENT_BYTES.saturating_sub(note.len() + 2);
+/// The job summary (`$GITHUB_STEP_SUMMARY`) of the same results: the comment's verdict lines,
+/// notes and tables, without the marker, with as many rows as fit in GitHub's
+/// [`MAX_STEP_SUMMARY_BYTES`] (1 MiB, where the comment has 64 KiB), then `appendix` (Markdown
+/// the caller adds after the tables, e.g. the blessed history of the regressed benchmarks;
+/// cut at a line to a quarter of the limit when longer).
+///
+/// Rows are dropped as in [`comment_body`] (other rows of the last adapter first, regressions
+/// and improvements last), and a line says how many are not shown and how to see every row
+/// (`cargo convbench report` on the records). The summary never refers the reader to the job
+/// summary: it is the job summary.
+pub fn job_summary(sections: &[AdapterSection], context: &CommentContext, appendix: &str) -> String {
+    let appendix = cap_appendix(appendix);
+    let layout = Layout::new(sections, context, Target::JobSummary);
+    let mut summary = layout.fit(MAX_STEP_SUMMARY_BYTES - appendix.len());
+    summary.push_str(&appendix);
+    summary
+}
+
+/// `appendix` cut at the end of a line to [`MAX_APPENDIX_BYTES`], with a line saying so.
+fn cap_appendix(appendix: &str) -> String {
+    const NOTE: &str = "\n… the rest was cut to keep the job summary within GitHub's 1 MiB.\n";
+    if appendix.len() <= MAX_APPENDIX_BYTES {
+        return appendix.to_string();
+    }
+    let mut end = MAX_APPENDIX_BYTES - NOTE.len();
+    while !appendix.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = appendix[..end].rfind('\n').map_or(0, |at| at + 1);
+    format!("{}{NOTE}", &appendix[..end])
+}
+
+/// Cuts `text` (at a character boundary) so that it and `note` fit in `max_bytes`; only
+/// reached with absurdly many adapters.
+fn hard_truncate(text: &str, note: &str, max_bytes: usize) -> String {
+    let budget = max_bytes.saturating_sub(note.len() + 2);
     let mut end = budget.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     format!("{}\n\n{note}", &text[..end])
+}
+
+/// Where a rendering goes: the two differ in the marker, and in where they send the reader
+/// for what they leave out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// The sticky pull-request comment ([`comment_body`]).
+    Comment,
+    /// The job summary ([`job_summary`]).
+    JobSummary,
 }
 
 /// The comment pre-rendered into pieces, so that rendering with fewer rows is cheap.
@@ -234,6 +264,7 @@ struct Layout {
     preamble: Vec<String>,
     sections: Vec<SectionLayout>,
     run_url: Option<String>,
+    target: Target,
 }
 
 struct SectionLayout {
@@ -253,17 +284,42 @@ const TABLE_HEADER: &str = "| benchmark | phase | baseline | current | change | 
                             | --- | --- | ---: | ---: | ---: | ---: | --- |\n";
 
 impl Layout {
-    fn new(sections: &[AdapterSection], context: &CommentContext) -> Self {
+    fn new(sections: &[AdapterSection], context: &CommentContext, target: Target) -> Self {
         Self {
             summary_lines: sections.iter().map(summary_line).collect(),
-            preamble: preamble(sections, context),
+            preamble: preamble(sections, context, target),
             sections: sections.iter().map(|s| SectionLayout::new(s, context)).collect(),
             run_url: context
                 .run_url
                 .as_deref()
                 .filter(|url| is_plain_url(url))
                 .map(str::to_string),
+            target,
         }
+    }
+
+    /// The rendering with as many rows as fit in `max_bytes`.
+    fn fit(&self, max_bytes: usize) -> String {
+        let total = self.row_count();
+        let full = self.render(total);
+        if full.len() <= max_bytes {
+            return full;
+        }
+        let bare = self.render(0);
+        if bare.len() > max_bytes {
+            return hard_truncate(&bare, &self.truncation_note(total), max_bytes);
+        }
+        // Invariant: `fits` rows fit, `too_many` rows do not. The length grows with the rows kept.
+        let (mut fits, mut too_many) = (0, total);
+        while too_many - fits > 1 {
+            let middle = fits + (too_many - fits) / 2;
+            if self.render(middle).len() <= max_bytes {
+                fits = middle;
+            } else {
+                too_many = middle;
+            }
+        }
+        self.render(fits)
     }
 
     fn row_count(&self) -> usize {
@@ -280,8 +336,11 @@ impl Layout {
         let mut notable_budget = keep.min(notable_total);
         let mut other_budget = keep - notable_budget;
         let mut out = String::new();
-        out.push_str(COMMENT_MARKER);
-        out.push_str("\n## convbench\n\n");
+        if self.target == Target::Comment {
+            out.push_str(COMMENT_MARKER);
+            out.push('\n');
+        }
+        out.push_str("## convbench\n\n");
         if self.sections.is_empty() {
             out.push_str("No benchmark results to compare.\n");
         }
@@ -313,11 +372,25 @@ impl Layout {
 
     fn truncation_note(&self, hidden: usize) -> String {
         let rows = if hidden == 1 { "row" } else { "rows" };
-        let summary = match &self.run_url {
-            Some(url) => format!("[job summary]({url})"),
-            None => "job summary".to_string(),
-        };
-        format!("… {hidden} more {rows} not shown (see the {summary} / artifacts)")
+        match self.target {
+            Target::Comment => {
+                let summary = match &self.run_url {
+                    Some(url) => format!("[job summary]({url})"),
+                    None => "job summary".to_string(),
+                };
+                format!("… {hidden} more {rows} not shown (see the {summary} / artifacts)")
+            }
+            Target::JobSummary => {
+                let records = match &self.run_url {
+                    Some(url) => format!("the records uploaded by [the benchmark run]({url})"),
+                    None => "the records".to_string(),
+                };
+                format!(
+                    "… {hidden} more {rows} not shown, over GitHub's limit of 1 MiB for a job summary; \
+                     `cargo convbench report` on {records} lists every row."
+                )
+            }
+        }
     }
 }
 
@@ -388,7 +461,7 @@ impl SectionLayout {
 
 /// The lines under the verdicts: how the verdict was reached, where the numbers come from,
 /// an accepting label, mentions (only when the gate fails), then the notes.
-fn preamble(sections: &[AdapterSection], context: &CommentContext) -> Vec<String> {
+fn preamble(sections: &[AdapterSection], context: &CommentContext, target: Target) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(mode) = &context.mode {
         lines.push(format!("Decided by {}.", escape_markdown(mode)));
@@ -397,10 +470,13 @@ fn preamble(sections: &[AdapterSection], context: &CommentContext) -> Vec<String
         lines.push(escape_markdown(provenance));
     }
     if let Some(url) = context.run_url.as_deref().filter(|url| is_plain_url(url)) {
-        lines.push(format!(
-            "Measured in [this workflow run]({url}); its job summary shows the blessed history of \
-             every regressed benchmark."
-        ));
+        lines.push(match target {
+            Target::Comment => format!(
+                "Measured in [this workflow run]({url}); its job summary shows the blessed history of \
+                 every regressed benchmark."
+            ),
+            Target::JobSummary => format!("Measured in [the benchmark run]({url})."),
+        });
     }
     if let Some(url) = context
         .dashboard_url

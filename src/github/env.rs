@@ -10,6 +10,90 @@ pub const DEFAULT_API_URL: &str = "https://api.github.com";
 /// The web server used when `GITHUB_SERVER_URL` is unset.
 const DEFAULT_SERVER_URL: &str = "https://github.com";
 
+/// The longest part of a bad `GITHUB_API_URL` quoted in an error message, in characters.
+const MAX_QUOTED_URL_CHARS: usize = 200;
+
+/// Whether `api_url` can be the base URL of GitHub's REST API: `http://` or `https://` (any
+/// case), a host of letters, digits, `.`, `-`, `_` (an IPv6 address in brackets), an optional
+/// port, then an optional path of printable characters without a query or fragment.
+/// `Err`: the [`Error::Environment`] that names `GITHUB_API_URL`, its value (escaped, so that
+/// control characters, a line break or a bidirectional override print as escapes, and cut at
+/// 200 characters) and what it should look like.
+///
+/// octocrab panics on a base URL without a scheme (`api.github.com`) when it builds the first
+/// request; checked here, a mistyped variable is an error with the fix instead.
+pub(super) fn check_api_url(api_url: &str) -> crate::Result<()> {
+    let lower = api_url.to_ascii_lowercase();
+    let rest = ["https://", "http://"]
+        .iter()
+        .find(|scheme| lower.starts_with(*scheme))
+        .map(|scheme| &api_url[scheme.len()..]);
+    let problem = match rest {
+        None => Some("has no http:// or https:// scheme"),
+        Some(rest) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            let (host, port) = match authority.rsplit_once(':') {
+                Some((host, port)) if !host.ends_with(':') && !port.contains(']') => (host, Some(port)),
+                _ => (authority, None),
+            };
+            let plain_host = |host: &str| {
+                !host.is_empty()
+                    && host
+                        .bytes()
+                        .all(|byte| byte.is_ascii_alphanumeric() || b".-_".contains(&byte))
+            };
+            let ipv6 = |host: &str| {
+                host.strip_prefix('[')
+                    .and_then(|inner| inner.strip_suffix(']'))
+                    .is_some_and(|inner| {
+                        !inner.is_empty()
+                            && inner.bytes().all(|byte| byte.is_ascii_hexdigit() || byte == b':')
+                    })
+            };
+            if authority.contains('@') {
+                Some("has credentials before the host (the token belongs in GITHUB_TOKEN)")
+            } else if !(plain_host(host) || ipv6(host)) {
+                Some("has no valid host name after the scheme")
+            } else if port.is_some_and(|port| port.parse::<u16>().is_err()) {
+                Some("has a port that is not a number up to 65535")
+            } else if path.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {
+                Some("has white space or control characters in its path")
+            } else if path.contains(['?', '#']) {
+                Some("has a query or a fragment, which a base URL cannot have")
+            } else {
+                None
+            }
+        }
+    };
+    match problem {
+        None => Ok(()),
+        Some(problem) => {
+            let shown = without_userinfo(api_url);
+            let mut quoted: String = shown.chars().take(MAX_QUOTED_URL_CHARS).collect();
+            if quoted.len() < shown.len() {
+                quoted.push('…');
+            }
+            Err(Error::Environment(format!(
+                "GITHUB_API_URL \"{}\" {problem}; it should be the REST API's base URL, e.g. \
+                 {DEFAULT_API_URL}, or https://HOST/api/v3 on GitHub Enterprise Server (GitHub Actions \
+                 sets it; unset it to use {DEFAULT_API_URL})",
+                quoted.escape_debug()
+            )))
+        }
+    }
+}
+
+/// `url` with anything before an `@` in its authority (a user name and password) replaced by
+/// `***`, so that an error message never repeats a credential.
+fn without_userinfo(url: &str) -> String {
+    let start = url.find("://").map_or(0, |at| at + 3);
+    let end = url[start..].find('/').map_or(url.len(), |at| start + at);
+    match url[start..end].rfind('@') {
+        Some(at) => format!("{}***{}", &url[..start], &url[start + at..]),
+        None => url.to_string(),
+    }
+}
+
 /// An API token. `Debug` and `Display` print `***` so that the token cannot end up in a log,
 /// an error message or a panic through formatting; [`Token::expose`] is the one way to read it.
 #[derive(Clone)]
@@ -158,13 +242,16 @@ impl ActionsEnv {
     /// Reads the variables through `var`, which returns a variable's value or `None`; the
     /// payload file named by `GITHUB_EVENT_PATH` is read from disk.
     ///
-    /// Fails when `GITHUB_REPOSITORY` is not `owner/name`, or when the payload file cannot be
-    /// read or is not JSON.
+    /// Fails when `GITHUB_REPOSITORY` is not `owner/name`, when `GITHUB_API_URL` is not an
+    /// `http(s)` URL with a host ([`Error::Environment`] naming it), or when the payload file
+    /// cannot be read or is not JSON.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> crate::Result<Self> {
         let var = |name: &str| var(name).filter(|value| !value.is_empty());
         let repository = var("GITHUB_REPOSITORY")
             .map(|full| Repository::parse(&full))
             .transpose()?;
+        let api_url = var("GITHUB_API_URL").unwrap_or_else(|| DEFAULT_API_URL.to_string());
+        check_api_url(&api_url)?;
         let pull_request = match var("GITHUB_EVENT_PATH") {
             Some(path) => read_pull_request(&PathBuf::from(path), repository.as_ref())?,
             None => None,
@@ -176,7 +263,7 @@ impl ActionsEnv {
             pull_request,
             base_ref: var("GITHUB_BASE_REF"),
             sha: var("GITHUB_SHA"),
-            api_url: var("GITHUB_API_URL").unwrap_or_else(|| DEFAULT_API_URL.to_string()),
+            api_url,
             server_url: var("GITHUB_SERVER_URL").unwrap_or_else(|| DEFAULT_SERVER_URL.to_string()),
             run_id: var("GITHUB_RUN_ID"),
             step_summary: var("GITHUB_STEP_SUMMARY").map(PathBuf::from),
@@ -331,6 +418,67 @@ mod tests {
             error.to_string().contains("not a GitHub event payload"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn a_github_api_url_without_a_scheme_is_an_environment_error_naming_it() {
+        for bad in [
+            "api.github.com",
+            "ftp://api.github.com",
+            "https://",
+            "https:///api/v3",
+            "https://ghe.example.com:http/api/v3",
+            "https://ghe.example.com/api v3",
+            "https://ghe.example.com/api/v3?x=1",
+        ] {
+            let error = env_of(&[("GITHUB_API_URL", bad)]).expect_err(bad);
+            assert_eq!(error.kind(), crate::ErrorKind::Environment, "{bad}");
+            let message = error.to_string();
+            assert!(
+                message.starts_with(&format!("GITHUB_API_URL \"{bad}\" ")),
+                "{message}"
+            );
+            assert!(message.contains("e.g. https://api.github.com"), "{message}");
+        }
+        // Escaped: a line break cannot start a workflow command in the log.
+        let error =
+            env_of(&[("GITHUB_API_URL", "api.github.com\n::error::forged\u{202e}")]).expect_err("bad");
+        let message = error.to_string();
+        assert!(
+            !message.contains('\n') && !message.contains('\u{202e}'),
+            "{message}"
+        );
+        assert!(
+            message.contains("api.github.com\\n::error::forged\\u{202e}"),
+            "{message}"
+        );
+        let credentials = env_of(&[("GITHUB_API_URL", "https://user:hunter2@ghe.example.com/api/v3")])
+            .expect_err("credentials");
+        assert!(
+            credentials
+                .to_string()
+                .starts_with("GITHUB_API_URL \"https://***@ghe.example.com/api/v3\" has credentials"),
+            "{credentials}"
+        );
+        let long = format!("api.{}.com", "x".repeat(10_000));
+        assert!(
+            env_of(&[("GITHUB_API_URL", &long)])
+                .expect_err("long")
+                .to_string()
+                .len()
+                < 600
+        );
+        for good in [
+            "https://api.github.com",
+            "HTTPS://API.GITHUB.COM/",
+            "https://ghe.example.com/api/v3",
+            "http://127.0.0.1:8080",
+            "http://[::1]:8080/api",
+            "http://localhost",
+        ] {
+            let env = env_of(&[("GITHUB_API_URL", good)]).expect(good);
+            assert_eq!(env.api_url, good);
+        }
     }
 
     #[test]

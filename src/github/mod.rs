@@ -15,10 +15,13 @@
 //!   a verdict line per adapter, then a section per adapter, capped at
 //!   [`MAX_COMMENT_BYTES`]. Every string that comes from a record (benchmark ids, adapter
 //!   names, driver strings, commits) is escaped with [`escape_markdown`], so a benchmark named
-//!   `<img src=x>` or `@someone` renders as text and pings nobody.
+//!   `<img src=x>` or `@someone` renders as text and pings nobody. [`job_summary`] renders the
+//!   same results for the job summary, within GitHub's 1 MiB ([`MAX_STEP_SUMMARY_BYTES`])
+//!   instead of the comment's 64 KiB, so it shows every row that fits there.
 //! - [`post_or_update_comment`] finds the comment opening with the marker on the pull request
 //!   (following the pages of comments) and updates it in place, or creates it: one comment per
-//!   pull request, however many runs. It blocks on a private current-thread tokio runtime, so callers stay
+//!   pull request, however many runs, concurrent ones included (after a POST it lists again and
+//!   folds its new comment into an older one). It blocks on a private current-thread tokio runtime, so callers stay
 //!   synchronous.
 //! - [`create_check_run`] adds a completed [`CheckRun`] (success, failure or neutral, with a
 //!   Markdown summary cut to [`MAX_CHECK_SUMMARY_BYTES`]) to a commit, for a line in the pull
@@ -43,8 +46,8 @@
 //! never run the pull request's code. So the benchmark job (`convbench.yml`) only measures and
 //! uploads its record; `comment.yml`, triggered by `workflow_run`, runs the default branch's
 //! convbench on those records with `pull-requests: write`. 403 and 404 answers from the API
-//! come back as [`crate::Error::Environment`] saying exactly that (a 404 also that the pull
-//! request may not exist).
+//! come back as [`crate::Error::Environment`] saying which permission is missing (a 404 while
+//! listing: which read permission, or that the pull request number or repository is wrong).
 
 mod annotations;
 mod api;
@@ -58,8 +61,8 @@ pub use api::{
     GithubApi, MAX_CHECK_SUMMARY_BYTES, create_check_run, post_or_update_comment, update_comment_if_present,
 };
 pub use comment::{
-    AdapterSection, COMMENT_MARKER, CommentContext, MAX_COMMENT_BYTES, comment_body, escape_markdown,
-    format_change, format_duration_ns, sections_from,
+    AdapterSection, COMMENT_MARKER, CommentContext, MAX_COMMENT_BYTES, MAX_STEP_SUMMARY_BYTES, comment_body,
+    escape_markdown, format_change, format_duration_ns, job_summary, sections_from,
 };
 pub use env::{ActionsEnv, DEFAULT_API_URL, PullRequest, Repository, Token};
 pub use summary::write_step_summary;

@@ -1,7 +1,8 @@
 //! Pure renderers: a [`RunRecord`] or a [`Comparison`] in, text out.
 //!
 //! Terminal tables ([`table`], [`layers_table`], [`comparison_table`]), GitHub Markdown
-//! ([`markdown`], [`comparison_markdown`]), CSV ([`csv()`]), JSON ([`json`]), SVG charts
+//! ([`markdown`], [`comparison_markdown`]), CSV ([`csv()`]), JSON ([`json`]), the formats of
+//! benchmark dashboards ([`bmf`] for Bencher, [`github_action_benchmark`]), SVG charts
 //! ([`chart_svg`] of a [`ChartSpec`]), the pivot of the seeds' comparisons ([`pivot`], [`render_pivot`]) and the history dashboard ([`history_svg`], [`history_html`]). No function
 //! here prints, reads or writes a file: the binary decides whether the text goes to the
 //! terminal, to `--out`, to `$GITHUB_STEP_SUMMARY` or into a PR comment. Every text ends with
@@ -24,6 +25,7 @@ mod cells;
 mod charts;
 mod comparison;
 mod csv_export;
+mod dashboards;
 mod history;
 mod markdown;
 mod pivot;
@@ -37,6 +39,7 @@ mod tests;
 pub use charts::{ChartKind, ChartSpec, chart_svg};
 pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
+pub use dashboards::{BMF_MEASURE, DashboardFormat, bmf, github_action_benchmark, render_dashboard};
 pub use history::{github_commit_url, history_html, history_svg, history_svg_file_name};
 pub use markdown::{escape_markdown, markdown};
 pub use pivot::{

@@ -1081,3 +1081,144 @@ fn pivot_ratios_below_a_tenth_keep_two_significant_digits() {
     let table = pivot_table(&grid);
     assert!(table.contains("(0.039x)"), "{table}");
 }
+
+/// The names the dashboard formats give the record's phases, in record order.
+fn dashboard_names(record: &RunRecord) -> Vec<String> {
+    record
+        .benchmarks
+        .iter()
+        .flat_map(|benchmark| {
+            Phase::ALL
+                .into_iter()
+                .filter(|phase| benchmark.phase(*phase).is_some())
+                .map(|phase| format!("{}/{}", benchmark.id, phase.as_str()))
+        })
+        .collect()
+}
+
+#[test]
+fn bmf_has_the_documented_shape_one_latency_measure_per_benchmark_and_phase() {
+    let record = record();
+    let text = bmf(&record);
+    assert!(text.ends_with("}\n") && !text.ends_with("\n\n"));
+    let parsed: serde_json::Value = serde_json::from_str(&text).expect("BMF is JSON");
+    // {"<benchmark name>": {"<measure>": {"value": n, "lower_value"?: n, "upper_value"?: n}}}
+    let benchmarks = parsed.as_object().expect("a JSON object of benchmarks");
+    let mut names: Vec<&String> = benchmarks.keys().collect();
+    let mut expected = dashboard_names(&record);
+    expected.sort();
+    names.sort();
+    assert_eq!(names, expected.iter().collect::<Vec<_>>());
+    for (name, measures) in benchmarks {
+        let measures = measures.as_object().expect("an object of measures");
+        assert_eq!(measures.keys().collect::<Vec<_>>(), [BMF_MEASURE], "{name}");
+        let metric = measures[BMF_MEASURE].as_object().expect("a metric object");
+        for key in metric.keys() {
+            assert!(
+                ["value", "lower_value", "upper_value"].contains(&key.as_str()),
+                "{name}: `{key}` is not a BMF metric field"
+            );
+        }
+        let number = |key: &str| metric[key].as_f64().unwrap_or_else(|| panic!("{name}: {key}"));
+        let (value, lower, upper) = (number("value"), number("lower_value"), number("upper_value"));
+        assert!(
+            lower <= value && value <= upper,
+            "{name}: {lower} {value} {upper}"
+        );
+    }
+    let total = &benchmarks["alexnet/train/b128/f32/wgpu/total"][BMF_MEASURE];
+    let summary = &record.benchmarks[1].phase(Phase::Total).expect("a total").summary;
+    assert_eq!(total["value"].as_f64(), Some(summary.median_ns));
+    assert_eq!(total["lower_value"].as_f64(), Some(summary.min_ns));
+    assert_eq!(total["upper_value"].as_f64(), Some(summary.max_ns));
+}
+
+#[test]
+fn github_action_benchmark_is_a_custom_smaller_is_better_array() {
+    let record = record();
+    let text = github_action_benchmark(&record);
+    assert!(text.ends_with("]\n") && !text.ends_with("\n\n"));
+    let parsed: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    // [{"name": string, "unit": string, "value": number, "range"?: string, "extra"?: string}]
+    let entries = parsed.as_array().expect("a JSON array");
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|entry| entry["name"].as_str().expect("a name string"))
+        .collect();
+    assert_eq!(names, dashboard_names(&record), "every phase, in record order");
+    for entry in entries {
+        let fields = entry.as_object().expect("an object per benchmark");
+        for key in fields.keys() {
+            assert!(
+                ["name", "unit", "value", "range", "extra"].contains(&key.as_str()),
+                "`{key}` is not a customSmallerIsBetter field"
+            );
+        }
+        assert_eq!(entry["unit"].as_str(), Some("ns"));
+        assert!(
+            entry["value"].as_f64().is_some_and(|value| value > 0.0),
+            "{entry}"
+        );
+        assert!(
+            entry["range"]
+                .as_str()
+                .is_some_and(|range| range.starts_with("± ")),
+            "{entry}"
+        );
+        assert!(entry["extra"].is_string(), "{entry}");
+    }
+    let forward = &entries[0];
+    assert_eq!(forward["name"], "alexnet/train/b64/f32/wgpu/forward");
+    assert_eq!(forward["value"].as_f64(), Some(8_730_000.0));
+    assert_eq!(
+        forward["extra"],
+        "adapter: NVIDIA H100 (vulkan)\ntiming: gpu timestamps\nsamples: 5"
+    );
+}
+
+#[test]
+fn dashboard_formats_leave_out_phases_that_json_cannot_hold() {
+    let mut record = record();
+    record.benchmarks[2].phases[0].summary.median_ns = f64::NAN;
+    record.benchmarks[2].phases[1].summary.stddev_ns = f64::INFINITY;
+    let parsed: serde_json::Value = serde_json::from_str(&bmf(&record)).expect("JSON");
+    assert!(parsed.get("vgg11/eval/b64/f16/wgpu/forward").is_none());
+    assert!(parsed.get("vgg11/eval/b64/f16/wgpu/total").is_some());
+    let parsed: serde_json::Value = serde_json::from_str(&github_action_benchmark(&record)).expect("JSON");
+    let entries = parsed.as_array().expect("an array");
+    assert!(
+        !entries
+            .iter()
+            .any(|e| e["name"] == "vgg11/eval/b64/f16/wgpu/forward")
+    );
+    let total = entries
+        .iter()
+        .find(|e| e["name"] == "vgg11/eval/b64/f16/wgpu/total")
+        .expect("the total stays");
+    assert!(
+        total.get("range").is_none(),
+        "no range from an infinite deviation"
+    );
+    assert!(entries.iter().all(|entry| !entry["value"].is_null()));
+}
+
+#[test]
+fn dashboard_format_names_parse() {
+    for format in DashboardFormat::ALL {
+        assert_eq!(
+            format.to_string().parse::<DashboardFormat>().expect("round trip"),
+            format
+        );
+        assert!(Format::from_str(format.as_str()).is_err(), "one name, one format");
+    }
+    assert_eq!(
+        DashboardFormat::from_str("BMF").expect("any case"),
+        DashboardFormat::Bmf
+    );
+    assert_eq!(
+        render_dashboard(&record(), DashboardFormat::GithubActionBenchmark),
+        github_action_benchmark(&record())
+    );
+    let error = DashboardFormat::from_str("json").expect_err("not a dashboard format");
+    assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+}

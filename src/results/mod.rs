@@ -671,12 +671,13 @@ impl RunRecord {
 
     /// Reads a record file, with a clear error for a missing, corrupt or future-version file.
     pub fn read(path: &std::path::Path) -> crate::Result<Self> {
-        let text = crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES).map_err(|error| match error {
-            crate::Error::Io { source, .. } => {
-                crate::Error::InvalidInput(format!("cannot read record {}: {source}", path.display()))
-            }
-            other => other,
-        })?;
+        let text =
+            crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES).map_err(|error| match error {
+                crate::Error::Io { source, .. } => {
+                    crate::Error::InvalidInput(format!("cannot read record {}: {source}", path.display()))
+                }
+                other => other,
+            })?;
         Ok(Self::from_json(&text, &path.display().to_string())?)
     }
 

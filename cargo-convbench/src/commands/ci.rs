@@ -259,7 +259,7 @@ fn report(workspace: &Workspace, a: &CiArgs, env: &ActionsEnv, judged: Decision)
     }
     if let Some(path) = &env.step_summary {
         let history = regression_history(workspace, &a.baseline.set, &judged);
-        write_step_summary(path, &format!("{}{history}", judged.body))?;
+        write_step_summary(path, &judged.job_summary(&history))?;
     }
     for line in judged.pairs.iter().flat_map(|(_, c)| annotations(c)) {
         print(&line);
@@ -326,7 +326,7 @@ pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
     }
     if let Some(path) = &env.step_summary {
         let history = regression_history(&workspace, &a.baseline.set, &judged);
-        write_step_summary(path, &format!("{}{history}", judged.body))?;
+        write_step_summary(path, &judged.job_summary(&history))?;
     }
     let policy = policy(&workspace, &a.post);
     let action = post_comment(&env, a.pr, &judged, policy)?;

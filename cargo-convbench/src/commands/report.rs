@@ -2,7 +2,7 @@
 
 use crate::cli::Args;
 use crate::output::print;
-use convbench::report::{self, Format, PivotAxis, PivotRows, PivotSpec};
+use convbench::report::{self, DashboardFormat, Format, PivotAxis, PivotRows, PivotSpec};
 use convbench::results::RunRecord;
 use convbench::{Error, Result};
 use std::path::PathBuf;
@@ -13,7 +13,8 @@ pub struct ReportArgs {
     /// A record written by `run --format json` or `run --out`; several only with `--pivot`.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// table, json, csv or md.
+    /// table, json, csv or md; or for a benchmark dashboard, bmf (Bencher Metric Format) or
+    /// github-action-benchmark (its customSmallerIsBetter JSON).
     #[arg(long, default_value = "table")]
     pub format: String,
     /// Also show the per-layer breakdown (table format); with --pivot, use --rows layer.
@@ -36,9 +37,36 @@ pub struct ReportArgs {
     pub ratio_to: Option<String>,
 }
 
+/// What `--format` names: a text format, or a dashboard's.
+enum ReportFormat {
+    Text(Format),
+    Dashboard(DashboardFormat),
+}
+
+impl ReportFormat {
+    fn parse(name: &str) -> Result<Self> {
+        if let Ok(format) = name.parse() {
+            return Ok(Self::Text(format));
+        }
+        if let Ok(format) = name.parse() {
+            return Ok(Self::Dashboard(format));
+        }
+        let names: Vec<&str> = (Format::ALL.iter().map(|format| format.as_str()))
+            .chain(DashboardFormat::ALL.iter().map(|format| format.as_str()))
+            .collect();
+        Err(Error::InvalidInput(format!(
+            "unknown report format `{name}`; use one of {}",
+            names.join(", ")
+        )))
+    }
+}
+
 /// Renders the record, or the pivot of the records.
 pub fn run(_args: &Args, a: &ReportArgs) -> Result<u8> {
-    let format: Format = a.format.parse()?;
+    let format = match ReportFormat::parse(&a.format)? {
+        ReportFormat::Text(format) => format,
+        ReportFormat::Dashboard(format) => return dashboard(a, format),
+    };
     if a.pivot {
         print(&pivot_text(a, format)?);
         return Ok(0);
@@ -58,6 +86,27 @@ pub fn run(_args: &Args, a: &ReportArgs) -> Result<u8> {
         }
     }
     print(&text);
+    Ok(0)
+}
+
+/// One record in a dashboard's format.
+fn dashboard(a: &ReportArgs, format: DashboardFormat) -> Result<u8> {
+    let [file] = a.files.as_slice() else {
+        return Err(Error::InvalidInput(format!(
+            "--format {format} renders one record, got {} files; run it once per record",
+            a.files.len()
+        )));
+    };
+    if a.pivot || a.layers {
+        return Err(Error::InvalidInput(format!(
+            "--format {format} exports every benchmark and phase of the record; --pivot and --layers \
+             are for table, md, csv and json"
+        )));
+    }
+    // Plain `print`, not `print_untrusted`: the JSON is meant for `> file`, and no line of
+    // pretty JSON can start a workflow command (each opens with a space or a bracket, and
+    // JSON escapes line breaks in strings).
+    print(&report::render_dashboard(&RunRecord::read(file)?, format));
     Ok(0)
 }
 

@@ -120,11 +120,12 @@ async fn ci_in_actions_posts_one_sticky_comment_then_updates_it() {
     let server = MockServer::start().await;
     let thread = Thread::default();
     let bearer = format!("Bearer {TOKEN}");
+    // Each run lists; the first also lists again after its POST, for concurrent runs.
     Mock::given(method("GET"))
         .and(path(COMMENTS))
         .and(header("authorization", bearer.as_str()))
         .respond_with(thread.clone())
-        .expect(2)
+        .expect(3)
         .mount(&server)
         .await;
     Mock::given(method("POST"))
@@ -174,9 +175,16 @@ async fn ci_in_actions_posts_one_sticky_comment_then_updates_it() {
         assert!(body.contains("regression"), "{body}");
     }
     let summary = summary_of(&package);
-    assert!(summary.contains(MARKER), "{summary}");
+    assert!(
+        !summary.contains(MARKER),
+        "the summary is not the comment: {summary}"
+    );
     assert!(summary.contains("regression"), "{summary}");
-    assert_eq!(summary.matches(MARKER).count(), 2, "each run appends its summary");
+    assert_eq!(
+        summary.matches("## convbench").count(),
+        2,
+        "each run appends its summary"
+    );
     let comments = thread.0.lock().expect("fake state");
     assert_eq!(comments.len(), 1, "one comment on the pull request");
 }
@@ -213,7 +221,7 @@ async fn ci_when_commenting_is_forbidden_still_writes_the_summary_and_exits_with
     assert!(stdout.contains("::error"), "{stdout}");
     let summary = summary_of(&package);
     assert!(
-        summary.contains(MARKER) && summary.contains("regression"),
+        summary.contains("## convbench") && summary.contains("regression"),
         "{summary}"
     );
     server.verify().await;
@@ -675,4 +683,35 @@ async fn the_comment_job_takes_the_commit_and_link_from_the_event_and_creates_a_
         .output()
         .expect("comment");
     assert_code(&bad, 2);
+}
+
+#[test]
+fn a_github_api_url_without_a_scheme_is_an_environment_error_not_a_panic() {
+    let (package, _) = Package::blessed();
+    let output = package
+        .convbench()
+        .args([
+            "comment",
+            "--pr",
+            "7",
+            "--results",
+            "slower.json",
+            "--baseline-rev",
+            "HEAD",
+        ])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "o/r")
+        .env("GITHUB_API_URL", "api.github.com")
+        .env("GITHUB_TOKEN", TOKEN)
+        .output()
+        .expect("comment");
+    assert_code(&output, 3);
+    let stderr = stderr_of(&output);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        stderr.contains("GITHUB_API_URL \"api.github.com\" has no http:// or https:// scheme"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("https://api.github.com"), "{stderr}");
+    assert_no_token(&output);
 }

@@ -2,7 +2,7 @@
 
 use crate::support::{
     TRAIN_PHASES, assert_code, cargo_convbench, convbench, parse_record, raw_samples, read_record, scaled,
-    stdout_of, tiny, write_record,
+    stderr_of, stdout_of, tiny, write_record,
 };
 use convbench::results::{FORMAT_VERSION, RunRecord};
 use std::path::{Path, PathBuf};
@@ -169,6 +169,59 @@ fn report_reads_the_checked_in_version_1_record() {
     };
     insta::assert_snapshot!("report_v1_csv", render("csv"));
     insta::assert_snapshot!("report_v1_md", render("md"));
+}
+
+#[test]
+fn report_exports_a_record_for_bencher_and_github_action_benchmark() {
+    let render = |args: &[&str]| {
+        cargo_convbench()
+            .arg("report")
+            .arg(fixture_v1())
+            .args(args)
+            .output()
+            .expect("report")
+    };
+    let record = parse_record(
+        &std::fs::read_to_string(fixture_v1()).expect("fixture"),
+        "fixture",
+    );
+    let phases: usize = record.benchmarks.iter().map(|b| b.phases.len()).sum();
+    let bmf = render(&["--format", "bmf"]);
+    assert_code(&bmf, 0);
+    let bmf: serde_json::Value = serde_json::from_str(&stdout_of(&bmf)).expect("BMF is JSON");
+    let benchmarks = bmf.as_object().expect("an object of benchmarks");
+    assert_eq!(benchmarks.len(), phases, "a benchmark per benchmark and phase");
+    for (name, measures) in benchmarks {
+        assert!(
+            measures["latency"]["value"].as_f64().is_some(),
+            "{name}: {measures}"
+        );
+    }
+    let action = render(&["--format", "github-action-benchmark"]);
+    assert_code(&action, 0);
+    let entries: serde_json::Value = serde_json::from_str(&stdout_of(&action)).expect("JSON");
+    let entries = entries.as_array().expect("an array");
+    assert_eq!(entries.len(), phases);
+    assert!(
+        entries
+            .iter()
+            .all(|entry| entry["name"].is_string() && entry["unit"] == "ns" && entry["value"].is_number())
+    );
+
+    let pivot = render(&["--format", "bmf", "--pivot"]);
+    assert_code(&pivot, 2);
+    assert!(
+        stderr_of(&pivot).contains("--pivot and --layers are for"),
+        "{}",
+        stderr_of(&pivot)
+    );
+    let unknown = render(&["--format", "html"]);
+    assert_code(&unknown, 2);
+    assert!(
+        stderr_of(&unknown).contains("use one of table, json, csv, md, bmf, github-action-benchmark"),
+        "{}",
+        stderr_of(&unknown)
+    );
 }
 
 #[test]
