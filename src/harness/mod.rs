@@ -602,7 +602,7 @@ impl<'a> AbSession<'a> {
     pub fn take(&mut self, pairs: usize, total: usize, on_event: &mut dyn FnMut(Event)) -> Result<()> {
         for _ in 0..pairs {
             let index = self.samples.base_ns.len();
-            let base_first = index % 2 == 0;
+            let base_first = index.is_multiple_of(2);
             let order = if base_first { [0, 1] } else { [1, 0] };
             let mut times = [0u64; 2];
             for side in order {
