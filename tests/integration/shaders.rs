@@ -123,3 +123,79 @@ fn naga_does_not_implement_the_subgroups_directive_yet() {
     assert_eq!(without.lines().count(), source.lines().count());
     naga::front::wgsl::parse_str(&without).expect("naga takes the built-ins without the directive");
 }
+
+/// `kernels --emit` writes every final source: each shader at each precision and subgroup form,
+/// each GEMM tile's specialisation, the calibration shader at f32. Every file validates with
+/// naga, and every (shader, specialisation) the variants plan on the ops of the zoo is among
+/// them.
+#[test]
+fn every_emitted_final_source_validates_with_naga() {
+    use convbench::kernels::emit::{final_sources, specializations, write_sources};
+    use convbench::kernels::registry::naga_source;
+    use convbench::kernels::shader_set::ShaderSet;
+    use convbench::kernels::{GemmTile, Variant, plan};
+
+    let sources = final_sources(&ShaderSet::embedded()).expect("every specialisation applies");
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_sources(dir.path(), &sources).expect("written");
+    let mut written: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("read back")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    // 10 plain shaders at 2 precisions, less the calibration shader's f16; conv2d and batchnorm
+    // in 2 forms; gemm in 9 tiles.
+    let tiles = convbench::kernels::variant::GEMM_TILES.len();
+    assert_eq!(sources.len(), 10 * 2 - 1 + 2 * 2 * 2 + tiles * 2);
+    assert_eq!(written.len(), sources.len(), "one file per source: {written:?}");
+    assert!(
+        written.contains(&"gemm_64x64x16_4x4.f16.wgsl".to_string()),
+        "{written:?}"
+    );
+    assert!(
+        written.contains(&"conv2d.f32.subgroups.wgsl".to_string()),
+        "{written:?}"
+    );
+    for name in &written {
+        let text = std::fs::read_to_string(dir.path().join(name)).expect("read");
+        let source = naga_source(&text);
+        let module = naga::front::wgsl::parse_str(&source)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&source)));
+        let mut capabilities = naga::valid::Capabilities::SHADER_FLOAT16;
+        if name.contains(".subgroups.") {
+            capabilities |= naga::valid::Capabilities::SUBGROUP;
+        }
+        naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
+            .subgroup_stages(naga::valid::ShaderStages::COMPUTE)
+            .subgroup_operations(naga::valid::SubgroupOperationSet::all())
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{name}: {}", e.emit_to_string(&source)));
+    }
+    // What the variants load is emitted.
+    let ops = convbench::harness::plan::representative_ops().expect("the zoo plans");
+    for op in &ops {
+        for variant in Variant::builtin() {
+            let Ok(dispatches) = plan(op, variant) else {
+                continue;
+            };
+            for dispatch in dispatches {
+                let emitted = sources
+                    .iter()
+                    .any(|s| s.origin == dispatch.shader.file && s.constants == dispatch.constants);
+                assert!(
+                    emitted,
+                    "{} with {:?} ({variant} of {}) is not emitted",
+                    dispatch.shader.file,
+                    dispatch.constants,
+                    op.name()
+                );
+            }
+        }
+    }
+    let gemm = SHADERS
+        .iter()
+        .find(|s| s.file == "gemm.wgsl")
+        .expect("registered");
+    let named: Vec<Option<Variant>> = specializations(gemm).into_iter().map(|(v, _)| v).collect();
+    assert!(named.contains(&Some(Variant::Gemm(GemmTile::new(128, 128, 8, 8, 8)))));
+}
