@@ -630,3 +630,61 @@ impl WinogradPlan {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Conv2d;
+
+    /// Deterministic values in [-1, 1).
+    fn values(len: usize, salt: u64) -> Vec<f64> {
+        (0..len as u64)
+            .map(|i| {
+                let h = crate::fnv1a64((i ^ (salt << 32)).to_le_bytes());
+                (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// The Winograd magnitude is never below the direct sum's (each tap's weight through the
+    /// transforms is at least the 1 of the exact identity), and it is far above it at an output
+    /// that padding leaves one real tap.
+    #[test]
+    fn the_winograd_magnitude_bounds_the_direct_one() {
+        let mut conv = Conv2d::square(3, 4, 3, 1, 2);
+        conv.groups = 1;
+        conv.bias = true;
+        let g = ConvGeom::new(conv, 2, 7, 10).expect("fits");
+        for op in [Op::Conv2dForward(g), Op::Conv2dBackwardData(g)] {
+            let inputs: Vec<Vec<f64>> = op
+                .contract()
+                .iter()
+                .filter(|b| b.access == Access::Read)
+                .enumerate()
+                .map(|(k, b)| values(b.len, k as u64 + 1))
+                .collect();
+            let refs: Vec<&[f64]> = inputs.iter().map(Vec::as_slice).collect();
+            let absolute: Vec<Vec<f64>> = refs.iter().map(|v| abs_all(v)).collect();
+            let output = op
+                .contract()
+                .into_iter()
+                .find(|b| b.access == Access::Write)
+                .expect("an output");
+            let before = vec![f64::NAN; output.len];
+            let direct = on_absolute_values(&op, &absolute, None, &[&before]).remove(0);
+            let winograd = winograd_magnitudes(&op, &refs).expect("Winograd implements it");
+            assert_eq!(winograd.len(), direct.len());
+            for (w, d) in winograd.iter().zip(&direct) {
+                assert!(*w >= d * (1.0 - 1e-12), "{} {w} < {d}", op.name());
+            }
+            let growth = winograd
+                .iter()
+                .zip(&direct)
+                .map(|(w, d)| w / d)
+                .fold(0.0, f64::max);
+            assert!(growth > 4.0, "{}: {growth}", op.name());
+        }
+        let relu = Op::ReluForward { len: 4 };
+        assert!(winograd_magnitudes(&relu, &[&[0.0; 4]]).is_none());
+    }
+}
