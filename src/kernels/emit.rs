@@ -15,6 +15,9 @@ use crate::model::Precision;
 use crate::{Error, Result};
 use std::path::Path;
 
+/// The `(name, value)` pairs of the shader constants a specialisation replaces.
+pub type Constants = Vec<(&'static str, u32)>;
+
 /// One final source and how it was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FinalSource {
@@ -28,14 +31,14 @@ pub struct FinalSource {
     /// Whether this is the form for devices with subgroup operations.
     pub subgroups: bool,
     /// The shader constants it specialises (empty for most shaders).
-    pub constants: Vec<(&'static str, u32)>,
+    pub constants: Constants,
     /// The WGSL text.
     pub text: String,
 }
 
 /// The specialisations of `shader` that the variants use, each with the variant it is named
 /// after: every GEMM tile for `gemm.wgsl`, the source as written for every other shader.
-pub fn specializations(shader: &Shader) -> Vec<(Option<Variant>, Vec<(&'static str, u32)>)> {
+pub fn specializations(shader: &Shader) -> Vec<(Option<Variant>, Constants)> {
     if std::ptr::eq(shader, &GEMM) {
         GEMM_TILES
             .iter()
