@@ -46,10 +46,13 @@ fn softmax_cross_entropy_forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(
     }
     // Labels are checked below the class count when written (PyTorch raises on one at or above
     // it). Should one reach this kernel anyway, its loss is NaN, not another class's, and no
-    // logit outside the row is read.
+    // logit outside the row is read. The NaN's bits come from the label, a runtime value: a
+    // constant expression that evaluates to NaN is a shader-creation error in WGSL (Tint rejects
+    // `bitcast<f32>(0x7fc00000u)`). Any label leaves the exponent all ones and the quiet bit set.
     let label = fwd_labels[n];
     let picked = f32(fwd_logits[base + min(label, p.classes - 1u)]);
-    fwd_loss[n] = T(select(lse - picked, bitcast<f32>(0x7fc00000u), label >= p.classes));
+    let nan = bitcast<f32>(0x7fc00000u | label);
+    fwd_loss[n] = T(select(lse - picked, nan, label >= p.classes));
 }
 
 @compute @workgroup_size(256)

@@ -1,7 +1,7 @@
 //! An opened adapter: device, queue, limits, the pipeline cache and error capture.
 
 use super::adapter::{AdapterSummary, select, summarize};
-use crate::kernels::registry::{Shader, specialize};
+use crate::kernels::registry::{Shader, naga_source, specialize};
 use crate::kernels::shader_set::ShaderSet;
 use crate::model::Precision;
 use crate::{Error, Result};
@@ -231,7 +231,7 @@ impl Gpu {
                     let m = self.scoped(&format!("compiling {what}"), || {
                         self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                             label: Some(shader.file),
-                            source: wgpu::ShaderSource::Wgsl(source.into()),
+                            source: wgpu::ShaderSource::Wgsl(naga_source(&source).into_owned().into()),
                         })
                     })?;
                     modules.insert(module_key, m.clone());

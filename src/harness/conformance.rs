@@ -262,6 +262,64 @@ pub fn failure(row: &Row, seed: u64) -> Error {
     ))
 }
 
+/// One line of a seed sweep ([`sweep`]): a row of the conformance table over many seeds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SweepRow {
+    /// The row of the worst seed (its `shapes` summed over every seed).
+    pub worst: Row,
+    /// The seed of the worst row.
+    pub worst_seed: u64,
+    /// Seeds verified.
+    pub seeds: usize,
+    /// Seeds whose row failed, in order.
+    pub failed_seeds: Vec<u64>,
+}
+
+/// [`check_all`] once per seed of `seeds`, each with fresh shapes and data: per op, variant and
+/// precision, the worst ratio and its seed, and every seed that failed. `on_seed` is called
+/// before each seed (for progress). Failures do not stop the sweep: they are its result.
+pub fn sweep(
+    backend: &dyn Backend,
+    variants: &[Variant],
+    precisions: &[Precision],
+    shapes: usize,
+    seeds: std::ops::Range<u64>,
+    on_seed: &mut dyn FnMut(u64),
+) -> Result<Vec<SweepRow>> {
+    let mut lines: Vec<SweepRow> = Vec::new();
+    for seed in seeds {
+        on_seed(seed);
+        for row in check_all(backend, variants, precisions, shapes, seed, &mut |_| {})? {
+            let same = |line: &&mut SweepRow| {
+                line.worst.op == row.op
+                    && line.worst.variant == row.variant
+                    && line.worst.precision == row.precision
+            };
+            match lines.iter_mut().find(same) {
+                Some(line) => {
+                    line.seeds += 1;
+                    if !row.passed() {
+                        line.failed_seeds.push(seed);
+                    }
+                    let shapes = line.worst.shapes + row.shapes;
+                    if row.ratio > line.worst.ratio {
+                        line.worst = row;
+                        line.worst_seed = seed;
+                    }
+                    line.worst.shapes = shapes;
+                }
+                None => lines.push(SweepRow {
+                    failed_seeds: if row.passed() { Vec::new() } else { vec![seed] },
+                    worst: row,
+                    worst_seed: seed,
+                    seeds: 1,
+                }),
+            }
+        }
+    }
+    Ok(lines)
+}
+
 /// Verifies a user kernel on `shapes` random shapes at each of `precisions` it runs in, before
 /// anything runs it: the first failure is a [`Error::Verification`] naming the element and seed.
 pub fn verify_user_kernel(

@@ -441,3 +441,250 @@ fn magnitudes(
         }
     }
 }
+
+/// `|A^T|`, `|G|` and `|B^T|` of Winograd F(2x2, 3x3) (see `shaders/winograd.wgsl`): the
+/// transforms with their coefficients' absolute values.
+const WINOGRAD_ABS_AT: [[f64; 4]; 2] = [[1.0, 1.0, 1.0, 0.0], [0.0, 1.0, 1.0, 1.0]];
+const WINOGRAD_ABS_G: [[f64; 3]; 4] = [[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, 0.5, 0.5], [0.0, 0.0, 1.0]];
+const WINOGRAD_ABS_BT: [[f64; 4]; 4] = [
+    [1.0, 0.0, 1.0, 0.0],
+    [0.0, 1.0, 1.0, 0.0],
+    [0.0, 1.0, 1.0, 0.0],
+    [0.0, 1.0, 0.0, 1.0],
+];
+
+/// `left . x . left^T` for a `R x C` matrix `left` and a `C x C` matrix `x`.
+fn sandwich<const R: usize, const C: usize>(left: &[[f64; C]; R], x: &[[f64; C]; C]) -> [[f64; R]; R] {
+    let mut half = [[0.0; C]; R];
+    for (i, row) in left.iter().enumerate() {
+        for j in 0..C {
+            half[i][j] = (0..C).map(|k| row[k] * x[k][j]).sum();
+        }
+    }
+    let mut out = [[0.0; R]; R];
+    for i in 0..R {
+        for (j, row) in left.iter().enumerate() {
+            out[i][j] = (0..C).map(|k| half[i][k] * row[k]).sum();
+        }
+    }
+    out
+}
+
+/// The magnitudes of the output of a Winograd F(2x2, 3x3) convolution (forward or backward
+/// data) as `shaders/winograd.wgsl` computes it, or `None` when the Winograd kernels do not
+/// implement `op`. `inputs` are the op's read bindings in contract order.
+///
+/// # Why the direct magnitude is not enough
+///
+/// The kernel computes each 2x2 output tile as `Y = A^T [sum_r U_r * V_r] A` with `U_r = G g_r
+/// G^T` (the 3x3 filter of source channel `r`) and `V_r = B^T d_r B` (the 4x4 source tile).
+/// Every addition and product rounds relative to the size of what it adds, so the error of an
+/// output is a few units of roundoff times the magnitudes that flow through the transformed
+/// tile, not through the nine taps of the direct sum:
+///
+/// ```text
+/// |Y_computed - Y| <= c * u * |A^T| [ sum_r (|G| |g_r| |G^T|) * (|B^T| |d_r| |B|) ] |A|
+/// ```
+///
+/// to first order in `u` (the f32 unit roundoff, in which the shader does every step): each
+/// transform's sums have at most three terms per stage and two stages (the input transform two
+/// terms per stage, coefficients 0 and 1; the filter transform three, times 1/2, exact in binary),
+/// the products one rounding, the sum over the `cin` channels the accumulation growth, the
+/// output transform three terms per stage. The bracket is what this function returns per output
+/// element (the bias's `|b|` added), the magnitude that [`crate::harness::verify`] multiplies by
+/// its accumulation term for the Winograd variant. Expanding it, each product `|g_pq| |d_rs|`
+/// appears with the weight `sum_a |A_ia| |G_ap| |B_ra|` along each axis, which is at least the
+/// `1` of the exact identity (`A^T . G . B^T` picks the direct sum's taps): the bound is never
+/// below the direct sum's, and it is larger where the transformed tile carries values that
+/// cancel in exact arithmetic, above all where padding leaves an output with one or two real
+/// taps while its tile has sixteen (the literature's growth of Winograd's error, e.g. Barabasz
+/// et al., "Error analysis and improving the accuracy of Winograd convolution for DNNs", 2020,
+/// is this term's size relative to the direct one's).
+pub fn winograd_magnitudes(op: &Op, inputs: &[&[f64]]) -> Option<Vec<f64>> {
+    match op {
+        Op::Conv2dForward(g) if super::winograd::applies(g) => {
+            let bind::Affine { x, w, bias, .. } = named(op, inputs, &[]);
+            let c = &g.conv;
+            let (cin_g, cout_g) = (c.in_channels / c.groups, c.out_channels / c.groups);
+            let plan = WinogradPlan {
+                groups: c.groups,
+                src: (g.input.n, c.in_channels, g.input.h, g.input.w),
+                dst: (c.out_channels, g.output.h, g.output.w),
+                offset: (-(c.padding.0 as isize), -(c.padding.1 as isize)),
+            };
+            let filter = |group: usize, o: usize, r: usize, ky: usize, kx: usize| {
+                w[((group * cout_g + o) * cin_g + r) * 9 + ky * 3 + kx]
+            };
+            let bias = |channel: usize| bias.and_then(|b| b.get(channel)).map_or(0.0, |b| b.abs());
+            Some(plan.magnitudes(x, filter, bias))
+        }
+        Op::Conv2dBackwardData(g) if super::winograd::applies(g) => {
+            // The forward convolution of dy with w[r, o, 2 - ky, 2 - kx] at offset pad - 2.
+            let bind::BackwardData { dy, w, .. } = named(op, inputs, &[]);
+            let c = &g.conv;
+            let (cin_g, cout_g) = (c.in_channels / c.groups, c.out_channels / c.groups);
+            let plan = WinogradPlan {
+                groups: c.groups,
+                src: (g.output.n, c.out_channels, g.output.h, g.output.w),
+                dst: (c.in_channels, g.input.h, g.input.w),
+                offset: (c.padding.0 as isize - 2, c.padding.1 as isize - 2),
+            };
+            let filter = |group: usize, o: usize, r: usize, ky: usize, kx: usize| {
+                w[((group * cout_g + r) * cin_g + o) * 9 + (2 - ky) * 3 + (2 - kx)]
+            };
+            Some(plan.magnitudes(dy, filter, |_| 0.0))
+        }
+        _ => None,
+    }
+}
+
+/// One stride-1 3x3 convolution as the Winograd shader sees it: a source `[n, channels, h, w]`,
+/// a destination `[n, channels, h, w]` (same `n`), and the offset of the source window.
+struct WinogradPlan {
+    groups: usize,
+    /// `(n, channels, height, width)` of the source.
+    src: (usize, usize, usize, usize),
+    /// `(channels, height, width)` of the destination.
+    dst: (usize, usize, usize),
+    /// Source row and column of a tile's top-left corner, less twice its tile coordinates.
+    offset: (isize, isize),
+}
+
+impl WinogradPlan {
+    /// See [`winograd_magnitudes`]: `filter(group, o, r, ky, kx)` is the tap applied to source
+    /// channel `r` for destination channel `o` of `group` (both within the group); `bias(channel)`
+    /// the bias's magnitude.
+    fn magnitudes(
+        &self,
+        src: &[f64],
+        filter: impl Fn(usize, usize, usize, usize, usize) -> f64,
+        bias: impl Fn(usize) -> f64,
+    ) -> Vec<f64> {
+        let (n, src_c, src_h, src_w) = self.src;
+        let (dst_c, dst_h, dst_w) = self.dst;
+        let (src_cg, dst_cg) = (src_c / self.groups, dst_c / self.groups);
+        let mut out = vec![0.0; n * dst_c * dst_h * dst_w];
+        for group in 0..self.groups {
+            // |U| of every (o, r) of the group.
+            let u: Vec<[[f64; 4]; 4]> = (0..dst_cg)
+                .flat_map(|o| (0..src_cg).map(move |r| (o, r)))
+                .map(|(o, r)| {
+                    let mut taps = [[0.0; 3]; 3];
+                    for (ky, row) in taps.iter_mut().enumerate() {
+                        for (kx, tap) in row.iter_mut().enumerate() {
+                            let value = filter(group, o, r, ky, kx);
+                            *tap = if value.is_finite() { value.abs() } else { 0.0 };
+                        }
+                    }
+                    sandwich(&WINOGRAD_ABS_G, &taps)
+                })
+                .collect();
+            for image in 0..n {
+                for ty in 0..dst_h.div_ceil(2) {
+                    for tx in 0..dst_w.div_ceil(2) {
+                        let v: Vec<[[f64; 4]; 4]> = (0..src_cg)
+                            .map(|r| {
+                                let plane = (image * src_c + group * src_cg + r) * src_h * src_w;
+                                let mut d = [[0.0; 4]; 4];
+                                for (i, row) in d.iter_mut().enumerate() {
+                                    for (j, value) in row.iter_mut().enumerate() {
+                                        let y = (2 * ty + i) as isize + self.offset.0;
+                                        let x = (2 * tx + j) as isize + self.offset.1;
+                                        if (0..src_h as isize).contains(&y)
+                                            && (0..src_w as isize).contains(&x)
+                                        {
+                                            let s = src[plane + y as usize * src_w + x as usize];
+                                            *value = if s.is_finite() { s.abs() } else { 0.0 };
+                                        }
+                                    }
+                                }
+                                sandwich(&WINOGRAD_ABS_BT, &d)
+                            })
+                            .collect();
+                        for o in 0..dst_cg {
+                            let mut m = [[0.0; 4]; 4];
+                            for (r, v) in v.iter().enumerate() {
+                                let u = &u[o * src_cg + r];
+                                for a in 0..4 {
+                                    for b in 0..4 {
+                                        m[a][b] += u[a][b] * v[a][b];
+                                    }
+                                }
+                            }
+                            let y_tile = sandwich(&WINOGRAD_ABS_AT, &m);
+                            let channel = group * dst_cg + o;
+                            let plane = (image * dst_c + channel) * dst_h * dst_w;
+                            for (i, row) in y_tile.iter().enumerate() {
+                                for (j, value) in row.iter().enumerate() {
+                                    let (y, x) = (2 * ty + i, 2 * tx + j);
+                                    if y < dst_h && x < dst_w {
+                                        out[plane + y * dst_w + x] = value + bias(channel);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Conv2d;
+
+    /// Deterministic values in [-1, 1).
+    fn values(len: usize, salt: u64) -> Vec<f64> {
+        (0..len as u64)
+            .map(|i| {
+                let h = crate::fnv1a64((i ^ (salt << 32)).to_le_bytes());
+                (h >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// The Winograd magnitude is never below the direct sum's (each tap's weight through the
+    /// transforms is at least the 1 of the exact identity), and it is far above it at an output
+    /// that padding leaves one real tap.
+    #[test]
+    fn the_winograd_magnitude_bounds_the_direct_one() {
+        let mut conv = Conv2d::square(3, 4, 3, 1, 2);
+        conv.groups = 1;
+        conv.bias = true;
+        let g = ConvGeom::new(conv, 2, 7, 10).expect("fits");
+        for op in [Op::Conv2dForward(g), Op::Conv2dBackwardData(g)] {
+            let inputs: Vec<Vec<f64>> = op
+                .contract()
+                .iter()
+                .filter(|b| b.access == Access::Read)
+                .enumerate()
+                .map(|(k, b)| values(b.len, k as u64 + 1))
+                .collect();
+            let refs: Vec<&[f64]> = inputs.iter().map(Vec::as_slice).collect();
+            let absolute: Vec<Vec<f64>> = refs.iter().map(|v| abs_all(v)).collect();
+            let output = op
+                .contract()
+                .into_iter()
+                .find(|b| b.access == Access::Write)
+                .expect("an output");
+            let before = vec![f64::NAN; output.len];
+            let direct = on_absolute_values(&op, &absolute, None, &[&before]).remove(0);
+            let winograd = winograd_magnitudes(&op, &refs).expect("Winograd implements it");
+            assert_eq!(winograd.len(), direct.len());
+            for (w, d) in winograd.iter().zip(&direct) {
+                assert!(*w >= d * (1.0 - 1e-12), "{} {w} < {d}", op.name());
+            }
+            let growth = winograd
+                .iter()
+                .zip(&direct)
+                .map(|(w, d)| w / d)
+                .fold(0.0, f64::max);
+            assert!(growth > 4.0, "{}: {growth}", op.name());
+        }
+        let relu = Op::ReluForward { len: 4 };
+        assert!(winograd_magnitudes(&relu, &[&[0.0; 4]]).is_none());
+    }
+}

@@ -10,6 +10,7 @@ pub mod conditioning;
 pub mod contract;
 mod conv2d;
 pub mod dispatch;
+pub mod emit;
 mod gemm;
 mod linear;
 mod loss;

@@ -2,6 +2,7 @@
 //!
 //! Each file starts with `alias T = f32;`. The f16 variant replaces that line with
 //! `enable f16; alias T = f16;`: one source, two variants, both validated by naga in tests.
+//! Directives go on the alias line, so that every form keeps the file's line numbers.
 //!
 //! A shader may also be specialised: [`Shader::specialized`] replaces the value of module-scope
 //! `const NAME: u32 = ...;` declarations (the tile sizes of `gemm.wgsl`), so that each variant
@@ -131,8 +132,16 @@ pub const ALIAS_LINE: &str = "alias T = f32;";
 
 /// Opens the block a shader uses where the device has subgroup operations (WGSL's subgroup
 /// built-ins and `subgroupAdd`); `// #else` starts the portable block and `// #endif` ends both.
-/// Both blocks define the same names, so the rest of the shader is the same either way.
+/// Both blocks define the same names, so the rest of the shader is the same either way. The
+/// subgroup form also declares [`SUBGROUPS_DIRECTIVE`].
 pub const SUBGROUPS_BEGIN: &str = "// #if subgroups";
+
+/// The directive WGSL requires before a module uses subgroup built-ins or functions: Tint
+/// (Dawn, Chrome) rejects `@builtin(subgroup_id)` without it ("requires enabling extension
+/// 'subgroups'"). naga 30 does not implement it yet (it stops at the directive, "not yet
+/// implemented", gfx-rs/wgpu#5555) while it accepts the built-ins without it: the source given
+/// to naga goes through [`naga_source`], which removes it.
+pub const SUBGROUPS_DIRECTIVE: &str = "enable subgroups;";
 const SUBGROUPS_ELSE: &str = "// #else";
 const SUBGROUPS_END: &str = "// #endif";
 
@@ -176,11 +185,18 @@ impl Shader {
 /// `precision`, with the subgroup blocks when `subgroups` (see [`SUBGROUPS_BEGIN`]) and the
 /// portable ones otherwise.
 pub fn variant_source(source: &str, precision: Precision, subgroups: bool) -> String {
-    let source = match precision {
-        Precision::F32 => source.to_string(),
-        Precision::F16 => source.replacen(ALIAS_LINE, "enable f16;\nalias T = f16;", 1),
+    let has_blocks = source.lines().any(|line| line.trim() == SUBGROUPS_BEGIN);
+    let subgroups_directive = if subgroups && has_blocks {
+        format!("{SUBGROUPS_DIRECTIVE} ")
+    } else {
+        String::new()
     };
-    if !source.lines().any(|line| line.trim() == SUBGROUPS_BEGIN) {
+    let alias = match precision {
+        Precision::F32 => format!("{subgroups_directive}{ALIAS_LINE}"),
+        Precision::F16 => format!("enable f16; {subgroups_directive}alias T = f16;"),
+    };
+    let source = source.replacen(ALIAS_LINE, &alias, 1);
+    if !has_blocks {
         return source;
     }
     // Lines of the dropped block become empty, so line numbers in errors still match.
@@ -205,6 +221,29 @@ pub fn variant_source(source: &str, precision: Precision, subgroups: bool) -> St
         })
         .collect();
     lines.join("\n")
+}
+
+/// `source` (a final source, from [`variant_source`] or [`specialize`]) as naga 30 takes it:
+/// without [`SUBGROUPS_DIRECTIVE`], which it does not implement yet (the rest of the line, and
+/// so every line number, stays). The source itself keeps the directive, which WGSL and Tint
+/// require.
+pub fn naga_source(source: &str) -> std::borrow::Cow<'_, str> {
+    let is_directive_line =
+        |line: &str| line.trim_start().starts_with("enable ") && line.contains(SUBGROUPS_DIRECTIVE);
+    if !source.lines().any(is_directive_line) {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let lines: Vec<String> = source
+        .split('\n')
+        .map(|line| {
+            if is_directive_line(line) {
+                line.replacen(SUBGROUPS_DIRECTIVE, "", 1).replacen("  ", " ", 1)
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    std::borrow::Cow::Owned(lines.join("\n"))
 }
 
 /// [`variant_source`] with each `(name, value)` of `constants` replacing the value of the

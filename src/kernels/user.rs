@@ -468,6 +468,11 @@ impl UserKernel {
         })
     }
 
+    /// Its WGSL source as read from its file (the f32 form).
+    pub fn source(&self) -> &'static str {
+        self.shader.source
+    }
+
     /// Its variant id, `user:NAME`.
     pub fn id(&self) -> String {
         format!("{ID_PREFIX}{}", self.name)

@@ -15,11 +15,17 @@
 //!
 //! As a control, the same ops computed correctly in f32 (the cpu backend's arithmetic) pass, so
 //! the rule is not simply rejecting everything.
+//!
+//! Ops the Winograd kernels implement are judged by the direct sum's bounds and by the Winograd
+//! variant's (larger, see `conditioning::winograd_magnitudes`): every bug must fail both. And a
+//! simulation of the Winograd kernel itself, in f32 as `shaders/winograd.wgsl` computes, must pass
+//! its bound on the shapes where the direct bound rejected it, while the same kernel with a
+//! transform coefficient off by 1e-3 (relative) must fail.
 
 use super::support::{input_values, random_conv, rng, seed};
 use convbench::harness::verify::{self, ExpectedOutput};
 use convbench::kernels::reference::{self, Real};
-use convbench::kernels::{Access, DType, LinearGeom, Op, PoolGeom};
+use convbench::kernels::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom, Variant};
 use convbench::model::{BatchNorm, Conv2d, Lrn, Pool2d, Precision, Shape};
 use rand::Rng;
 use rand::rngs::StdRng;
@@ -161,15 +167,26 @@ fn outputs_in<T: Real>(op: &Op, bound: &Bound, inputs: &[Vec<f64>], precision: P
         .collect()
 }
 
-/// The worst ratio of error to bound of `got` against `expected`.
-fn worst_ratio(got: &[Vec<f64>], expected: &[ExpectedOutput]) -> f64 {
+/// The worst ratio of error to bound of `got` against `expected`, with the bounds of `variant`.
+fn worst_ratio(got: &[Vec<f64>], expected: &[ExpectedOutput], variant: Variant) -> f64 {
     got.iter()
         .zip(expected)
         .map(|(g, e)| {
             let g: Vec<f32> = g.iter().map(|&v| v as f32).collect();
-            verify::compare(&g, e).ratio
+            verify::compare_variant(&g, e, variant).ratio
         })
         .fold(0.0, f64::max)
+}
+
+/// The variants whose bounds judge `expected`: the direct sum's, and Winograd's where it has its
+/// own.
+fn judging_variants(expected: &[ExpectedOutput]) -> Vec<Variant> {
+    let winograd = expected.iter().any(|e| e.winograd_bounds.is_some());
+    let mut variants = vec![Variant::Direct];
+    if winograd {
+        variants.push(Variant::Winograd);
+    }
+    variants
 }
 
 /// `values` shifted by one element: what a kernel reads with an index off by one.
@@ -404,13 +421,16 @@ fn every_op_rejects_wrong_kernels_and_accepts_right_ones() {
             let expected = verify::expected_outputs(
                 &op,
                 precision,
+                &[Variant::Winograd],
                 &input_refs,
                 bound.labels.as_deref(),
                 bound.outputs.clone(),
             );
+            let judges = judging_variants(&expected);
             let right = worst_ratio(
                 &outputs_in::<f32>(&op, &bound, &bound.inputs, precision),
                 &expected,
+                Variant::Direct,
             );
             lines.push(format!("{:<32} {precision} correct f32   {right:.3}", op.name()));
             if right > 1.0 {
@@ -448,16 +468,262 @@ fn every_op_rejects_wrong_kernels_and_accepts_right_ones() {
                     }
                     _ => outputs_in::<f64>(&buggy, &bound, &inputs, precision),
                 };
-                let ratio = worst_ratio(&got, &expected);
-                lines.push(format!("{:<32} {precision} {bug:<13?} {ratio:.3e}", op.name()));
-                // At f16 storage, f16 arithmetic even over thousands of terms often stays within
-                // a few f16 roundings of the true result: printed for information, not required.
-                let informational = bug == Bug::HalfAccumulation && precision == Precision::F16;
-                if ratio <= 1.0 && !informational {
-                    failures.push(format!(
-                        "{} {precision}: {bug:?} passes (error/bound {ratio:.3}); op: {op:?}",
+                for &judge in &judges {
+                    let ratio = worst_ratio(&got, &expected, judge);
+                    lines.push(format!(
+                        "{:<32} {precision} {bug:<13?} {ratio:.3e} ({judge} bound)",
                         op.name()
                     ));
+                    // At f16 storage, f16 arithmetic even over thousands of terms often stays
+                    // within a few f16 roundings of the true result: printed for information,
+                    // not required.
+                    let informational = bug == Bug::HalfAccumulation && precision == Precision::F16;
+                    if ratio <= 1.0 && !informational {
+                        failures.push(format!(
+                            "{} {precision}: {bug:?} passes the {judge} bound (error/bound \
+                             {ratio:.3}); op: {op:?}",
+                            op.name()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{}", lines.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "seed {} (replay with CONVBENCH_SEED={}):\n{}",
+        seed(),
+        seed(),
+        failures.join("\n")
+    );
+}
+
+/// The Winograd F(2x2, 3x3) kernel's arithmetic on the CPU, in f32 and in the order of
+/// `shaders/winograd.wgsl` (filter and input transforms, one fused multiply-add per source
+/// channel and position, the output transform, the bias), with `half` as the coefficient 1/2 of
+/// the filter transform; outputs stored at `precision`. `inputs` are `op`'s read bindings.
+fn winograd_in_f32(op: &Op, inputs: &[Vec<f64>], half: f32, precision: Precision) -> Vec<f64> {
+    let (g, forward) = match op {
+        Op::Conv2dForward(g) => (g, true),
+        Op::Conv2dBackwardData(g) => (g, false),
+        _ => unreachable!("Winograd implements convolutions forward and backward data"),
+    };
+    let c = &g.conv;
+    let groups = c.groups;
+    let (cin_g, cout_g) = (c.in_channels / groups, c.out_channels / groups);
+    // Source (n, channels, h, w), destination (channels, h, w), offset, as the host sets them.
+    let (src, (src_c, src_h, src_w), (dst_c, dst_h, dst_w), offset) = if forward {
+        let pad = (-(c.padding.0 as isize), -(c.padding.1 as isize));
+        (
+            &inputs[0],
+            (c.in_channels, g.input.h, g.input.w),
+            (c.out_channels, g.output.h, g.output.w),
+            pad,
+        )
+    } else {
+        let pad = (c.padding.0 as isize - 2, c.padding.1 as isize - 2);
+        (
+            &inputs[0],
+            (c.out_channels, g.output.h, g.output.w),
+            (c.in_channels, g.input.h, g.input.w),
+            pad,
+        )
+    };
+    let w = &inputs[1];
+    let tap = |group: usize, o: usize, r: usize, ky: usize, kx: usize| -> f32 {
+        let index = if forward {
+            ((group * cout_g + o) * cin_g + r) * 9 + ky * 3 + kx
+        } else {
+            ((group * cout_g + r) * cin_g + o) * 9 + (2 - ky) * 3 + (2 - kx)
+        };
+        w[index] as f32
+    };
+    let (src_cg, dst_cg) = (src_c / groups, dst_c / groups);
+    let filter_transform = |f: [f32; 9]| -> [f32; 16] {
+        let mut s = [0.0f32; 12];
+        for j in 0..3 {
+            let (g0, g1, g2) = (f[j], f[3 + j], f[6 + j]);
+            s[j] = g0;
+            s[3 + j] = half * (g0 + g1 + g2);
+            s[6 + j] = half * (g0 - g1 + g2);
+            s[9 + j] = g2;
+        }
+        let mut u = [0.0f32; 16];
+        for i in 0..4 {
+            let (s0, s1, s2) = (s[3 * i], s[3 * i + 1], s[3 * i + 2]);
+            u[4 * i] = s0;
+            u[4 * i + 1] = half * (s0 + s1 + s2);
+            u[4 * i + 2] = half * (s0 - s1 + s2);
+            u[4 * i + 3] = s2;
+        }
+        u
+    };
+    let input_transform = |d: [f32; 16]| -> [f32; 16] {
+        let mut t = [0.0f32; 16];
+        for j in 0..4 {
+            let (d0, d1, d2, d3) = (d[j], d[4 + j], d[8 + j], d[12 + j]);
+            t[j] = d0 - d2;
+            t[4 + j] = d1 + d2;
+            t[8 + j] = d2 - d1;
+            t[12 + j] = d1 - d3;
+        }
+        let mut v = [0.0f32; 16];
+        for i in 0..4 {
+            let (t0, t1, t2, t3) = (t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]);
+            v[4 * i] = t0 - t2;
+            v[4 * i + 1] = t1 + t2;
+            v[4 * i + 2] = t2 - t1;
+            v[4 * i + 3] = t1 - t3;
+        }
+        v
+    };
+    let n = g.input.n;
+    let mut out = vec![0.0; n * dst_c * dst_h * dst_w];
+    for group in 0..groups {
+        for o in 0..dst_cg {
+            let u: Vec<[f32; 16]> = (0..src_cg)
+                .map(|r| {
+                    let mut f = [0.0f32; 9];
+                    for (k, value) in f.iter_mut().enumerate() {
+                        *value = tap(group, o, r, k / 3, k % 3);
+                    }
+                    filter_transform(f)
+                })
+                .collect();
+            let channel = group * dst_cg + o;
+            let bias = if forward && c.bias {
+                inputs[2][channel] as f32
+            } else {
+                0.0
+            };
+            for image in 0..n {
+                for ty in 0..dst_h.div_ceil(2) {
+                    for tx in 0..dst_w.div_ceil(2) {
+                        let mut m = [0.0f32; 16];
+                        for (r, u) in u.iter().enumerate() {
+                            let plane = (image * src_c + group * src_cg + r) * src_h * src_w;
+                            let mut d = [0.0f32; 16];
+                            for (k, value) in d.iter_mut().enumerate() {
+                                let y = (2 * ty + k / 4) as isize + offset.0;
+                                let x = (2 * tx + k % 4) as isize + offset.1;
+                                if (0..src_h as isize).contains(&y) && (0..src_w as isize).contains(&x) {
+                                    *value = src[plane + y as usize * src_w + x as usize] as f32;
+                                }
+                            }
+                            let v = input_transform(d);
+                            for q in 0..16 {
+                                m[q] = u[q].mul_add(v[q], m[q]);
+                            }
+                        }
+                        let mut row = [0.0f32; 8];
+                        for j in 0..4 {
+                            row[j] = m[j] + m[4 + j] + m[8 + j];
+                            row[4 + j] = m[4 + j] - m[8 + j] - m[12 + j];
+                        }
+                        let mut y_tile = [0.0f32; 4];
+                        for i in 0..2 {
+                            y_tile[2 * i] = row[4 * i] + row[4 * i + 1] + row[4 * i + 2];
+                            y_tile[2 * i + 1] = row[4 * i + 1] - row[4 * i + 2] - row[4 * i + 3];
+                        }
+                        let plane = (image * dst_c + channel) * dst_h * dst_w;
+                        for (k, value) in y_tile.iter().enumerate() {
+                            let (y, x) = (2 * ty + k / 2, 2 * tx + k % 2);
+                            if y < dst_h && x < dst_w {
+                                out[plane + y * dst_w + x] = store(f64::from(value + bias), precision);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// 3x3 stride-1 convolutions: the two shapes the direct bound rejected the Winograd kernel on
+/// (padding leaving outputs one or two real taps; grouped backward data), the catalogue's wide
+/// one, and random ones.
+fn winograd_convs(rng: &mut StdRng) -> Vec<ConvGeom> {
+    let mut convs = Vec::new();
+    let mut padded = Conv2d::square(1, 4, 3, 1, 2);
+    padded.bias = true;
+    convs.push(ConvGeom::new(padded, 3, 7, 10).expect("fits"));
+    let mut grouped = Conv2d::square(6, 2, 3, 1, 1);
+    grouped.padding = (1, 0);
+    grouped.groups = 2;
+    convs.push(ConvGeom::new(grouped, 1, 9, 12).expect("fits"));
+    let mut wide = Conv2d::square(16, 8, 3, 1, 1);
+    wide.bias = true;
+    convs.push(ConvGeom::new(wide, 1, 12, 10).expect("fits"));
+    while convs.len() < 24 {
+        let groups = rng.random_range(1..=2);
+        let mut conv = Conv2d::square(
+            groups * rng.random_range(1..=8),
+            groups * rng.random_range(1..=4),
+            3,
+            1,
+            rng.random_range(0..=2),
+        );
+        conv.padding.1 = rng.random_range(0..=2);
+        conv.groups = groups;
+        conv.bias = rng.random_bool(0.5);
+        let (n, h, w) = (
+            rng.random_range(1..=3),
+            rng.random_range(3..=12),
+            rng.random_range(3..=12),
+        );
+        if let Some(g) = ConvGeom::new(conv, n, h, w) {
+            convs.push(g);
+        }
+    }
+    convs
+}
+
+#[test]
+fn the_winograd_bound_accepts_its_kernel_and_rejects_a_wrong_transform() {
+    let mut rng = rng(37);
+    let mut failures = Vec::new();
+    let mut lines = Vec::new();
+    for g in winograd_convs(&mut rng) {
+        for op in [Op::Conv2dForward(g), Op::Conv2dBackwardData(g)] {
+            for precision in [Precision::F32, Precision::F16] {
+                let bound = bindings(&op, precision, &mut rng);
+                let input_refs: Vec<&[f64]> = bound.inputs.iter().map(Vec::as_slice).collect();
+                let expected = verify::expected_outputs(
+                    &op,
+                    precision,
+                    &[Variant::Winograd],
+                    &input_refs,
+                    bound.labels.as_deref(),
+                    bound.outputs.clone(),
+                );
+                let right = vec![winograd_in_f32(&op, &bound.inputs, 0.5, precision)];
+                let ratio = worst_ratio(&right, &expected, Variant::Winograd);
+                let direct = worst_ratio(&right, &expected, Variant::Direct);
+                lines.push(format!(
+                    "{:<22} {precision} correct {ratio:.3} (direct bound {direct:.3}) {:?}",
+                    op.name(),
+                    g.conv
+                ));
+                if ratio > 1.0 {
+                    failures.push(format!(
+                        "{} {precision}: the Winograd kernel fails its bound ({ratio:.3}); op: {op:?}",
+                        op.name()
+                    ));
+                }
+                // A coefficient off by 1e-3 is within f16's storage rounding: only f32 can tell.
+                if precision == Precision::F32 {
+                    let wrong = vec![winograd_in_f32(&op, &bound.inputs, 0.5 * (1.0 + 1e-3), precision)];
+                    let ratio = worst_ratio(&wrong, &expected, Variant::Winograd);
+                    lines.push(format!("{:<22} {precision} wrong 1/2 {ratio:.3e}", op.name()));
+                    if ratio <= 1.0 {
+                        failures.push(format!(
+                            "{} {precision}: a filter transform's 1/2 off by 1e-3 passes ({ratio:.3}); \
+                             op: {op:?}",
+                            op.name()
+                        ));
+                    }
                 }
             }
         }

@@ -1,5 +1,6 @@
-//! `cargo convbench kernels`: the ops convbench runs, and with `--contract OP` the binding
-//! contract a WGSL kernel for that op follows, as a skeleton.
+//! `cargo convbench kernels`: the ops convbench runs, with `--contract OP` the binding
+//! contract a WGSL kernel for that op follows, as a skeleton, and with `--emit DIR` every final
+//! WGSL source (convbench's and the workspace's kernels) as the device loads it.
 
 use super::adapters::ListFormat;
 use crate::cli::Args;
@@ -8,8 +9,11 @@ use comfy_table::Table;
 use convbench::harness::plan::representative_ops;
 use convbench::kernels::Access;
 use convbench::kernels::contract::wgsl_skeleton;
+use convbench::kernels::shader_set::ShaderSet;
+use convbench::kernels::{emit, user};
 use convbench::{Error, Result};
 use serde_json::json;
+use std::path::{Path, PathBuf};
 
 /// Arguments of `kernels`.
 #[derive(Debug, clap::Args)]
@@ -17,6 +21,10 @@ pub struct KernelsArgs {
     /// Print the contract of this op (e.g. `conv2d_forward`) as a WGSL skeleton.
     #[arg(long, value_name = "OP")]
     pub contract: Option<String>,
+    /// Write every final WGSL source (each shader at each precision, subgroup form and
+    /// specialisation, and the workspace's kernels) into this folder, one file per source.
+    #[arg(long, value_name = "DIR", conflicts_with = "contract")]
+    pub emit: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
@@ -24,6 +32,9 @@ pub struct KernelsArgs {
 
 /// `cargo convbench kernels`.
 pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
+    if let Some(dir) = &a.emit {
+        return emit_sources(_args, dir, a.format);
+    }
     let ops = representative_ops()?;
     let Some(name) = &a.contract else {
         if a.format == ListFormat::Json {
@@ -99,4 +110,38 @@ fn contract_json(op: &convbench::kernels::Op) -> serde_json::Value {
         })
         .collect();
     json!({ "op": op.name(), "bindings": bindings })
+}
+
+/// `kernels --emit DIR`: convbench's final sources, then the workspace's kernels.
+fn emit_sources(args: &Args, dir: &Path, format: ListFormat) -> Result<u8> {
+    let own = emit::final_sources(&ShaderSet::embedded())?;
+    let workspace = convbench::config::load(args.manifest_path.as_deref())?;
+    let mine = user::load_all(&workspace.kernels)?;
+    let yours = emit::user_sources(&mine);
+    let all: Vec<_> = own.iter().chain(&yours).cloned().collect();
+    emit::write_sources(dir, &all)?;
+    match format {
+        ListFormat::Json => {
+            let list: Vec<_> = all
+                .iter()
+                .map(|s| {
+                    json!({
+                        "file": s.name,
+                        "origin": s.origin,
+                        "precision": s.precision.as_str(),
+                        "subgroups": s.subgroups,
+                        "constants": s.constants.iter().map(|(n, v)| json!({ "name": n, "value": v })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            print(&serde_json::to_string_pretty(&list).unwrap_or_default());
+        }
+        ListFormat::Table => print(&format!(
+            "wrote {} final sources of convbench's shaders and {} of your kernels to {}",
+            own.len(),
+            yours.len(),
+            dir.display()
+        )),
+    }
+    Ok(0)
 }

@@ -45,6 +45,10 @@ pub struct VerifyArgs {
     /// the workspace's own kernels) on random shapes, not the networks.
     #[arg(long)]
     pub variants: bool,
+    /// With `--variants`: a seed sweep, the table over this many seeds (`--seed`, `--seed` + 1,
+    /// ...), with the worst ratio of each line, its seed, and every seed that failed.
+    #[arg(long, value_name = "N", requires = "variants")]
+    pub seeds: Option<u64>,
 }
 
 /// The kernel-variant table of `rows`.
@@ -82,12 +86,16 @@ fn verify_variants(
     a: &VerifyArgs,
     backends: &[Box<dyn convbench::backend::Backend>],
     precisions: &[Precision],
+    quiet: bool,
 ) -> Result<()> {
     let seed = a.seed.unwrap_or_else(rand::random);
     let variants = match a.kernels.kernel.as_str() {
         "auto" => Variant::all(),
         one => vec![one.parse::<Variant>()?],
     };
+    if let Some(seeds) = a.seeds {
+        return sweep_variants(a, backends, precisions, &variants, seed, seeds, quiet);
+    }
     for backend in backends.iter().filter(|b| has_variants(b.kind())) {
         let label = format!("{} ({})", backend.kind().as_str(), backend.adapter().label());
         let rows = conformance::check_all(
@@ -105,6 +113,91 @@ fn verify_variants(
         ));
         if let Some(failed) = rows.iter().find(|row| !row.passed()) {
             return Err(conformance::failure(failed, seed));
+        }
+    }
+    Ok(())
+}
+
+/// `verify --variants --seeds N`: the kernel-variant table over `seeds` seeds from `first`; one
+/// line per op, variant and precision with its worst ratio and seed; the worst failed line is
+/// the error.
+fn sweep_variants(
+    a: &VerifyArgs,
+    backends: &[Box<dyn convbench::backend::Backend>],
+    precisions: &[Precision],
+    variants: &[Variant],
+    first: u64,
+    seeds: u64,
+    quiet: bool,
+) -> Result<()> {
+    if seeds == 0 {
+        return Err(Error::InvalidInput("--seeds must be at least 1".into()));
+    }
+    let last = first.checked_add(seeds).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "--seed {first} plus --seeds {seeds} passes 2^64; choose a smaller seed"
+        ))
+    })?;
+    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
+        let label = format!("{} ({})", backend.kind().as_str(), backend.adapter().label());
+        let lines = conformance::sweep(
+            backend.as_ref(),
+            variants,
+            precisions,
+            a.random_shapes,
+            first..last,
+            &mut |seed| {
+                if !quiet {
+                    eprintln!("verify: seed {seed} ({} of {seeds})", seed - first + 1);
+                }
+            },
+        )?;
+        let mut table = Table::new();
+        table.load_preset(comfy_table::presets::ASCII_FULL_CONDENSED);
+        table.set_header([
+            "op",
+            "variant",
+            "precision",
+            "seeds",
+            "shapes",
+            "worst error/tolerance",
+            "worst seed",
+            "failed seeds",
+        ]);
+        for line in &lines {
+            let failed = if line.failed_seeds.is_empty() {
+                "0".to_string()
+            } else {
+                let shown: Vec<String> = line.failed_seeds.iter().take(5).map(u64::to_string).collect();
+                let more = line.failed_seeds.len().saturating_sub(shown.len());
+                let more = if more > 0 {
+                    format!(", +{more}")
+                } else {
+                    String::new()
+                };
+                format!("{} ({}{more})", line.failed_seeds.len(), shown.join(", "))
+            };
+            table.add_row([
+                line.worst.op.to_string(),
+                line.worst.variant.clone(),
+                line.worst.precision.to_string(),
+                line.seeds.to_string(),
+                line.worst.shapes.to_string(),
+                format!("{:.3}", line.worst.ratio),
+                line.worst_seed.to_string(),
+                failed,
+            ]);
+        }
+        crate::output::print(&format!(
+            "{label}: kernel variants over seeds {first}..{last} ({seeds} seeds, {} random shapes each)\n{table}",
+            a.random_shapes
+        ));
+        let worst_failure = lines
+            .iter()
+            .filter(|line| !line.failed_seeds.is_empty())
+            .max_by(|x, y| x.worst.ratio.total_cmp(&y.worst.ratio));
+        if let Some(line) = worst_failure {
+            return Err(conformance::failure(&line.worst, line.worst_seed));
         }
     }
     Ok(())
@@ -155,7 +248,7 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
     } else {
         selection.precisions.clone()
     };
-    verify_variants(a, &backends, &variant_precisions)?;
+    verify_variants(a, &backends, &variant_precisions, args.quiet)?;
     if a.variants {
         return Ok(0);
     }

@@ -159,3 +159,39 @@ fn kernels_json_lists_every_op_with_named_bindings() {
         ]
     );
 }
+
+#[test]
+fn kernels_emit_writes_every_final_source_and_the_workspaces_kernels() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/my-kernels/Cargo.toml");
+    let output = convbench()
+        .arg("kernels")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .arg("--emit")
+        .arg(dir.path())
+        .output()
+        .expect("kernels --emit");
+    assert_code(&output, 0);
+    let text = stdout_of(&output);
+    assert!(
+        text.contains("wrote 45 final sources of convbench's shaders and 4 of your kernels"),
+        "{text}"
+    );
+    let mut files: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("the folder")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 49, "{files:?}");
+    for name in [
+        "conv2d.f16.subgroups.wgsl",
+        "gemm_128x128x8_8x8.f32.wgsl",
+        "loss.f32.wgsl",
+        "user_conv-tiled.f16.wgsl",
+    ] {
+        assert!(files.contains(&name.to_string()), "{name} missing from {files:?}");
+    }
+    let subgroup_form = std::fs::read_to_string(dir.path().join("conv2d.f16.subgroups.wgsl")).expect("read");
+    assert!(subgroup_form.contains("enable f16; enable subgroups; alias T = f16;"));
+}

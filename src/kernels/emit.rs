@@ -1,0 +1,140 @@
+//! Every final WGSL source convbench can compile, as the device loads it: each registered shader
+//! at each precision, in its portable and (where it has subgroup blocks) subgroup form, with each
+//! specialisation a variant uses (the GEMM tiles), and the users' kernels. `cargo convbench
+//! kernels --emit DIR` writes them so that they can be read, diffed, ported and given to another
+//! WGSL compiler (CI runs Tint on them, `scripts/tint-check.mjs`).
+//!
+//! A final source is the text of [`super::registry::specialize`], the function the device
+//! compiles through; only naga's copy differs, by [`super::registry::naga_source`].
+
+use super::registry::{CALIBRATE, GEMM, SHADERS, Shader, specialize};
+use super::shader_set::ShaderSet;
+use super::user::UserKernel;
+use super::variant::{GEMM_TILES, Variant};
+use crate::model::Precision;
+use crate::{Error, Result};
+use std::path::Path;
+
+/// The `(name, value)` pairs of the shader constants a specialisation replaces.
+pub type Constants = Vec<(&'static str, u32)>;
+
+/// One final source and how it was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalSource {
+    /// File name, `STEM.PRECISION[.subgroups].wgsl`: the shader's file stem (`conv2d`), the
+    /// variant id for a specialisation (`gemm_64x64x16_4x4`), `user_NAME` for a user's kernel.
+    pub name: String,
+    /// The registered file it comes from (`conv2d.wgsl`), or the user kernel's source path.
+    pub origin: String,
+    /// Storage precision.
+    pub precision: Precision,
+    /// Whether this is the form for devices with subgroup operations.
+    pub subgroups: bool,
+    /// The shader constants it specialises (empty for most shaders).
+    pub constants: Constants,
+    /// The WGSL text.
+    pub text: String,
+}
+
+/// The specialisations of `shader` that the variants use, each with the variant it is named
+/// after: every GEMM tile for `gemm.wgsl`, the source as written for every other shader.
+pub fn specializations(shader: &Shader) -> Vec<(Option<Variant>, Constants)> {
+    if std::ptr::eq(shader, &GEMM) {
+        GEMM_TILES
+            .iter()
+            .map(|tile| (Some(Variant::Gemm(*tile)), tile.constants()))
+            .collect()
+    } else {
+        vec![(None, Vec::new())]
+    }
+}
+
+/// The precisions `shader` is loaded at: both, except the calibration shader (f32 only).
+fn precisions(shader: &Shader) -> &'static [Precision] {
+    if std::ptr::eq(shader, &CALIBRATE) {
+        &[Precision::F32]
+    } else {
+        &[Precision::F32, Precision::F16]
+    }
+}
+
+fn file_name(stem: &str, precision: Precision, subgroups: bool) -> String {
+    let form = if subgroups { ".subgroups" } else { "" };
+    format!("{stem}.{precision}{form}.wgsl")
+}
+
+/// Every final source of convbench's own shaders, from the sources of `set`, in registry order.
+pub fn final_sources(set: &ShaderSet) -> Result<Vec<FinalSource>> {
+    let mut sources = Vec::new();
+    for shader in SHADERS {
+        let forms: &[bool] = if shader.has_subgroup_blocks() {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        let stem = shader.file.trim_end_matches(".wgsl");
+        for (variant, constants) in specializations(shader) {
+            let stem = variant.map_or_else(|| stem.to_string(), |v| v.id());
+            for &precision in precisions(shader) {
+                for &subgroups in forms {
+                    let text = specialize(set.source_of(shader), precision, subgroups, &constants)
+                        .ok_or_else(|| {
+                            Error::InvalidInput(format!(
+                                "{} ({}): a constant of {stem} is not declared in the shader; a \
+                                 specialised shader keeps `const NAME: u32 = ...;` for {}",
+                                shader.file,
+                                set.describe(),
+                                constants
+                                    .iter()
+                                    .map(|(name, _)| *name)
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ))
+                        })?;
+                    sources.push(FinalSource {
+                        name: file_name(&stem, precision, subgroups),
+                        origin: shader.file.to_string(),
+                        precision,
+                        subgroups,
+                        constants: constants.clone(),
+                        text,
+                    });
+                }
+            }
+        }
+    }
+    Ok(sources)
+}
+
+/// The final sources of the users' `kernels`: f32, and f16 for those that declare `f16 = true`.
+pub fn user_sources(kernels: &[&UserKernel]) -> Vec<FinalSource> {
+    let mut sources = Vec::new();
+    for kernel in kernels {
+        let precisions: &[Precision] = if kernel.f16 {
+            &[Precision::F32, Precision::F16]
+        } else {
+            &[Precision::F32]
+        };
+        for &precision in precisions {
+            sources.push(FinalSource {
+                name: file_name(&format!("user_{}", kernel.name), precision, false),
+                origin: kernel.source_path.display().to_string(),
+                precision,
+                subgroups: false,
+                constants: Vec::new(),
+                text: super::registry::variant_source(kernel.source(), precision, false),
+            });
+        }
+    }
+    sources
+}
+
+/// Writes each of `sources` to `dir/NAME` (creating `dir`), replacing files of the same name.
+pub fn write_sources(dir: &Path, sources: &[FinalSource]) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|error| Error::io(dir, error))?;
+    for source in sources {
+        let path = dir.join(&source.name);
+        std::fs::write(&path, &source.text).map_err(|error| Error::io(&path, error))?;
+    }
+    Ok(())
+}
