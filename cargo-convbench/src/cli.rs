@@ -39,7 +39,7 @@ pub enum Command {
     /// List models, suites and kernels.
     List(commands::list::ListArgs),
     /// The ops convbench runs; `--contract OP` prints the binding contract a WGSL kernel for
-    /// that op follows, as a skeleton.
+    /// that op follows, as a skeleton; `--emit DIR` writes every final WGSL source.
     Kernels(commands::kernels::KernelsArgs),
     /// Put this workspace under the gate: a sample WGSL kernel, its configuration, the
     /// GitHub Actions workflows (idempotent; never overwrites without --force).
