@@ -13,6 +13,7 @@
 //! The library never prints to stdout and never exits the process; the `cargo-convbench`
 //! binary owns the terminal and maps [`Error`] to the documented exit codes.
 
+pub mod adapter;
 pub mod backend;
 pub mod baseline;
 mod cache;

@@ -13,7 +13,7 @@
 //! measured in f32; f16 layers are placed against it too (the f16 arithmetic rate is not
 //! calibrated).
 
-use crate::results::AdapterFingerprint;
+use crate::adapter::AdapterFingerprint;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

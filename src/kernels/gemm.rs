@@ -10,7 +10,80 @@ use super::dispatch::{Dispatch, Grid, Slot};
 use super::op::{ConvGeom, LinearGeom};
 use super::registry::GEMM;
 use super::uniform::{Uniform, uniform};
-use super::variant::GemmTile;
+
+/// Tile shape of the tiled GEMM kernels: a workgroup computes `bm x bn` outputs from slices of
+/// `bk` reduction steps staged in workgroup memory; each invocation computes `tm x tn` of them
+/// in registers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GemmTile {
+    /// Rows of C per workgroup.
+    pub bm: u32,
+    /// Columns of C per workgroup.
+    pub bn: u32,
+    /// Reduction steps per workgroup-memory slice.
+    pub bk: u32,
+    /// Rows of C per invocation.
+    pub tm: u32,
+    /// Columns of C per invocation.
+    pub tn: u32,
+}
+
+/// Largest workgroup memory a tile may use (bytes): WebGPU's default limit, so that every
+/// variant runs on every adapter.
+pub const MAX_WORKGROUP_BYTES: u32 = 16_384;
+
+/// Largest workgroup (invocations): WebGPU's default limit.
+pub const MAX_WORKGROUP_INVOCATIONS: u32 = 256;
+
+impl GemmTile {
+    /// A tile of `bm x bn` outputs per workgroup, `bk` deep, `tm x tn` per invocation.
+    pub const fn new(bm: u32, bn: u32, bk: u32, tm: u32, tn: u32) -> Self {
+        Self { bm, bn, bk, tm, tn }
+    }
+
+    /// Invocations per workgroup.
+    pub const fn invocations(&self) -> u32 {
+        (self.bm / self.tm) * (self.bn / self.tn)
+    }
+
+    /// Workgroup memory of the staged slices (bytes; f32 at every precision).
+    pub const fn workgroup_bytes(&self) -> u32 {
+        4 * self.bk * (self.bm + self.bn)
+    }
+
+    /// Whether the sizes meet the shader's constraints: register blocks of whole `vec4`s,
+    /// whole blocks per tile, every invocation staging whole runs of four rows and columns,
+    /// and WebGPU's default workgroup limits.
+    pub const fn is_valid(&self) -> bool {
+        let (bm, bn, bk, tm, tn) = (self.bm, self.bn, self.bk, self.tm, self.tn);
+        if tm == 0 || tn == 0 || bk == 0 {
+            return false;
+        }
+        if !tm.is_multiple_of(4) || !tn.is_multiple_of(4) || !bm.is_multiple_of(tm) || !bn.is_multiple_of(tn)
+        {
+            return false;
+        }
+        let invocations = self.invocations();
+        if invocations == 0 || invocations > MAX_WORKGROUP_INVOCATIONS || !invocations.is_multiple_of(bk) {
+            return false;
+        }
+        let loaders = invocations / bk;
+        bm.is_multiple_of(4 * loaders)
+            && bn.is_multiple_of(4 * loaders)
+            && self.workgroup_bytes() <= MAX_WORKGROUP_BYTES
+    }
+
+    /// The shader constants this tile specialises (see [`super::registry::Shader::specialized`]).
+    pub fn constants(&self) -> Vec<(&'static str, u32)> {
+        vec![
+            ("BM", self.bm),
+            ("BN", self.bn),
+            ("BK", self.bk),
+            ("TM", self.tm),
+            ("TN", self.tn),
+        ]
+    }
+}
 
 uniform! {
     /// The shader's `Params`, field for field (see `shaders/gemm.wgsl` for their meaning).

@@ -251,7 +251,7 @@ async fn ci_on_a_fork_pull_request_leaves_the_comment_to_workflow_run() {
             .any(|l| l.starts_with("::notice") && l.contains("fork")),
         "{stdout}"
     );
-    assert!(summary_of(&package).contains(MARKER));
+    assert!(summary_of(&package).contains("## convbench"));
     server.verify().await;
 }
 
@@ -270,7 +270,7 @@ async fn ci_without_a_token_warns_and_exits_with_the_gate_code() {
             .any(|l| l.starts_with("::warning") && l.contains("GITHUB_TOKEN")),
         "{stdout}"
     );
-    assert!(summary_of(&package).contains(MARKER));
+    assert!(summary_of(&package).contains("## convbench"));
     server.verify().await;
 }
 
