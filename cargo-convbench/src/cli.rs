@@ -63,10 +63,15 @@ pub enum Command {
     Baseline(commands::baseline::BaselineCommand),
     /// The blessed values across the commits that changed them.
     History(commands::history::HistoryArgs),
-    /// Interleaved A/B of two revisions on one device: the base revision's shaders against the
-    /// working tree's (or a base build against this one); exit 1 on a regression.
+    /// Interleaved A/B of two revisions on one device: the base revision's shaders, kernels and
+    /// networks against the working tree's (or a base build against this one); exit 1 on a
+    /// regression.
     Ab(commands::ab::AbArgs),
-    /// The GitHub Actions gate: run, compare, summary, annotations, PR comment; exit 1 on a regression.
+    /// The first commit between --good and --bad that slowed a benchmark, by interleaved A/B of
+    /// commits read from git (nothing rebuilt); exit 1 when one is found.
+    Bisect(commands::bisect::BisectArgs),
+    /// The GitHub Actions gate: A/B against the base revision (or the blessed baselines),
+    /// summary, annotations, PR comment; exit 1 on a regression.
     Ci(commands::ci::CiArgs),
     /// Post or update the one convbench comment of a pull request from saved records.
     Comment(commands::ci::CommentArgs),
@@ -102,6 +107,7 @@ pub fn main_impl() -> ExitCode {
         Command::Baseline(a) => commands::baseline::run(&args, a),
         Command::History(a) => commands::history::run(&args, a),
         Command::Ab(a) => commands::ab::run(&args, a),
+        Command::Bisect(a) => commands::bisect::run(&args, a),
         Command::Ci(a) => commands::ci::run_ci(&args, a),
         Command::Comment(a) => commands::ci::run_comment(&args, a),
     };

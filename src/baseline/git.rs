@@ -423,6 +423,46 @@ impl GitBaselineStore {
         Ok(self.blob_in(&tree, path)?.map(|(_, bytes)| bytes))
     }
 
+    /// The commits after `good` up to and including `bad`, oldest first, along first parents
+    /// (the order a branch's history was merged in), each with its summary line. `good` must be
+    /// an ancestor of `bad`.
+    pub fn commits_between(&self, good: &BaseRevision, bad: &BaseRevision) -> Result<Vec<(String, String)>> {
+        let git = |what: &str, error: git2::Error| git_error(format_args!("cannot {what}"), &error);
+        let oid = |rev: &BaseRevision| {
+            Oid::from_str(&rev.oid)
+                .map_err(|_| Error::InvalidInput(format!("`{}` is not a git commit id", rev.oid)))
+        };
+        let (good_oid, bad_oid) = (oid(good)?, oid(bad)?);
+        let is_ancestor = good_oid == bad_oid
+            || self
+                .repo
+                .graph_descendant_of(bad_oid, good_oid)
+                .map_err(|e| git("compare the two revisions", e))?;
+        if !is_ancestor {
+            return Err(Error::InvalidInput(format!(
+                "{} is not an ancestor of {}; --good must be older than --bad on the same history",
+                good.description, bad.description
+            )));
+        }
+        let mut walk = self.repo.revwalk().map_err(|e| git("walk the history", e))?;
+        walk.simplify_first_parent()
+            .map_err(|e| git("walk first parents", e))?;
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::REVERSE)
+            .map_err(|e| git("sort the history", e))?;
+        walk.push(bad_oid).map_err(|e| git("walk from --bad", e))?;
+        walk.hide(good_oid).map_err(|e| git("stop at --good", e))?;
+        let mut commits = Vec::new();
+        for oid in walk {
+            let oid = oid.map_err(|e| git("walk the history", e))?;
+            let commit = self.repo.find_commit(oid).map_err(|e| git("read a commit", e))?;
+            commits.push((
+                oid.to_string(),
+                commit.summary().ok().flatten().unwrap_or("").to_string(),
+            ));
+        }
+        Ok(commits)
+    }
+
     /// Writes the regular files of the tree at `rev` under `dest` (which must exist), as a
     /// checkout of that commit would hold them, without touching the repository: `ab` reads the
     /// base revision's configuration, kernels and networks from it. Symbolic links and

@@ -57,6 +57,8 @@ pub struct AbRequest {
     /// The head's shaders: a folder with every file of convbench's `shaders/`. Default: the
     /// workspace's `shaders/`, whose committed state at the base is side A.
     pub shaders: Option<PathBuf>,
+    /// Side B as committed at this revision instead of the working tree (`bisect`).
+    pub head: Option<String>,
     /// What to benchmark.
     pub selection: Selection,
     /// The wgpu adapter.
@@ -272,6 +274,26 @@ fn shader_sides(request: &AbRequest, workspace: &Workspace) -> Result<(ShaderSet
             "convbench's embedded shaders on both sides".to_string(),
         ));
     }
+    if let Some(head_rev) = &request.head {
+        let base = ShaderSet::from_git(
+            &repo_dir,
+            request.base.as_deref(),
+            request.github_base_ref.as_deref(),
+        )?;
+        let head = ShaderSet::from_git(&repo_dir, Some(head_rev), None)?;
+        let changed = head.differing_files(&base);
+        let description = format!(
+            "{} (A) against {} (B); {}",
+            base.describe(),
+            head.describe(),
+            if changed.is_empty() {
+                "no shader differs".to_string()
+            } else {
+                format!("changed: {}", changed.join(", "))
+            }
+        );
+        return Ok((base, head, description));
+    }
     let dir = request.shaders.clone().unwrap_or_else(|| repo_dir.clone());
     for folder in [&repo_dir, &dir] {
         if !folder.is_dir() {
@@ -318,36 +340,33 @@ pub fn looks(pairs: usize) -> Vec<usize> {
     looks
 }
 
-/// What the workspace declares at the base revision: its user kernels (loaded and validated,
-/// not registered: their names are the head's too) and its networks.
+/// What the workspace declares at one revision: its user kernels (loaded and validated, not
+/// registered: their names are the working tree's too) and its networks.
 #[derive(Default)]
-struct BaseDeclarations {
+struct Declarations {
     kernels: BTreeMap<String, UserRef>,
     models: Vec<Network>,
-    /// Kernels whose source or configuration differs from the head's.
-    changed: Vec<String>,
 }
 
-/// Reads the workspace's configuration, kernels and networks as committed at the base revision
-/// (an export of its tree into a temporary folder). A base whose configuration or kernels do
-/// not load is reported in `notices` and declares nothing (every kernel and network of the head
-/// is then new).
-fn base_declarations(
-    request: &AbRequest,
+/// Reads the workspace's configuration, kernels and networks as committed at `rev` (resolved
+/// as the base is, see [`GitBaselineStore::resolve_base_from`]), from an export of its tree into
+/// a temporary folder. A revision whose configuration or kernels do not load is reported in
+/// `notices` and declares nothing (every kernel and network of the other side is then new).
+fn declarations_at(
     workspace: &Workspace,
+    rev: Option<&str>,
+    github_base_ref: Option<&str>,
     notices: &mut Vec<String>,
-) -> Result<BaseDeclarations> {
-    if workspace.kernels.is_empty() && workspace.config.model.is_empty() {
-        return Ok(BaseDeclarations::default());
-    }
+) -> Result<Declarations> {
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
-    let base = store.resolve_base_from(request.base.as_deref(), request.github_base_ref.as_deref())?;
+    let at = store.resolve_base_from(rev, github_base_ref)?;
     let folder = tempfile::tempdir().map_err(|e| {
         Error::Environment(format!(
-            "cannot create a temporary folder for the base revision: {e}"
+            "cannot create a temporary folder for {}: {e}",
+            at.description
         ))
     })?;
-    store.export_at(&base, folder.path())?;
+    store.export_at(&at, folder.path())?;
     let canonical = |path: &std::path::Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     let relative = canonical(&workspace.root)
         .strip_prefix(canonical(store.workdir()))
@@ -356,80 +375,101 @@ fn base_declarations(
     let root = folder.path().join(relative);
     let manifest = root.join("Cargo.toml");
     let loaded = crate::config::load_in(&root, manifest.is_file().then_some(manifest.as_path()));
-    let base_workspace = match loaded {
+    let at_workspace = match loaded {
         Ok(w) => w,
         Err(e) => {
             notices.push(format!(
                 "the configuration at {} does not load ({e}); its kernels and networks count as new",
-                base.description
+                at.description
             ));
-            return Ok(BaseDeclarations::default());
+            return Ok(Declarations::default());
         }
     };
-    let head: BTreeMap<&str, &UserKernel> = crate::kernels::user::registered()
-        .into_iter()
-        .map(|k| (k.name.as_str(), k))
-        .collect();
-    let mut declarations = BaseDeclarations {
-        models: base_workspace.config.model.clone(),
-        ..BaseDeclarations::default()
+    let mut declarations = Declarations {
+        models: at_workspace.config.model.clone(),
+        ..Declarations::default()
     };
-    for declared in &base_workspace.kernels {
+    for declared in &at_workspace.kernels {
         match UserKernel::load(declared) {
             Ok(kernel) => {
-                if head
-                    .get(kernel.name.as_str())
-                    .is_some_and(|h| h.digest != kernel.digest)
-                {
-                    declarations.changed.push(kernel.name.clone());
-                }
                 // Leaked like every loaded kernel: kernels live as long as the run.
                 let kernel: &'static UserKernel = Box::leak(Box::new(kernel));
                 declarations.kernels.insert(kernel.name.clone(), UserRef(kernel));
             }
             Err(e) => notices.push(format!(
                 "kernel `{}` at {} does not load ({e}); it counts as new",
-                declared.name, base.description
+                declared.name, at.description
             )),
         }
     }
     Ok(declarations)
 }
 
-/// Why `target` cannot be compared between the revisions, when it cannot: a network of the
-/// workspace that is absent or different at the base, or a forced user kernel absent there.
+/// The working tree's side: its registered kernels and configured networks.
+fn working_tree_declarations(workspace: &Workspace) -> Declarations {
+    Declarations {
+        kernels: crate::kernels::user::registered()
+            .into_iter()
+            .map(|k| (k.name.clone(), UserRef(k)))
+            .collect(),
+        models: workspace.config.model.clone(),
+    }
+}
+
+/// The kernels whose source or configuration differs between the sides.
+fn changed_kernels(base: &Declarations, head: &Declarations) -> Vec<String> {
+    base.kernels
+        .iter()
+        .filter(|(name, kernel)| {
+            head.kernels
+                .get(*name)
+                .is_some_and(|h| h.0.digest != kernel.0.digest)
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// Why `target` cannot be compared between the sides, when it cannot: a network of the
+/// workspace that is absent from one side or differs between them, or a forced user kernel
+/// absent from one side.
 fn not_comparable(
     target: &Target,
-    workspace: &Workspace,
-    base: &BaseDeclarations,
+    base: &Declarations,
+    head: &Declarations,
     kernels: &KernelChoice,
 ) -> Option<String> {
-    if let Target::Model(net) = target
-        && workspace.config.model.iter().any(|m| m.name == net.name)
-    {
-        match base.models.iter().find(|m| m.name == net.name) {
-            None => {
+    if let Target::Model(net) = target {
+        let at_base = base.models.iter().find(|m| m.name == net.name);
+        let at_head = head.models.iter().find(|m| m.name == net.name);
+        match (at_base, at_head) {
+            (None, None) => {}
+            (None, Some(_)) => {
                 return Some(format!(
                     "network `{}` is not at the base revision: not compared",
                     net.name
                 ));
             }
-            Some(at_base) if at_base != net => {
+            (Some(_), None) => {
+                return Some(format!(
+                    "network `{}` is not on the head's side: not compared",
+                    net.name
+                ));
+            }
+            (Some(a), Some(b)) if a != b => {
                 return Some(format!(
                     "network `{}` changed between the revisions: not compared",
                     net.name
                 ));
             }
-            Some(_) => {}
+            (Some(_), Some(_)) => {}
         }
     }
-    if let KernelChoice::Force(Variant::User(kernel)) = kernels
-        && !base.kernels.contains_key(&kernel.0.name)
-    {
-        return Some(format!(
-            "kernel {} is not at the base revision: not compared",
-            kernel.0.id()
-        ));
+    if let KernelChoice::Force(Variant::User(kernel)) = kernels {
+        for (side, declared) in [("the base revision", base), ("the head's side", head)] {
+            if !declared.kernels.contains_key(&kernel.0.name) {
+                return Some(format!("kernel {} is not on {side}: not compared", kernel.0.id()));
+            }
+        }
     }
     None
 }
@@ -453,12 +493,24 @@ pub fn run(
     crate::kernels::user::load_all(&workspace.kernels)?;
     let (base_set, head_set, mut description) = shader_sides(request, workspace)?;
     let mut notices = Vec::new();
-    let base_declared = base_declarations(request, workspace, &mut notices)?;
-    if !base_declared.changed.is_empty() {
-        description.push_str(&format!(
-            "; user kernels changed: {}",
-            base_declared.changed.join(", ")
-        ));
+    let declares = !workspace.kernels.is_empty() || !workspace.config.model.is_empty();
+    let base_declared = if declares || request.head.is_some() {
+        declarations_at(
+            workspace,
+            request.base.as_deref(),
+            request.github_base_ref.as_deref(),
+            &mut notices,
+        )?
+    } else {
+        Declarations::default()
+    };
+    let head_declared = match &request.head {
+        Some(rev) => declarations_at(workspace, Some(rev), None, &mut notices)?,
+        None => working_tree_declarations(workspace),
+    };
+    let changed = changed_kernels(&base_declared, &head_declared);
+    if !changed.is_empty() {
+        description.push_str(&format!("; user kernels changed: {}", changed.join(", ")));
     }
     let device = WgpuBackend::open(request.adapter.as_deref())?;
     let base = device.with_shaders(base_set);
@@ -473,6 +525,16 @@ pub fn run(
         inner: Box::new(kernels.clone()),
         kernels: base_declared.kernels.clone(),
     };
+    let (kernels, head_kernels) = match &request.head {
+        Some(_) => {
+            let mapped = KernelChoice::Mapped {
+                inner: Box::new(kernels.clone()),
+                kernels: head_declared.kernels.clone(),
+            };
+            (kernels, mapped)
+        }
+        None => (kernels.clone(), kernels),
+    };
     let options = RunOptions {
         stage: request.selection.stage,
         samples: request.pairs,
@@ -481,7 +543,7 @@ pub fn run(
         verify: true,
         data_grad: false,
         layers: false,
-        kernels,
+        kernels: head_kernels,
         interrupt,
     };
     let base_options = RunOptions {
@@ -506,7 +568,7 @@ pub fn run(
             job.precision,
             "wgpu",
         );
-        if let Some(reason) = not_comparable(&job.target, workspace, &base_declared, &options.kernels) {
+        if let Some(reason) = not_comparable(&job.target, &base_declared, &head_declared, &kernels) {
             skipped.push(AbRow::not_compared(&id, config.threshold_for(&id), reason));
             on_event(AbEvent::Finished);
             continue;

@@ -17,6 +17,7 @@
 //! its record; the binary only draws its events.
 
 pub mod ab;
+pub mod bisect;
 pub mod conformance;
 pub mod plan;
 pub mod select;

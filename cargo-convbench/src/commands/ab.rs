@@ -86,6 +86,7 @@ impl AbArgs {
             base: self.base.clone(),
             github_base_ref: std::env::var("GITHUB_BASE_REF").ok().filter(|r| !r.is_empty()),
             shaders: self.shaders.clone(),
+            head: None,
             selection: self.selection.selection(),
             adapter: self.adapter.clone(),
             pairs: self.pairs.unwrap_or(DEFAULT_PAIRS),

@@ -183,6 +183,7 @@ fn ab_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace) -> Result<P
         base: a.ab_base.clone().or_else(|| a.baseline.baseline_rev.clone()),
         github_base_ref: std::env::var("GITHUB_BASE_REF").ok().filter(|r| !r.is_empty()),
         shaders: a.run.device.shaders.clone(),
+        head: None,
         selection: a.run.selection.selection(),
         adapter: a.run.device.adapter.clone(),
         pairs: a.pairs,

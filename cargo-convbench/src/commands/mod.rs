@@ -3,6 +3,7 @@
 pub mod ab;
 pub mod adapters;
 pub mod baseline;
+pub mod bisect;
 pub mod ci;
 pub mod compare;
 pub mod history;

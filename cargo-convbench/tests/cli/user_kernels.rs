@@ -311,3 +311,142 @@ fn a_configured_network_and_a_shape_list_run_like_the_zoo() {
         "{stderr}"
     );
 }
+
+/// `kernels/conv_tiled.wgsl` doing `repeat` extra reads per invocation: slower, the same results.
+fn slowed_tiled_kernel(package: &Package, repeat: u32) {
+    let path = package.path("kernels/conv_tiled.wgsl");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let anchor = "    if (first >= p.total) {\n        return;\n    }\n";
+    assert!(
+        text.contains(anchor),
+        "main's early return is where this test expects it"
+    );
+    let waste = format!(
+        "    var waste = 0.0;\n    for (var r = 0u; r < {repeat}u; r += 1u) {{\n        waste += f32(x[(first + r * 7u) % arrayLength(&x)]);\n    }}\n    if (p.total == 0u) {{\n        y[0] = T(waste);\n    }}\n"
+    );
+    std::fs::write(&path, text.replacen(anchor, &format!("{anchor}{waste}"), 1)).expect("write");
+}
+
+#[test]
+fn bisect_finds_the_commit_that_slowed_a_user_kernel_among_eight() {
+    let test = "bisect_finds_the_commit_that_slowed_a_user_kernel_among_eight";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = example_workspace();
+    let good = package.head();
+    for index in 1..=8 {
+        if index == 5 {
+            slowed_tiled_kernel(&package, 2048);
+        } else {
+            let lib = package.path("src/lib.rs");
+            let text = std::fs::read_to_string(&lib).expect("read");
+            std::fs::write(&lib, format!("{text}// change {index}\n")).expect("write");
+        }
+        package.git_ok(&["commit", "--quiet", "-am", &format!("change {index}")]);
+    }
+    let output = package
+        .convbench()
+        .args([
+            "bisect",
+            "--good",
+            &good,
+            "--bad",
+            "HEAD",
+            "--kernel",
+            "user:conv-tiled",
+        ])
+        .args([
+            "--model",
+            "lenet",
+            "--batch",
+            "1",
+            "--warmup",
+            "1",
+            "--warmup-ms",
+            "0",
+        ])
+        .output()
+        .expect("bisect");
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert_code(&output, 1);
+    let stdout = stdout_of(&output);
+    let answer = stdout
+        .lines()
+        .find(|line| line.starts_with("first slower commit:"))
+        .unwrap_or_default();
+    assert!(answer.ends_with("change 5"), "{stdout}");
+}
+
+#[test]
+fn ab_compares_the_base_revisions_user_kernel_with_the_working_trees() {
+    let test = "ab_compares_the_base_revisions_user_kernel_with_the_working_trees";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = example_workspace();
+    let ab = |package: &Package| {
+        package
+            .convbench()
+            .args(["ab", "--base", "HEAD", "--kernel", "user:conv-tiled"])
+            .args([
+                "--model",
+                "lenet",
+                "--batch",
+                "1",
+                "--warmup",
+                "1",
+                "--warmup-ms",
+                "0",
+            ])
+            .output()
+            .expect("ab")
+    };
+    slowed_tiled_kernel(&package, 2048);
+    let output = ab(&package);
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert_code(&output, 1);
+    let stdout = stdout_of(&output);
+    assert!(stdout.contains("user kernels changed: conv-tiled"), "{stdout}");
+    // A kernel added in the working tree only is reported as such, never compared with itself.
+    package.git_ok(&["checkout", "--quiet", "--", "kernels/conv_tiled.wgsl"]);
+    let manifest = package.path("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    std::fs::write(
+        &manifest,
+        format!(
+            "{text}\n[package.metadata.convbench.kernels.conv-new]\nop = \"conv2d_forward\"\nsource = \"kernels/conv_tiled.wgsl\"\noutputs-per-invocation = 4\n"
+        ),
+    )
+    .expect("write");
+    let output = package
+        .convbench()
+        .args(["ab", "--base", "HEAD", "--kernel", "user:conv-new"])
+        .args([
+            "--model",
+            "lenet",
+            "--batch",
+            "1",
+            "--warmup",
+            "1",
+            "--warmup-ms",
+            "0",
+        ])
+        .output()
+        .expect("ab");
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    assert!(stdout.contains("is not on the base revision"), "{stdout}");
+}

@@ -1,0 +1,146 @@
+//! `cargo convbench bisect --good REV --bad REV`: the first commit that slowed a benchmark beyond
+//! its threshold, by interleaved A/B of each commit tried against `good` (see
+//! `convbench::harness::bisect`); nothing is rebuilt. Exit 1 when a slower commit is found, 0
+//! when `bad` is not slower than `good`.
+
+use crate::args::{KernelArgs, SelectionArgs};
+use crate::cli::{Args, EXIT_REGRESSION};
+use crate::output::print;
+use crate::progress::Progress;
+use convbench::Result;
+use convbench::config::{self, parse_duration};
+use convbench::github::format_change;
+use convbench::harness::ab::{AbEvent, AbRequest, DEFAULT_PAIRS};
+use convbench::harness::bisect::{self, BisectOutcome};
+
+/// Arguments of `bisect`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct BisectArgs {
+    /// A revision known to be fast.
+    #[arg(long, value_name = "REV")]
+    pub good: String,
+    /// A later revision known (or suspected) to be slow.
+    #[arg(long, value_name = "REV")]
+    pub bad: String,
+    /// What to benchmark.
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Adapter: index, backend name (vulkan, metal, dx12, gl) or part of its name.
+    #[arg(long, env = "CONVBENCH_ADAPTER")]
+    pub adapter: Option<String>,
+    /// The most pairs per benchmark in each step (fewer when its verdict settles sooner).
+    #[arg(long, default_value_t = DEFAULT_PAIRS)]
+    pub pairs: usize,
+    /// Time for each step, e.g. `2m` (default: no limit but --pairs).
+    #[arg(long, value_name = "DURATION")]
+    pub budget: Option<String>,
+    /// Minimum warm-up iterations per side.
+    #[arg(long, default_value_t = 3)]
+    pub warmup: usize,
+    /// Minimum warm-up time in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    pub warmup_ms: u64,
+    /// Which kernels run.
+    #[command(flatten)]
+    pub kernels: KernelArgs,
+    /// Slowdown that counts, as a fraction (default: the config's threshold).
+    #[arg(long)]
+    pub threshold: Option<f64>,
+}
+
+/// The steps, one line each, and the answer.
+fn render(outcome: &BisectOutcome) -> String {
+    let mut text = format!("bisect over {} commits after --good:\n", outcome.commits);
+    for step in &outcome.steps {
+        let moved = step
+            .outcome
+            .rows
+            .iter()
+            .max_by(|a, b| a.change.total_cmp(&b.change))
+            .map_or_else(String::new, |row| {
+                format!(
+                    "{} {} ({})",
+                    row.benchmark_id,
+                    format_change(row.change),
+                    row.verdict.as_str()
+                )
+            });
+        text.push_str(&format!(
+            "  {} {}  {}  {}\n",
+            &step.commit[..step.commit.len().min(10)],
+            if step.slower() { "slower" } else { "as fast" },
+            moved,
+            step.summary
+        ));
+    }
+    match outcome.first_slow.map(|index| &outcome.steps[index]) {
+        Some(step) => {
+            let rows: Vec<String> = step
+                .outcome
+                .rows
+                .iter()
+                .filter(|row| row.verdict == convbench::compare::Verdict::Regression)
+                .map(|row| format!("{} {}", row.benchmark_id, format_change(row.change)))
+                .collect();
+            text.push_str(&format!(
+                "first slower commit: {} {}\n  {}\n",
+                step.commit,
+                step.summary,
+                rows.join("\n  ")
+            ));
+        }
+        None => text.push_str("--bad is not slower than --good beyond the threshold: nothing to bisect\n"),
+    }
+    text
+}
+
+/// `cargo convbench bisect`.
+pub fn run(args: &Args, a: &BisectArgs) -> Result<u8> {
+    let workspace = config::load(args.manifest_path.as_deref())?;
+    let mut config = workspace.config.compare_config();
+    if let Some(threshold) = a.threshold {
+        config.threshold = threshold;
+    }
+    config.validate()?;
+    let request = AbRequest {
+        base: None,
+        github_base_ref: None,
+        shaders: None,
+        head: None,
+        selection: a.selection.selection(),
+        adapter: a.adapter.clone(),
+        pairs: a.pairs,
+        budget: a
+            .budget
+            .as_deref()
+            .map(|text| parse_duration(text, "--budget"))
+            .transpose()?,
+        warmup_iterations: a.warmup,
+        warmup_min_ms: a.warmup_ms,
+        kernels: a.kernels.request(),
+    };
+    let progress = Progress::new(0, args.quiet);
+    let mut verified = 0;
+    let outcome = bisect::run(
+        &request,
+        &a.good,
+        &a.bad,
+        &workspace,
+        &config,
+        crate::interrupt::install(),
+        &mut |event| match event {
+            AbEvent::Planned { benchmarks } => progress.set_length(benchmarks),
+            AbEvent::Notice(text) => progress.notice(&text),
+            AbEvent::Benchmark { label, event } => progress.event(label, &event, &mut verified),
+            AbEvent::Finished => progress.finish_one(),
+        },
+    );
+    progress.finish();
+    let outcome = outcome?;
+    print(&render(&outcome));
+    Ok(if outcome.first_slow.is_some() {
+        EXIT_REGRESSION
+    } else {
+        0
+    })
+}
