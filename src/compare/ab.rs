@@ -28,9 +28,14 @@
 //! sides ran the same plan on the same inputs (the harness guarantees it).
 
 use super::{CI_CONFIDENCE, Verdict};
+use crate::results::Phase;
 use crate::stats::benjamini_hochberg;
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
+
+fn total_phase() -> Phase {
+    Phase::Total
+}
 
 /// Fewest pairs for a verdict other than inconclusive.
 pub const MIN_PAIRS: usize = 5;
@@ -43,6 +48,9 @@ pub const TRIM: f64 = 0.2;
 pub struct AbRow {
     /// Benchmark id.
     pub benchmark_id: String,
+    /// The phase judged: the whole iteration ([`Phase::Total`]) or one of its phases.
+    #[serde(default = "total_phase")]
+    pub phase: Phase,
     /// Pairs measured.
     pub pairs: usize,
     /// Median whole-iteration time of the base (ns).
@@ -75,6 +83,7 @@ impl AbRow {
     pub fn not_compared(benchmark_id: &str, threshold: f64, reason: String) -> Self {
         Self {
             benchmark_id: benchmark_id.to_string(),
+            phase: Phase::Total,
             pairs: 0,
             base_median_ns: 0.0,
             head_median_ns: 0.0,
@@ -187,6 +196,7 @@ fn row_of(input: &AbInput<'_>) -> AbRow {
     };
     let mut row = AbRow {
         benchmark_id: input.benchmark_id.to_string(),
+        phase: Phase::Total,
         pairs,
         base_median_ns: median(input.base_ns),
         head_median_ns: median(input.head_ns),

@@ -260,7 +260,7 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
         .iter()
         .map(|row| PhaseComparison {
             benchmark_id: row.benchmark_id.clone(),
-            phase: Phase::Total,
+            phase: row.phase,
             baseline_median_ns: Some(row.base_median_ns),
             current_median_ns: Some(row.head_median_ns),
             change: row.estimated().then_some(row.change),

@@ -39,7 +39,7 @@ use crate::kernels::Variant;
 use crate::kernels::shader_set::ShaderSet;
 use crate::kernels::user::{UserKernel, UserRef};
 use crate::model::Network;
-use crate::results::BenchmarkResult;
+use crate::results::{BenchmarkResult, Phase};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -88,6 +88,19 @@ pub struct Measured {
     pub head_ns: Vec<u64>,
     /// Whether the base ran first in each pair.
     pub base_first: Vec<bool>,
+    /// Each phase's pairs, in plan order (empty in process mode, which sees totals only).
+    pub phases: Vec<PhasePairs>,
+}
+
+/// One phase's pairs of a benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct PhasePairs {
+    /// The phase.
+    pub phase: Phase,
+    /// Base times (ns), pair by pair.
+    pub base_ns: Vec<u64>,
+    /// Head times (ns), pair by pair.
+    pub head_ns: Vec<u64>,
 }
 
 /// Progress of an A/B run.
@@ -145,6 +158,8 @@ struct PairsFile {
     base_ns: Vec<u64>,
     head_ns: Vec<u64>,
     base_first: Vec<bool>,
+    #[serde(default)]
+    phases: Vec<PhasePairs>,
 }
 
 impl AbOutcome {
@@ -158,16 +173,33 @@ impl AbOutcome {
         looks: usize,
     ) -> Self {
         let looks = looks.max(1);
-        let inputs: Vec<AbInput<'_>> = measured
-            .iter()
-            .map(|m| AbInput {
+        // The whole iteration and each phase, judged together: one false-discovery control
+        // over every row, so attributing a change to a phase costs no extra false alarms.
+        let mut phases = Vec::new();
+        let mut inputs: Vec<AbInput<'_>> = Vec::new();
+        for m in &measured {
+            let threshold = config.threshold_for(&m.id);
+            inputs.push(AbInput {
                 benchmark_id: &m.id,
                 base_ns: &m.base_ns,
                 head_ns: &m.head_ns,
-                threshold: config.threshold_for(&m.id),
-            })
-            .collect();
-        let rows = judge_pairs(&inputs, config.alpha / looks as f64);
+                threshold,
+            });
+            phases.push(Phase::Total);
+            for pairs in m.phases.iter().filter(|p| p.phase != Phase::Total) {
+                inputs.push(AbInput {
+                    benchmark_id: &m.id,
+                    base_ns: &pairs.base_ns,
+                    head_ns: &pairs.head_ns,
+                    threshold,
+                });
+                phases.push(pairs.phase);
+            }
+        }
+        let mut rows = judge_pairs(&inputs, config.alpha / looks as f64);
+        for (row, phase) in rows.iter_mut().zip(phases) {
+            row.phase = phase;
+        }
         Self {
             description,
             rows,
@@ -190,7 +222,7 @@ impl AbOutcome {
             .map(|m| {
                 (
                     m.id.as_str(),
-                    serde_json::json!({"base_ns": m.base_ns, "head_ns": m.head_ns, "base_first": m.base_first}),
+                    serde_json::json!({"base_ns": m.base_ns, "head_ns": m.head_ns, "base_first": m.base_first, "phases": m.phases}),
                 )
             })
             .collect();
@@ -237,12 +269,17 @@ impl AbOutcome {
                 base_ns: pairs.base_ns,
                 head_ns: pairs.head_ns,
                 base_first: pairs.base_first,
+                phases: pairs.phases,
             })
             .collect();
         let not_compared: Vec<AbRow> = file
             .rows
             .into_iter()
-            .filter(|row| row.pairs == 0 && !measured.iter().any(|m| m.id == row.benchmark_id))
+            .filter(|row| {
+                row.pairs == 0
+                    && row.phase == Phase::Total
+                    && !measured.iter().any(|m| m.id == row.benchmark_id)
+            })
             .map(|row| {
                 AbRow::not_compared(
                     &row.benchmark_id,
@@ -634,6 +671,15 @@ pub fn run(
             base_ns: samples.base_ns,
             head_ns: samples.head_ns,
             base_first: samples.base_first,
+            phases: samples
+                .phases
+                .into_iter()
+                .map(|(phase, base_ns, head_ns)| PhasePairs {
+                    phase,
+                    base_ns,
+                    head_ns,
+                })
+                .collect(),
         });
     }
     let adapter_label = device.gpu().summary().fingerprint.label();

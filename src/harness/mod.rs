@@ -518,6 +518,8 @@ pub struct AbSamples {
     pub base_first: Vec<bool>,
     /// How the durations were measured.
     pub timing_method: TimingMethod,
+    /// Each phase's times, in plan order: `(phase, base_ns, head_ns)`, one of each per pair.
+    pub phases: Vec<(Phase, Vec<u64>, Vec<u64>)>,
 }
 
 /// Both sides of an interleaved A/B, loaded and warmed up: the same plan and the same inputs on
@@ -584,6 +586,11 @@ impl<'a> AbSession<'a> {
             }
             warm += 1;
         }
+        let phases = plan
+            .phases
+            .iter()
+            .map(|(phase, _)| (*phase, Vec::new(), Vec::new()))
+            .collect();
         Ok(Self {
             plan,
             sides,
@@ -595,6 +602,7 @@ impl<'a> AbSession<'a> {
                 head_ns: Vec::new(),
                 base_first: Vec::new(),
                 timing_method: method,
+                phases,
             },
         })
     }
@@ -606,12 +614,19 @@ impl<'a> AbSession<'a> {
             let base_first = index.is_multiple_of(2);
             let order = if base_first { [0, 1] } else { [1, 0] };
             let mut times = [0u64; 2];
+            let mut phases: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
             for side in order {
                 self.interrupt.check(&self.what)?;
-                times[side] = iterate(self.sides[side].as_mut(), &self.plan, self.method, false)?.total_ns;
+                let sample = iterate(self.sides[side].as_mut(), &self.plan, self.method, false)?;
+                times[side] = sample.total_ns;
+                phases[side] = sample.phases_ns;
             }
             self.samples.base_ns.push(times[0]);
             self.samples.head_ns.push(times[1]);
+            for (index, (_, base, head)) in self.samples.phases.iter_mut().enumerate() {
+                base.push(phases[0].get(index).copied().unwrap_or(0));
+                head.push(phases[1].get(index).copied().unwrap_or(0));
+            }
             self.samples.base_first.push(base_first);
             on_event(Event::Sample {
                 index: index + 1,

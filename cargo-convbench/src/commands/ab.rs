@@ -15,8 +15,8 @@ use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, write_atomic};
 use crate::progress::run_ab;
 use comfy_table::Table;
-use convbench::compare::CompareConfig;
 use convbench::compare::ab::AbRow;
+use convbench::compare::{CompareConfig, Verdict};
 use convbench::config::parse_duration;
 use convbench::config::{self, Workspace};
 use convbench::github::{format_change, format_duration_ns};
@@ -152,13 +152,21 @@ pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
     })
 }
 
-/// The table of verdicts, then each row's evidence.
+/// Whether a row moved beyond its threshold (a regression or an improvement).
+fn moved(row: &AbRow) -> bool {
+    matches!(row.verdict, Verdict::Regression | Verdict::Improvement)
+}
+
+/// The table of verdicts, the rows that moved first (a phase that moved says where a change
+/// of the whole iteration came from), then the evidence of each benchmark and of each row that
+/// moved.
 fn render(description: &str, rows: &[AbRow]) -> String {
     let mut table = Table::new();
     table
         .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
         .set_header([
             "benchmark",
+            "phase",
             "pairs",
             "base",
             "head",
@@ -166,9 +174,15 @@ fn render(description: &str, rows: &[AbRow]) -> String {
             "95% CI",
             "verdict",
         ]);
-    for row in rows {
+    let ordered: Vec<&AbRow> = rows
+        .iter()
+        .filter(|r| moved(r))
+        .chain(rows.iter().filter(|r| !moved(r)))
+        .collect();
+    for row in &ordered {
         table.add_row([
             row.benchmark_id.clone(),
+            row.phase.as_str().to_string(),
             row.pairs.to_string(),
             format_duration_ns(row.base_median_ns),
             format_duration_ns(row.head_median_ns),
@@ -186,10 +200,11 @@ fn render(description: &str, rows: &[AbRow]) -> String {
         ]);
     }
     let mut text = format!("A/B, {description}\n{table}\n");
-    for row in rows {
+    for row in ordered.iter().filter(|r| r.phase == Phase::Total || moved(r)) {
         text.push_str(&format!(
-            "{}: {} (threshold {:.1}%)\n",
+            "{} {}: {} (threshold {:.1}%)\n",
             row.benchmark_id,
+            row.phase.as_str(),
             row.evidence,
             row.threshold * 100.0
         ));
@@ -259,6 +274,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
                 base_ns: Vec::new(),
                 head_ns: Vec::new(),
                 base_first: Vec::new(),
+                phases: Vec::new(),
             });
             entry.base_ns.push(total(base));
             entry.head_ns.push(total(benchmark));
