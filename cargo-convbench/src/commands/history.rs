@@ -279,7 +279,11 @@ fn table(series: &[BenchmarkHistory]) -> String {
             "p",
             "commit message",
         ]);
+    let mut bisects = Vec::new();
     for (history, step) in steps {
+        if let Some(command) = bisect_command(history, step) {
+            bisects.push(command);
+        }
         changes.add_row([
             history.benchmark_id.clone(),
             history.phase.as_str().to_string(),
@@ -291,5 +295,45 @@ fn table(series: &[BenchmarkHistory]) -> String {
             step.summary.clone(),
         ]);
     }
-    format!("{points}\nchange points:\n{changes}")
+    let mut text = format!("{points}\nchange points:\n{changes}");
+    if !bisects.is_empty() {
+        bisects.dedup();
+        text.push_str("\nto find the commit of a step among those between two blessings:\n");
+        for command in bisects {
+            text.push_str(&format!("  {command}\n"));
+        }
+    }
+    text
+}
+
+/// The `bisect` command over a slowdown's range: from the last commit blessed at the old level
+/// to the first at the new one, with the benchmark's selection flags where its id names them
+/// (`model/stage/bBATCH/precision/backend`).
+fn bisect_command(
+    history: &convbench::baseline::BenchmarkHistory,
+    step: &convbench::baseline::Step,
+) -> Option<String> {
+    let before = history.points.get(step.index.checked_sub(1)?)?;
+    if step.relative_step <= 0.0 || before.commit == step.commit {
+        return None;
+    }
+    let short = |commit: &str| commit.chars().take(12).collect::<String>();
+    let mut command = format!(
+        "cargo convbench bisect --good {} --bad {}",
+        short(&before.commit),
+        short(&step.commit)
+    );
+    if let [model, stage, batch, precision, _backend] =
+        history.benchmark_id.split('/').collect::<Vec<_>>()[..]
+        && let Some(batch) = batch.strip_prefix('b')
+        && [model, stage, batch, precision].iter().all(|part| {
+            part.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        })
+    {
+        command.push_str(&format!(
+            " --model {model} --batch {batch} --precision {precision} --stage {stage}"
+        ));
+    }
+    Some(command)
 }
