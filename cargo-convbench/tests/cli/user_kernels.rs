@@ -450,3 +450,65 @@ fn ab_compares_the_base_revisions_user_kernel_with_the_working_trees() {
     let stdout = stdout_of(&output);
     assert!(stdout.contains("is not on the base revision"), "{stdout}");
 }
+
+#[test]
+fn ci_decides_by_ab_by_default_and_reads_the_base_revisions_network() {
+    let test = "ci_decides_by_ab_by_default_and_reads_the_base_revisions_network";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = Package::git();
+    let manifest = std::fs::read_to_string(package.path("Cargo.toml")).expect("Cargo.toml");
+    let model = |out_channels: u32| {
+        format!(
+            "\n[[workspace.metadata.convbench.model]]\nname = \"tiny\"\ninput = [1, 12, 12]\nlayers = [\n  \
+             {{ name = \"conv1\", kind = {{ op = \"conv2d\", in_channels = 1, out_channels = {out_channels}, kernel = [5, 5], \
+             stride = [1, 1], padding = [0, 0], dilation = [1, 1], groups = 1, bias = true }} }},\n  \
+             {{ name = \"relu1\", kind = {{ op = \"relu\" }} }},\n  \
+             {{ name = \"fc\", kind = {{ op = \"linear\", in_features = {}, out_features = 10, bias = true }} }},\n]\n",
+            out_channels * 64
+        )
+    };
+    std::fs::write(package.path("Cargo.toml"), format!("{manifest}{}", model(4))).expect("write");
+    package.git_ok(&["commit", "--quiet", "-am", "a network of our own"]);
+    let ci = |package: &Package| {
+        package
+            .convbench()
+            .args([
+                "ci",
+                "--model",
+                "tiny",
+                "--batch",
+                "1",
+                "--warmup",
+                "1",
+                "--warmup-ms",
+                "0",
+            ])
+            .output()
+            .expect("ci")
+    };
+    let output = ci(&package);
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    let body = stdout_of(&output);
+    assert!(
+        body.contains("Decided by A/B mode"),
+        "{body}\n{}",
+        stderr_of(&output)
+    );
+    assert!(body.contains("tiny/train/b1/f32/wgpu"), "{body}");
+    // The network changed in the working tree: reported, not compared with itself.
+    std::fs::write(package.path("Cargo.toml"), format!("{manifest}{}", model(8))).expect("write");
+    let output = ci(&package);
+    assert_code(&output, 0);
+    let body = stdout_of(&output);
+    assert!(body.contains("Decided by A/B mode"), "{body}");
+    assert!(body.contains("tiny/train/b1/f32/wgpu"), "{body}");
+    assert!(body.to_lowercase().contains("new"), "{body}");
+}
