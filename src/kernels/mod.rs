@@ -22,6 +22,7 @@ pub mod reference;
 pub mod registry;
 pub mod shader_set;
 mod tensor;
+pub mod tint;
 pub mod uniform;
 pub mod user;
 pub mod variant;

@@ -14,6 +14,7 @@ use convbench::harness::sweep::unsupported;
 use convbench::harness::verify::Summary;
 use convbench::harness::{RunOptions, verify_target};
 use convbench::kernels::Variant;
+use convbench::kernels::tint::TintCheck;
 use convbench::model::{Precision, model_names};
 use convbench::report::verification_table;
 use convbench::{Error, Result};
@@ -210,7 +211,19 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
         return Err(Error::InvalidInput("--repeat must be at least 1".into()));
     }
     let workspace = config::load(args.manifest_path.as_deref())?;
-    convbench::kernels::user::load_all(&workspace.kernels)?;
+    let mine = convbench::kernels::user::load_all(&workspace.kernels)?;
+    // The second compiler: a kernel naga accepts may not compile in browsers.
+    match convbench::kernels::tint::check_user_kernels(&mine)? {
+        TintCheck::Accepted { files: 0 } => {}
+        TintCheck::Accepted { files } if !args.quiet => {
+            eprintln!("Tint (Chrome's WGSL compiler) accepts your kernels ({files} final sources)");
+        }
+        TintCheck::Accepted { .. } => {}
+        TintCheck::Unavailable(why) if !args.quiet => {
+            eprintln!("notice: your kernels were not checked with Tint (Chrome's WGSL compiler): {why}");
+        }
+        TintCheck::Unavailable(_) => {}
+    }
     let mut notices = Vec::new();
     let backends = a.device.request().open(&mut notices)?;
     let kernels = KernelChoice::resolve(

@@ -512,3 +512,48 @@ fn ci_decides_by_ab_by_default_and_reads_the_base_revisions_network() {
     assert!(body.contains("tiny/train/b1/f32/wgpu"), "{body}");
     assert!(body.to_lowercase().contains("new"), "{body}");
 }
+
+#[test]
+fn a_kernel_tint_rejects_is_an_input_error_naming_its_file_line_and_tints_message() {
+    if convbench::kernels::tint::webgpu_dir().is_none() {
+        assert!(
+            std::env::var("CONVBENCH_REQUIRE_TINT").is_err(),
+            "CONVBENCH_REQUIRE_TINT is set but the npm package `webgpu` is not installed"
+        );
+        eprintln!("skipped: the npm package `webgpu` is not installed (CONVBENCH_WEBGPU_DIR)");
+        return;
+    }
+    let package = example_workspace();
+    let path = package.path("kernels/conv_tiled.wgsl");
+    let text = std::fs::read_to_string(&path).expect("read");
+    let anchor = "    if (first >= p.total) {\n        return;\n    }\n";
+    assert!(
+        text.contains(anchor),
+        "main's early return is where this test expects it"
+    );
+    // naga accepts a barrier in non-uniform control flow; Tint (and the WGSL spec) do not.
+    let line = text[..text.find(anchor).expect("anchor")].lines().count() + 5;
+    let barrier = "    if (x[0] > T(1000.0)) {\n        workgroupBarrier();\n    }\n";
+    std::fs::write(&path, text.replacen(anchor, &format!("{anchor}{barrier}"), 1)).expect("write");
+    let output = package
+        .convbench()
+        .args([
+            "verify",
+            "--variants",
+            "--kernel",
+            "user:conv-tiled",
+            "--random-shapes",
+            "1",
+        ])
+        .output()
+        .expect("verify");
+    assert_code(&output, 2);
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains(&format!(
+            "conv_tiled.wgsl (as `user_conv-tiled.f32.wgsl` at f32):{line}:"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("uniform control flow"), "{stderr}");
+}
