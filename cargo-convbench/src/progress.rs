@@ -73,6 +73,16 @@ impl Progress {
         }
     }
 
+    /// Draws an event of an A/B (or of a `bisect` step).
+    pub fn ab_event(&self, event: AbEvent<'_>, verified: &mut usize) {
+        match event {
+            AbEvent::Planned { benchmarks } => self.set_length(benchmarks),
+            AbEvent::Notice(text) => self.notice(&text),
+            AbEvent::Benchmark { label, event } => self.event(label, &event, verified),
+            AbEvent::Finished => self.finish_one(),
+        }
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
@@ -133,12 +143,7 @@ pub fn run_ab(
         workspace,
         config,
         crate::interrupt::install(),
-        &mut |event| match event {
-            AbEvent::Planned { benchmarks } => progress.set_length(benchmarks),
-            AbEvent::Notice(text) => progress.notice(&text),
-            AbEvent::Benchmark { label, event } => progress.event(label, &event, &mut verified),
-            AbEvent::Finished => progress.finish_one(),
-        },
+        &mut |event| progress.ab_event(event, &mut verified),
     );
     progress.finish();
     outcome

@@ -10,7 +10,7 @@ use crate::progress::Progress;
 use convbench::Result;
 use convbench::config::{self, parse_duration};
 use convbench::github::format_change;
-use convbench::harness::ab::{AbEvent, AbRequest, DEFAULT_PAIRS};
+use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS};
 use convbench::harness::bisect::{self, BisectOutcome};
 
 /// Arguments of `bisect`.
@@ -128,12 +128,7 @@ pub fn run(args: &Args, a: &BisectArgs) -> Result<u8> {
         &workspace,
         &config,
         crate::interrupt::install(),
-        &mut |event| match event {
-            AbEvent::Planned { benchmarks } => progress.set_length(benchmarks),
-            AbEvent::Notice(text) => progress.notice(&text),
-            AbEvent::Benchmark { label, event } => progress.event(label, &event, &mut verified),
-            AbEvent::Finished => progress.finish_one(),
-        },
+        &mut |event| progress.ab_event(event, &mut verified),
     );
     progress.finish();
     let outcome = outcome?;
