@@ -173,32 +173,44 @@ impl AbOutcome {
         looks: usize,
     ) -> Self {
         let looks = looks.max(1);
-        // The whole iteration and each phase, judged together: one false-discovery control
-        // over every row, so attributing a change to a phase costs no extra false alarms.
-        let mut phases = Vec::new();
-        let mut inputs: Vec<AbInput<'_>> = Vec::new();
-        for m in &measured {
-            let threshold = config.threshold_for(&m.id);
-            inputs.push(AbInput {
+        let alpha = config.alpha / looks as f64;
+        // Two families, each under its own false-discovery control: the whole iterations (what
+        // the gate decides on, exactly as without attribution) and the phases (where a change
+        // came from), so attributing a change never weakens the verdict on the total.
+        let totals: Vec<AbInput<'_>> = measured
+            .iter()
+            .map(|m| AbInput {
                 benchmark_id: &m.id,
                 base_ns: &m.base_ns,
                 head_ns: &m.head_ns,
-                threshold,
-            });
-            phases.push(Phase::Total);
+                threshold: config.threshold_for(&m.id),
+            })
+            .collect();
+        let mut phase_of = Vec::new();
+        let mut phase_inputs: Vec<AbInput<'_>> = Vec::new();
+        for (index, m) in measured.iter().enumerate() {
             for pairs in m.phases.iter().filter(|p| p.phase != Phase::Total) {
-                inputs.push(AbInput {
+                phase_inputs.push(AbInput {
                     benchmark_id: &m.id,
                     base_ns: &pairs.base_ns,
                     head_ns: &pairs.head_ns,
-                    threshold,
+                    threshold: config.threshold_for(&m.id),
                 });
-                phases.push(pairs.phase);
+                phase_of.push((index, pairs.phase));
             }
         }
-        let mut rows = judge_pairs(&inputs, config.alpha / looks as f64);
-        for (row, phase) in rows.iter_mut().zip(phases) {
-            row.phase = phase;
+        let total_rows = judge_pairs(&totals, alpha);
+        let mut phase_rows = judge_pairs(&phase_inputs, alpha)
+            .into_iter()
+            .zip(phase_of)
+            .peekable();
+        let mut rows = Vec::new();
+        for (index, total) in total_rows.into_iter().enumerate() {
+            rows.push(total);
+            while let Some((mut row, (_, phase))) = phase_rows.next_if(|(_, (of, _))| *of == index) {
+                row.phase = phase;
+                rows.push(row);
+            }
         }
         Self {
             description,
@@ -594,7 +606,10 @@ pub fn run(
         on_event(AbEvent::Notice(notice));
     }
     let schedule = looks(request.pairs);
-    let look_alpha = config.alpha / schedule.len() as f64;
+    // A benchmark stops early only on evidence that the final judgment (Benjamini-Hochberg at
+    // alpha / K over every benchmark's total) is sure to accept: any p-value at most
+    // alpha / (K * benchmarks) is a discovery there, whatever the other benchmarks show.
+    let look_alpha = config.alpha / (schedule.len() * jobs.len().max(1)) as f64;
     let mut measured = Vec::new();
     let mut skipped: Vec<AbRow> = Vec::new();
     for (index, job) in jobs.iter().enumerate() {
@@ -700,5 +715,87 @@ fn side_name(side: &str) -> &'static str {
         "the base revision's shaders and kernels"
     } else {
         "the working tree's shaders and kernels"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Eight pairs of a clear slowdown, and six noisy phases beside it.
+    fn measured() -> Measured {
+        let base: Vec<u64> = (0..8).map(|i| 20_000_000 + i * 300_000).collect();
+        // Ratios from 1.4 to 2.35: clear, but with the spread of a loaded machine.
+        let ratios = [140, 235, 160, 215, 145, 225, 175, 195];
+        let head: Vec<u64> = base.iter().zip(ratios).map(|(b, r)| b * r / 100).collect();
+        let noisy = |seed: u64| -> Vec<u64> {
+            (0..8)
+                .map(|i| 1_000_000 + ((i * 7919 + seed * 104_729) % 9) * 90_000)
+                .collect()
+        };
+        let phases = [
+            Phase::Forward,
+            Phase::LossForward,
+            Phase::LossBackward,
+            Phase::GradInput,
+            Phase::GradParams,
+            Phase::Update,
+        ]
+        .into_iter()
+        .enumerate()
+        .map(|(k, phase)| PhasePairs {
+            phase,
+            base_ns: noisy(k as u64),
+            head_ns: noisy(k as u64 + 11),
+        })
+        .collect();
+        Measured {
+            id: "lenet/train/b1/f32/wgpu".into(),
+            base_ns: base,
+            head_ns: head,
+            base_first: (0..8).map(|i| i % 2 == 0).collect(),
+            phases,
+        }
+    }
+
+    /// A benchmark that stopped early on a regression stays one in the final judgment: the
+    /// phases are a family of their own and cannot dilute the total's false-discovery control.
+    #[test]
+    fn attribution_never_weakens_the_verdict_on_the_total() {
+        let config = CompareConfig::default();
+        let schedule = looks(DEFAULT_PAIRS);
+        let m = measured();
+        let alone = judge_pairs(
+            &[AbInput {
+                benchmark_id: &m.id,
+                base_ns: &m.base_ns,
+                head_ns: &m.head_ns,
+                threshold: config.threshold_for(&m.id),
+            }],
+            config.alpha / schedule.len() as f64,
+        );
+        assert_eq!(alone[0].verdict, Verdict::Regression, "{:?}", alone[0]);
+        // All seven rows in one family would have needed p <= alpha / K / 7 for the total.
+        assert!(
+            alone[0].p_value > config.alpha / schedule.len() as f64 / 7.0,
+            "{:?}",
+            alone[0]
+        );
+        let outcome = AbOutcome::judge(String::new(), String::new(), vec![m], &config, schedule.len());
+        assert_eq!(outcome.rows.len(), 7, "the total and six phases");
+        assert_eq!(outcome.rows[0].phase, Phase::Total);
+        assert_eq!(
+            outcome.rows[0].verdict,
+            Verdict::Regression,
+            "{:?}",
+            outcome.rows[0]
+        );
+    }
+
+    #[test]
+    fn the_looks_double_up_to_the_most_pairs() {
+        assert_eq!(looks(240), [8, 16, 32, 64, 128, 240]);
+        assert_eq!(looks(6), [6]);
+        assert_eq!(looks(8), [8]);
     }
 }
