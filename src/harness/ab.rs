@@ -2,7 +2,7 @@
 //!
 //! Side A is the base revision, side B the working tree. Both run the same plan on the same
 //! inputs, both are verified against the f64 reference first, and they alternate iteration by
-//! iteration in ABBA order ([`super::measure_ab`]); the verdict rests on the pairs' ratios
+//! iteration in ABBA order ([`super::AbSession`]); the verdict rests on the pairs' ratios
 //! ([`crate::compare::ab`]), so the machine's drift cancels.
 //!
 //! What differs between the sides is read from git at the base revision: convbench's WGSL

@@ -636,33 +636,3 @@ impl<'a> AbSession<'a> {
         Ok(())
     }
 }
-
-/// Measures `pairs` pairs of `target` on `base` and `head` alternately (see [`AbSession`]),
-/// both sides with the options' kernel choice.
-#[allow(clippy::too_many_arguments)]
-pub fn measure_ab(
-    base: &dyn Backend,
-    head: &dyn Backend,
-    target: &Target,
-    batch: usize,
-    precision: Precision,
-    options: &RunOptions,
-    pairs: usize,
-    on_event: &mut dyn FnMut(Event),
-) -> Result<AbSamples> {
-    if pairs == 0 {
-        return Err(Error::InvalidInput("--pairs must be at least 1".into()));
-    }
-    let mut session = AbSession::start(
-        base,
-        head,
-        &options.kernels,
-        target,
-        batch,
-        precision,
-        options,
-        on_event,
-    )?;
-    session.take(pairs, pairs, on_event)?;
-    Ok(session.samples)
-}
