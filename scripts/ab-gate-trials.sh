@@ -3,10 +3,14 @@
 # Usage: scripts/ab-gate-trials.sh calibrate REPEAT...      (ab --pairs 240 per REPEAT, prints the change row)
 #        scripts/ab-gate-trials.sh trials NAME REPEAT N [extra ci args...]
 #           REPEAT=0 leaves the working tree unchanged (A/A). Appends "trial rc pairs wall_s load1" to $OUTDIR/NAME.tsv
+#        scripts/ab-gate-trials.sh load
+#           A parallel build loop (the load the trials run under): rebuilds convbench's library from a copy
+#           of this repository's HEAD, touching a source file before each build, until killed. One line
+#           per build (start time, seconds, exit code) in $OUTDIR/load.log.
 #        scripts/ab-gate-trials.sh summary [NAME...]
 #           Table per set: exit-1 rate with a 95% Clopper-Pearson interval, pairs, wall time, load; and a fit
 #           wall = overhead + per_pair * pairs over all trials (to price a fixed number of pairs).
-# Env: BIN (default /tmp/convbench-trials-bin, a copy of target/debug/cargo-convbench),
+# Env: BIN (default /tmp/convbench-trials-bin, a copy of target/release/cargo-convbench),
 #      SRC (default examples/my-kernels of this repository), OUTDIR (default /tmp/ab-gate-trials).
 set -u
 HERE=$(cd "$(dirname "$0")/.." && pwd)
@@ -72,6 +76,19 @@ case "${1:-}" in
       pairs=$(grep -oE 'Decided by A/B mode: [0-9]+ pairs' "$OUTDIR/$name/$i.out" | grep -oE '[0-9]+' || echo NA)
       load=$(cut -d' ' -f1 /proc/loadavg)
       printf '%s\t%s\t%s\t%.2f\t%s\n' "$i" "$rc" "$pairs" "$(echo "$e - $s" | bc)" "$load" | tee -a "$out"
+    done
+    ;;
+  load)
+    src="$OUTDIR/load-src"
+    rm -rf "$src"; mkdir -p "$src"
+    git -C "$HERE" archive HEAD | tar -x -C "$src"
+    while :; do
+      touch "$src/src/lib.rs"
+      s=$(date +%s.%N)
+      cargo build -q -j 2 --manifest-path "$src/Cargo.toml" -p convbench --target-dir "$OUTDIR/load-target" \
+        >/dev/null 2>&1
+      rc=$?
+      printf '%s\t%.1f\t%s\n' "$(date -u +%H:%M:%S)" "$(echo "$(date +%s.%N) - $s" | bc)" "$rc" >>"$OUTDIR/load.log"
     done
     ;;
   summary)

@@ -259,7 +259,10 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
         .rows
         .iter()
         .map(|row| PhaseComparison {
-            benchmark_id: row.benchmark_id.clone(),
+            benchmark_id: match &row.layer {
+                Some(layer) => format!("{} layer {layer}", row.benchmark_id),
+                None => row.benchmark_id.clone(),
+            },
             phase: row.phase,
             baseline_median_ns: Some(row.base_median_ns),
             current_median_ns: Some(row.head_median_ns),

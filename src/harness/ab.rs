@@ -66,6 +66,10 @@ pub struct AbRequest {
     /// The most pairs of interleaved iterations per benchmark; fewer when the verdict settles
     /// sooner (see the module docs).
     pub pairs: usize,
+    /// Pairs before the first look ([`FIRST_LOOK`] by default; at least the judge's fewest
+    /// pairs, at most `pairs`); equal to `pairs` or more, every benchmark takes exactly `pairs`
+    /// pairs (one look, no early stop).
+    pub first_look: usize,
     /// Time for the whole comparison (verification and warm-up included); `None`: no limit but
     /// `pairs`.
     pub budget: Option<Duration>,
@@ -75,6 +79,9 @@ pub struct AbRequest {
     pub warmup_min_ms: u64,
     /// Which kernels run (the same choice on both sides).
     pub kernels: KernelRequest,
+    /// Time every op and judge each layer too (attribution; adds a synchronisation per op on
+    /// both sides alike).
+    pub layers: bool,
 }
 
 /// One benchmark's pairs, however they were measured.
@@ -90,6 +97,19 @@ pub struct Measured {
     pub base_first: Vec<bool>,
     /// Each phase's pairs, in plan order (empty in process mode, which sees totals only).
     pub phases: Vec<PhasePairs>,
+    /// Each layer's pairs with `--layers`, in plan order; else empty.
+    pub layers: Vec<LayerPairs>,
+}
+
+/// One layer's pairs of a benchmark: the sum of its ops in every phase.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct LayerPairs {
+    /// The layer's name.
+    pub layer: String,
+    /// Base times (ns), pair by pair.
+    pub base_ns: Vec<u64>,
+    /// Head times (ns), pair by pair.
+    pub head_ns: Vec<u64>,
 }
 
 /// One phase's pairs of a benchmark.
@@ -160,6 +180,8 @@ struct PairsFile {
     base_first: Vec<bool>,
     #[serde(default)]
     phases: Vec<PhasePairs>,
+    #[serde(default)]
+    layers: Vec<LayerPairs>,
 }
 
 impl AbOutcome {
@@ -175,8 +197,8 @@ impl AbOutcome {
         let looks = looks.max(1);
         let alpha = config.alpha / looks as f64;
         // Two families, each under its own false-discovery control: the whole iterations (what
-        // the gate decides on, exactly as without attribution) and the phases (where a change
-        // came from), so attributing a change never weakens the verdict on the total.
+        // the gate decides on, exactly as without attribution) and the phases and layers (where
+        // a change came from), so attributing a change never weakens the verdict on the total.
         let totals: Vec<AbInput<'_>> = measured
             .iter()
             .map(|m| AbInput {
@@ -196,7 +218,16 @@ impl AbOutcome {
                     head_ns: &pairs.head_ns,
                     threshold: config.threshold_for(&m.id),
                 });
-                phase_of.push((index, pairs.phase));
+                phase_of.push((index, pairs.phase, None));
+            }
+            for pairs in &m.layers {
+                phase_inputs.push(AbInput {
+                    benchmark_id: &m.id,
+                    base_ns: &pairs.base_ns,
+                    head_ns: &pairs.head_ns,
+                    threshold: config.threshold_for(&m.id),
+                });
+                phase_of.push((index, Phase::Total, Some(pairs.layer.clone())));
             }
         }
         let total_rows = judge_pairs(&totals, alpha);
@@ -207,8 +238,10 @@ impl AbOutcome {
         let mut rows = Vec::new();
         for (index, total) in total_rows.into_iter().enumerate() {
             rows.push(total);
-            while let Some((mut row, (_, phase))) = phase_rows.next_if(|(_, (of, _))| *of == index) {
+            while let Some((mut row, (_, phase, layer))) = phase_rows.next_if(|(_, (of, _, _))| *of == index)
+            {
                 row.phase = phase;
+                row.layer = layer;
                 rows.push(row);
             }
         }
@@ -234,7 +267,7 @@ impl AbOutcome {
             .map(|m| {
                 (
                     m.id.as_str(),
-                    serde_json::json!({"base_ns": m.base_ns, "head_ns": m.head_ns, "base_first": m.base_first, "phases": m.phases}),
+                    serde_json::json!({"base_ns": m.base_ns, "head_ns": m.head_ns, "base_first": m.base_first, "phases": m.phases, "layers": m.layers}),
                 )
             })
             .collect();
@@ -282,6 +315,7 @@ impl AbOutcome {
                 head_ns: pairs.head_ns,
                 base_first: pairs.base_first,
                 phases: pairs.phases,
+                layers: pairs.layers,
             })
             .collect();
         let not_compared: Vec<AbRow> = file
@@ -377,10 +411,11 @@ fn shader_sides(request: &AbRequest, workspace: &Workspace) -> Result<(ShaderSet
 /// Pairs at the first look of the adaptive schedule.
 pub const FIRST_LOOK: usize = 8;
 
-/// The looks of the schedule for at most `pairs` pairs: 8, 16, 32, ... and `pairs` itself.
-pub fn looks(pairs: usize) -> Vec<usize> {
+/// The looks of the schedule for at most `pairs` pairs, the first after `first` pairs:
+/// `first`, `2 first`, `4 first`, ... and `pairs` itself (by default 8, 16, 32, ...).
+pub fn looks(first: usize, pairs: usize) -> Vec<usize> {
     let mut looks = Vec::new();
-    let mut at = FIRST_LOOK;
+    let mut at = first.max(1);
     while at < pairs {
         looks.push(at);
         at *= 2;
@@ -591,7 +626,7 @@ pub fn run(
         warmup_min: Duration::from_millis(request.warmup_min_ms),
         verify: true,
         data_grad: false,
-        layers: false,
+        layers: request.layers,
         kernels: head_kernels,
         interrupt,
     };
@@ -605,7 +640,9 @@ pub fn run(
     for notice in notices {
         on_event(AbEvent::Notice(notice));
     }
-    let schedule = looks(request.pairs);
+    // The first look comes after at least the judge's fewest pairs and at most after the last.
+    let first_look = request.first_look.clamp(MIN_PAIRS_PER_BENCHMARK, request.pairs);
+    let schedule = looks(first_look, request.pairs);
     // A benchmark stops early only on evidence that the final judgment (Benjamini-Hochberg at
     // alpha / K over every benchmark's total) is sure to accept: any p-value at most
     // alpha / (K * benchmarks) is a discovery there, whatever the other benchmarks show.
@@ -695,6 +732,15 @@ pub fn run(
                     head_ns,
                 })
                 .collect(),
+            layers: samples
+                .layers
+                .into_iter()
+                .map(|(layer, base_ns, head_ns)| LayerPairs {
+                    layer,
+                    base_ns,
+                    head_ns,
+                })
+                .collect(),
         });
     }
     let adapter_label = device.gpu().summary().fingerprint.label();
@@ -755,6 +801,7 @@ mod tests {
             head_ns: head,
             base_first: (0..8).map(|i| i % 2 == 0).collect(),
             phases,
+            layers: Vec::new(),
         }
     }
 
@@ -763,7 +810,7 @@ mod tests {
     #[test]
     fn attribution_never_weakens_the_verdict_on_the_total() {
         let config = CompareConfig::default();
-        let schedule = looks(DEFAULT_PAIRS);
+        let schedule = looks(FIRST_LOOK, DEFAULT_PAIRS);
         let m = measured();
         let alone = judge_pairs(
             &[AbInput {
@@ -792,10 +839,57 @@ mod tests {
         );
     }
 
+    /// With `--layers`, each layer is judged in the attribution family: a layer slowed by half
+    /// is a regression, an unchanged one is not, and both survive an outcome file.
+    #[test]
+    fn layers_are_judged_and_kept_in_the_outcome_file() {
+        let config = CompareConfig::default();
+        let mut m = measured();
+        let steady: Vec<u64> = (0..8).map(|i| 500_000 + (i % 3) * 5_000).collect();
+        m.layers = vec![
+            LayerPairs {
+                layer: "conv1".into(),
+                base_ns: steady.clone(),
+                head_ns: steady.iter().map(|t| t * 3 / 2).collect(),
+            },
+            LayerPairs {
+                layer: "fc1".into(),
+                base_ns: steady.clone(),
+                head_ns: steady.iter().rev().copied().collect(),
+            },
+        ];
+        let outcome = AbOutcome::judge(String::new(), String::new(), vec![m], &config, 1);
+        let layer = |name: &str| {
+            outcome
+                .rows
+                .iter()
+                .find(|row| row.layer.as_deref() == Some(name))
+                .unwrap_or_else(|| panic!("no row for {name}: {:?}", outcome.rows))
+        };
+        assert_eq!(
+            layer("conv1").verdict,
+            Verdict::Regression,
+            "{:?}",
+            layer("conv1")
+        );
+        assert_ne!(layer("fc1").verdict, Verdict::Regression, "{:?}", layer("fc1"));
+        let again =
+            AbOutcome::from_json(&outcome.to_json(config.alpha), "test", &config).expect("reads back");
+        assert_eq!(again.rows.len(), outcome.rows.len());
+        assert!(
+            again
+                .rows
+                .iter()
+                .any(|row| row.layer.as_deref() == Some("conv1") && row.verdict == Verdict::Regression)
+        );
+    }
+
     #[test]
     fn the_looks_double_up_to_the_most_pairs() {
-        assert_eq!(looks(240), [8, 16, 32, 64, 128, 240]);
-        assert_eq!(looks(6), [6]);
-        assert_eq!(looks(8), [8]);
+        assert_eq!(looks(FIRST_LOOK, 240), [8, 16, 32, 64, 128, 240]);
+        assert_eq!(looks(FIRST_LOOK, 6), [6]);
+        assert_eq!(looks(FIRST_LOOK, 8), [8]);
+        assert_eq!(looks(60, 60), [60]);
+        assert_eq!(looks(20, 100), [20, 40, 80, 100]);
     }
 }

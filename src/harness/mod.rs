@@ -520,6 +520,9 @@ pub struct AbSamples {
     pub timing_method: TimingMethod,
     /// Each phase's times, in plan order: `(phase, base_ns, head_ns)`, one of each per pair.
     pub phases: Vec<(Phase, Vec<u64>, Vec<u64>)>,
+    /// With [`RunOptions::layers`], each layer's times (its ops in every phase), in plan
+    /// order: `(layer name, base_ns, head_ns)`, one of each per pair; else empty.
+    pub layers: Vec<(String, Vec<u64>, Vec<u64>)>,
 }
 
 /// Both sides of an interleaved A/B, loaded and warmed up: the same plan and the same inputs on
@@ -533,6 +536,8 @@ pub struct AbSession<'a> {
     method: TimingMethod,
     what: String,
     interrupt: Interrupt,
+    /// Whether each op is timed (`--layers`), for [`AbSamples::layers`].
+    per_op: bool,
     /// Every pair so far.
     pub samples: AbSamples,
 }
@@ -591,18 +596,28 @@ impl<'a> AbSession<'a> {
             .iter()
             .map(|(phase, _)| (*phase, Vec::new(), Vec::new()))
             .collect();
+        let layers = if options.layers {
+            plan.layers
+                .iter()
+                .map(|layer| (layer.name.clone(), Vec::new(), Vec::new()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             plan,
             sides,
             method,
             what,
             interrupt: options.interrupt.clone(),
+            per_op: options.layers,
             samples: AbSamples {
                 base_ns: Vec::new(),
                 head_ns: Vec::new(),
                 base_first: Vec::new(),
                 timing_method: method,
                 phases,
+                layers,
             },
         })
     }
@@ -615,11 +630,22 @@ impl<'a> AbSession<'a> {
             let order = if base_first { [0, 1] } else { [1, 0] };
             let mut times = [0u64; 2];
             let mut phases: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+            let mut layers: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
             for side in order {
                 self.interrupt.check(&self.what)?;
-                let sample = iterate(self.sides[side].as_mut(), &self.plan, self.method, false)?;
+                let sample = iterate(self.sides[side].as_mut(), &self.plan, self.method, self.per_op)?;
                 times[side] = sample.total_ns;
                 phases[side] = sample.phases_ns;
+                if self.per_op {
+                    layers[side] = vec![0; self.plan.layers.len()];
+                    for (label, ns) in self.plan.labels.iter().zip(&sample.per_op_ns) {
+                        layers[side][label.layer] += ns;
+                    }
+                }
+            }
+            for (index, (_, base, head)) in self.samples.layers.iter_mut().enumerate() {
+                base.push(layers[0].get(index).copied().unwrap_or(0));
+                head.push(layers[1].get(index).copied().unwrap_or(0));
             }
             self.samples.base_ns.push(times[0]);
             self.samples.head_ns.push(times[1]);

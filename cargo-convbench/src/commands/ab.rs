@@ -20,7 +20,7 @@ use convbench::compare::{CompareConfig, Verdict};
 use convbench::config::parse_duration;
 use convbench::config::{self, Workspace};
 use convbench::github::{format_change, format_duration_ns};
-use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, Measured};
+use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK, Measured};
 use convbench::results::{BenchmarkResult, Phase, RunRecord};
 use convbench::{Error, Result};
 use std::collections::BTreeMap;
@@ -55,6 +55,10 @@ pub struct AbArgs {
     /// verdict settles sooner, default 240), or the pairs of rounds (process mode, default 20).
     #[arg(long)]
     pub pairs: Option<usize>,
+    /// Pairs before the first look at the verdict (shader mode, default 8); `--first-look N
+    /// --pairs N` takes exactly N pairs.
+    #[arg(long, value_name = "PAIRS", default_value_t = FIRST_LOOK)]
+    pub first_look: usize,
     /// Time for the whole comparison in shader mode, e.g. `5m` or `90s` (default: no limit but
     /// --pairs); each benchmark gets an equal share of what is left when it starts.
     #[arg(long, value_name = "DURATION")]
@@ -71,6 +75,9 @@ pub struct AbArgs {
     /// Which kernels run (the same on both sides).
     #[command(flatten)]
     pub kernels: KernelArgs,
+    /// Judge each layer too (shader mode): times every op, on both sides alike.
+    #[arg(long)]
+    pub layers: bool,
     /// Slowdown that counts as a regression, as a fraction (default: the config's threshold).
     #[arg(long)]
     pub threshold: Option<f64>,
@@ -90,10 +97,12 @@ impl AbArgs {
             selection: self.selection.selection(),
             adapter: self.adapter.clone(),
             pairs: self.pairs.unwrap_or(DEFAULT_PAIRS),
+            first_look: self.first_look,
             budget: None,
             warmup_iterations: self.warmup,
             warmup_min_ms: self.warmup_ms,
             kernels: self.kernels.request(),
+            layers: self.layers,
         }
     }
 }
@@ -182,7 +191,10 @@ fn render(description: &str, rows: &[AbRow]) -> String {
     for row in &ordered {
         table.add_row([
             row.benchmark_id.clone(),
-            row.phase.as_str().to_string(),
+            row.layer.as_ref().map_or_else(
+                || row.phase.as_str().to_string(),
+                |layer| format!("layer {layer}"),
+            ),
             row.pairs.to_string(),
             format_duration_ns(row.base_median_ns),
             format_duration_ns(row.head_median_ns),
@@ -200,7 +212,10 @@ fn render(description: &str, rows: &[AbRow]) -> String {
         ]);
     }
     let mut text = format!("A/B, {description}\n{table}\n");
-    for row in ordered.iter().filter(|r| r.phase == Phase::Total || moved(r)) {
+    for row in ordered
+        .iter()
+        .filter(|r| (r.phase == Phase::Total && r.layer.is_none()) || moved(r))
+    {
         text.push_str(&format!(
             "{} {}: {} (threshold {:.1}%)\n",
             row.benchmark_id,
@@ -275,6 +290,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
                 head_ns: Vec::new(),
                 base_first: Vec::new(),
                 phases: Vec::new(),
+                layers: Vec::new(),
             });
             entry.base_ns.push(total(base));
             entry.head_ns.push(total(benchmark));

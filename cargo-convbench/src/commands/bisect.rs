@@ -10,7 +10,7 @@ use crate::progress::Progress;
 use convbench::Result;
 use convbench::config::{self, parse_duration};
 use convbench::github::format_change;
-use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS};
+use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::harness::bisect::{self, BisectOutcome};
 
 /// Arguments of `bisect`.
@@ -110,6 +110,7 @@ pub fn run(args: &Args, a: &BisectArgs) -> Result<u8> {
         selection: a.selection.selection(),
         adapter: a.adapter.clone(),
         pairs: a.pairs,
+        first_look: FIRST_LOOK,
         budget: a
             .budget
             .as_deref()
@@ -118,6 +119,7 @@ pub fn run(args: &Args, a: &BisectArgs) -> Result<u8> {
         warmup_iterations: a.warmup,
         warmup_min_ms: a.warmup_ms,
         kernels: a.kernels.request(),
+        layers: false,
     };
     let progress = Progress::new(0, args.quiet);
     let mut verified = 0;

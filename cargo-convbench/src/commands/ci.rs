@@ -23,7 +23,7 @@ use convbench::gate::{
     regression_history,
 };
 use convbench::github::{ActionsEnv, annotations, escape_workflow_data, write_step_summary};
-use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS};
+use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::{Error, ErrorKind, Result};
 use std::path::PathBuf;
 
@@ -68,6 +68,10 @@ pub struct CiArgs {
     /// verdict settles sooner.
     #[arg(long, default_value_t = DEFAULT_PAIRS)]
     pub pairs: usize,
+    /// Pairs before the first look at the verdict in A/B mode; `--first-look N --pairs N`
+    /// takes exactly N pairs.
+    #[arg(long, value_name = "PAIRS", default_value_t = FIRST_LOOK)]
+    pub first_look: usize,
     /// Time for the A/B comparison, e.g. `5m` or `90s`. Default: the config's `ci.budget`,
     /// else 5 minutes.
     #[arg(long, value_name = "DURATION")]
@@ -187,6 +191,7 @@ fn ab_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace) -> Result<P
         selection: a.run.selection.selection(),
         adapter: a.run.device.adapter.clone(),
         pairs: a.pairs,
+        first_look: a.first_look,
         budget: Some(match &a.budget {
             Some(text) => parse_duration(text, "--budget")?,
             None => workspace.config.ci.budget()?,
@@ -194,6 +199,7 @@ fn ab_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace) -> Result<P
         warmup_iterations: a.run.warmup,
         warmup_min_ms: a.run.warmup_ms,
         kernels: a.run.kernels.request(),
+        layers: a.run.layers,
     };
     let outcome = run_ab(&request, workspace, &config, args.quiet)?;
     if let Some(out) = &a.run.out {

@@ -290,6 +290,24 @@ fn ab_interleaves_two_shader_sets_and_verifies_both_first() {
     assert_eq!(pairs["head_ns"].as_array().map(Vec::len), Some(6), "{saved}");
     assert_eq!(pairs["base_first"][0], true);
     assert_eq!(pairs["base_first"][1], false, "ABBA order");
+    // --layers judges each layer too, and keeps each layer's pairs.
+    let output = ab(&["--layers", "--out", "layers.json"]);
+    assert!(
+        matches!(output.status.code(), Some(0 | 1)),
+        "{}",
+        stderr_of(&output)
+    );
+    let stdout = stdout_of(&output);
+    assert!(stdout.contains("layer conv1"), "{stdout}");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(package.path("layers.json")).expect("--out"))
+            .expect("JSON");
+    let layers = &saved["samples"]["lenet/train/b1/f32/wgpu"]["layers"];
+    assert!(
+        layers.as_array().is_some_and(|layers| layers.len() >= 4),
+        "{layers}"
+    );
+    assert_eq!(layers[0]["base_ns"].as_array().map(Vec::len), Some(6), "{layers}");
     // A head kernel that computes a wrong value is stopped before anything is timed.
     let relu = package.path("head/activation.wgsl");
     let text = std::fs::read_to_string(&relu).expect("read");
