@@ -2,7 +2,8 @@
 //! `history`, and the errors outside a repository or across adapters.
 
 use crate::support::{
-    Package, assert_code, convbench, raw_samples, read_record, scaled, stderr_of, stdout_of, write_record,
+    Package, assert_code, convbench, raw_samples, read_record, scaled, stderr_of, stdout_of, tiny,
+    write_record,
 };
 use convbench::results::RunRecord;
 
@@ -610,4 +611,43 @@ fn blessed_runs_build_a_history_that_compare_judges_by_rounds() {
         .unwrap_or_default()
         .to_string();
     assert!(evidence.contains("3 rounds against 2 blessed runs"), "{json}");
+}
+
+/// `baseline update` without `--from` blesses three fresh runs of a benchmark the baseline has
+/// never seen (so its drift between runs is known at once), one run of a known one, and
+/// `--runs N` exactly N; `--runs 0` is refused before anything runs.
+#[test]
+fn baseline_update_blesses_several_runs_of_a_new_benchmark() {
+    let package = Package::git();
+    let update = |extra: &[&str]| {
+        package
+            .convbench()
+            .args(["baseline", "update", "--backend", "cpu", "--quiet"])
+            .args(tiny(&[("--samples", "5"), ("--rounds", "2")]))
+            .args(extra)
+            .output()
+            .expect("baseline update")
+    };
+    let runs_of = || {
+        let blessed = std::fs::read_dir(package.path("baselines"))
+            .expect("baselines/")
+            .flatten()
+            .map(|slug| read_record(&slug.path().join("default.json")))
+            .next()
+            .expect("one adapter");
+        blessed.benchmarks[0].run_sizes()
+    };
+    let output = update(&[]);
+    assert_code(&output, 0);
+    assert_eq!(runs_of(), [2, 2, 2], "{}", stdout_of(&output));
+    let output = update(&[]);
+    assert_code(&output, 0);
+    assert_eq!(runs_of().len(), 4, "a known benchmark gets one run");
+    let output = update(&["--runs", "2"]);
+    assert_code(&output, 0);
+    assert_eq!(runs_of().len(), 6);
+    let output = update(&["--runs", "0"]);
+    assert_code(&output, 2);
+    assert!(stderr_of(&output).contains("--runs 0"), "{}", stderr_of(&output));
+    assert_eq!(runs_of().len(), 6, "nothing blessed");
 }
