@@ -114,8 +114,21 @@ def clopper_pearson(k, n, alpha=0.05):
 outdir = sys.argv[1]
 names = sys.argv[2:] or ["aa", "slow5", "slow5-t002", "slow20", "aa-pairs60"]
 allpts = []
-print("| set | trials | exit 1 | rate (95% CI) | exit other | median pairs | pairs range | median wall s | total wall s | load1 range |")
-print("| --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: | --- |")
+import re
+def changes(name, n):
+    """The total row's change of each trial's comment (e.g. +5.9%), as fractions."""
+    found = []
+    for i in range(1, n + 1):
+        try:
+            text = open(os.path.join(outdir, name, f"{i}.out")).read()
+        except OSError:
+            continue
+        m = re.search(r"^\| lenet/train/b1/f32/wgpu \| total \|[^|]*\|[^|]*\| ([+-]?[0-9.]+)% \|", text, re.M)
+        if m:
+            found.append(float(m.group(1)) / 100)
+    return found
+print("| set | trials | exit 1 | rate (95% CI) | exit other | median change (range) | median pairs | pairs range | median wall s | total wall s | load1 range |")
+print("| --- | ---: | ---: | --- | ---: | --- | ---: | --- | ---: | ---: | --- |")
 for name in names:
     path = os.path.join(outdir, name + ".tsv")
     if not os.path.exists(path): continue
@@ -128,7 +141,9 @@ for name in names:
     allpts += [(int(r[2]), float(r[3])) for r in rows if r[2] != "NA"]
     k = rc.count(1)
     lo, hi = clopper_pearson(k, n)
-    print(f"| {name} | {n} | {k} | {k/n:.1%} ({lo:.1%} to {hi:.1%}) | {n - k - rc.count(0)} | "
+    ch = changes(name, n)
+    moved = f"{statistics.median(ch):+.1%} ({min(ch):+.1%} to {max(ch):+.1%})" if ch else "NA"
+    print(f"| {name} | {n} | {k} | {k/n:.1%} ({lo:.1%} to {hi:.1%}) | {n - k - rc.count(0)} | {moved} | "
           f"{statistics.median(pairs) if pairs else 'NA'} | {min(pairs) if pairs else 'NA'}-{max(pairs) if pairs else 'NA'} | "
           f"{statistics.median(wall):.2f} | {sum(wall):.1f} | {min(load):.2f}-{max(load):.2f} |")
 if len(allpts) > 2:
