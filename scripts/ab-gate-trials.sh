@@ -4,7 +4,8 @@
 #        scripts/ab-gate-trials.sh trials NAME REPEAT N [extra ci args...]
 #           REPEAT=0 leaves the working tree unchanged (A/A). Appends "trial rc pairs wall_s load1" to $OUTDIR/NAME.tsv
 #        scripts/ab-gate-trials.sh load
-#           A parallel build loop (the load the trials run under): rebuilds convbench's library from a copy
+#           A parallel build loop (the load the trials run under): rebuilds convbench's library (CARGO_INCREMENTAL=0, so
+#           every build compiles the crate in full) from a copy
 #           of this repository's HEAD, touching a source file before each build, until killed. One line
 #           per build (start time, seconds, exit code) in $OUTDIR/load.log.
 #        scripts/ab-gate-trials.sh summary [NAME...]
@@ -85,7 +86,7 @@ case "${1:-}" in
     while :; do
       touch "$src/src/lib.rs"
       s=$(date +%s.%N)
-      cargo build -q -j 2 --manifest-path "$src/Cargo.toml" -p convbench --target-dir "$OUTDIR/load-target" \
+      CARGO_INCREMENTAL=0 cargo build -q -j 2 --manifest-path "$src/Cargo.toml" -p convbench --target-dir "$OUTDIR/load-target" \
         >/dev/null 2>&1
       rc=$?
       printf '%s\t%.1f\t%s\n' "$(date -u +%H:%M:%S)" "$(echo "$(date +%s.%N) - $s" | bc)" "$rc" >>"$OUTDIR/load.log"
