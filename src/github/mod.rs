@@ -58,7 +58,8 @@ mod summary;
 pub use annotations::{annotations, escape_workflow_data};
 pub use api::{
     CheckConclusion, CheckRun, CommentAction, DEFAULT_BACKOFF, DEFAULT_COMMENT_AUTHOR, DEFAULT_DEADLINE,
-    GithubApi, MAX_CHECK_SUMMARY_BYTES, create_check_run, post_or_update_comment, update_comment_if_present,
+    GithubApi, MAX_CHECK_SUMMARY_BYTES, RunJob, create_check_run, merge_base, post_or_update_comment,
+    run_jobs, update_comment_if_present,
 };
 pub use comment::{
     AdapterSection, COMMENT_MARKER, CommentContext, MAX_COMMENT_BYTES, MAX_STEP_SUMMARY_BYTES, comment_body,
