@@ -483,17 +483,17 @@ fn failed_legs(env: &ActionsEnv, a: &CommentArgs, records: usize) -> Result<Vec<
         .collect();
     let finished = jobs.len() - legs.len();
     if records < finished {
-        let failed: Vec<&str> = jobs
+        let mut failed: Vec<&str> = jobs
             .iter()
             .filter(|job| job.conclusion.as_deref() == Some("failure"))
             .map(|job| job.name.as_str())
             .collect();
+        if failed.is_empty() {
+            failed = jobs.iter().map(|job| job.name.as_str()).collect();
+        }
         legs.push(FailedLeg {
-            name: format!(
-                "{finished} legs finished but {records} records arrived; failed: {}",
-                failed.join(", ")
-            ),
-            conclusion: "failure without a record".to_string(),
+            name: failed.join(", "),
+            conclusion: format!("failure, and {records} of {finished} finished legs uploaded a record"),
         });
     }
     Ok(legs)

@@ -876,3 +876,88 @@ async fn a_cancelled_leg_fails_the_check_and_is_named() {
         stderr_of(&output)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ci_creates_the_check_run_with_the_decision_of_its_comment() {
+    let (package, _) = Package::blessed();
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = MockServer::start().await;
+    let thread = Thread::default();
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/o/r/check-runs"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 77, "head_sha": head})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let event = json!({
+        "pull_request": {
+            "number": 7,
+            "base": {"sha": package.head()},
+            "head": {"sha": head, "repo": {"full_name": "o/r"}}
+        },
+        "repository": {"full_name": "o/r"}
+    });
+    std::fs::write(package.path("event-head.json"), event.to_string()).expect("write the event");
+    let mut command = ci_in_actions(&package, &server.uri(), "slower.json", "o/r");
+    command
+        .arg("--check-run")
+        .env("GITHUB_EVENT_PATH", package.path("event-head.json"));
+    let output = output_of(command).await;
+    assert_code(&output, 1);
+    assert_no_token(&output);
+    assert!(
+        stderr_of(&output).contains("created check run 77"),
+        "{}",
+        stderr_of(&output)
+    );
+    server.verify().await;
+    let requests = server.received_requests().await.expect("requests are recorded");
+    let check = requests
+        .iter()
+        .find(|r| r.url.path() == "/repos/o/r/check-runs")
+        .expect("a check run");
+    let sent: Value = check.body_json().expect("a JSON body");
+    assert_eq!(sent["head_sha"], head);
+    assert_eq!(sent["conclusion"], "failure");
+    let comment = thread.0.lock().expect("fake state")[0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        sent["output"]["summary"].as_str(),
+        Some(comment.as_str()),
+        "one decision, one text"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_uploaded_no_record_fails_the_check() {
+    let (package, _) = Package::blessed();
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = trusted_api(head, &package.head(), &[("benchmarks (gpu)", "failure")]).await;
+    let mut command = package.convbench();
+    command
+        .args(["comment", "--pr", "7", "--dry-run", "--head-sha", head])
+        .args(["--default-branch", "main", "--run-id", "99"])
+        .env("GITHUB_REPOSITORY", "o/r")
+        .env("GITHUB_API_URL", server.uri())
+        .env("GITHUB_TOKEN", TOKEN);
+    let output = output_of(command).await;
+    assert_code(&output, 0);
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("check run: failure"), "{stderr}");
+    assert!(
+        stderr.contains("0 of 1 finished legs uploaded a record"),
+        "{stderr}"
+    );
+}
