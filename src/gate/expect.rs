@@ -54,12 +54,23 @@ pub struct Expected {
     pub dropped: Vec<String>,
     /// Where `targets` come from, e.g. `the configuration at 1a2b3c4`.
     pub origin: String,
-    /// Blessed benchmark ids at the base revision, per adapter slug, for baseline mode.
-    pub blessed: Vec<(String, BTreeSet<String>)>,
+    /// The runners blessed at the base revision: every one must send a record.
+    pub blessed: Vec<BlessedRunner>,
     /// The conclusion of the whole benchmark run (`workflow_run.conclusion`), when known.
     pub run_conclusion: Option<String>,
     /// Legs that failed or were cancelled.
     pub failed_legs: Vec<FailedLeg>,
+}
+
+/// A runner (an adapter) with a baseline blessed at the base revision.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlessedRunner {
+    /// The adapter's slug, its folder under the baseline directory.
+    pub slug: String,
+    /// The adapter in words, as records and A/B outcomes name it.
+    pub label: String,
+    /// The benchmark ids blessed for it.
+    pub ids: BTreeSet<String>,
 }
 
 /// The convbench keys that say what runs; every other key is ignored here (the full
@@ -193,6 +204,19 @@ pub fn gaps(expected: &Expected, pairs: &[(RunRecord, Comparison)]) -> Vec<Strin
     if pairs.is_empty() {
         gaps.push("no record reached the gate: nothing was judged".to_string());
     }
+    for runner in &expected.blessed {
+        let present = pairs.iter().any(|(record, comparison)| {
+            record.benchmarks.iter().any(|b| b.adapter.slug() == runner.slug)
+                || comparison.rows.iter().any(|r| r.adapter_label == runner.label)
+        });
+        if !present && !pairs.is_empty() {
+            gaps.push(format!(
+                "no record from {}, whose baselines are blessed at the base revision: its leg did not run \
+                 or uploaded nothing (retire a runner by removing its baselines)",
+                runner.label
+            ));
+        }
+    }
     for (record, comparison) in pairs {
         let runner = runner_of(record, comparison);
         if comparison.current_incomplete {
@@ -227,9 +251,10 @@ pub fn gaps(expected: &Expected, pairs: &[(RunRecord, Comparison)]) -> Vec<Strin
             .filter(|r| r.verdict == Verdict::Missing)
             .map(|r| r.benchmark_id.as_str())
             .collect();
-        if let Some((_, blessed)) = expected.blessed.iter().find(|(s, _)| Some(s) == slug.as_ref()) {
+        if let Some(runner) = expected.blessed.iter().find(|r| Some(&r.slug) == slug.as_ref()) {
             missing.extend(
-                blessed
+                runner
+                    .ids
                     .iter()
                     .map(String::as_str)
                     .filter(|id| !ids.contains(id))
@@ -267,14 +292,13 @@ pub fn dropped_note(expected: &Expected) -> Option<String> {
 /// The expected set of a pull request judged at trusted base `base` (a full commit id):
 /// the models and suites its configuration names, less those the configuration at `head`
 /// drops (read as data when the head's objects were fetched; else nothing counts as dropped
-/// and a note says so), and the benchmarks blessed at `base` in set `set` for the adapter of
-/// every record in `records`.
+/// and a note says so), and every runner with a baseline of `set` blessed at `base`, with its
+/// benchmarks.
 pub fn expected_at(
     store: &GitBaselineStore,
     base: &str,
     head: Option<&str>,
     set: &str,
-    records: &[&RunRecord],
     notes: &mut Vec<String>,
 ) -> Result<Expected> {
     let base_rev = store.resolve_base(Some(base))?;
@@ -298,18 +322,7 @@ pub fn expected_at(
         ),
         None => {}
     }
-    let mut blessed: Vec<(String, BTreeSet<String>)> = Vec::new();
-    for record in records {
-        let Some(slug) = record.benchmarks.first().map(|b| b.adapter.slug()) else {
-            continue;
-        };
-        if blessed.iter().any(|(s, _)| *s == slug) {
-            continue;
-        }
-        if let Some(baseline) = store.load_at(&base_rev, &slug, set)? {
-            blessed.push((slug, baseline.benchmarks.into_iter().map(|b| b.id).collect()));
-        }
-    }
+    let blessed = blessed_runners(store, &base_rev, set)?;
     Ok(Expected {
         targets,
         dropped,
@@ -317,4 +330,44 @@ pub fn expected_at(
         blessed,
         ..Expected::default()
     })
+}
+
+/// Every adapter with a baseline of `set` committed at `rev`: the folders under the baseline
+/// directory in that commit's tree that hold `<set>.json`.
+fn blessed_runners(store: &GitBaselineStore, rev: &BaseRevision, set: &str) -> Result<Vec<BlessedRunner>> {
+    let cannot = |error: git2::Error| {
+        Error::Environment(format!(
+            "cannot list the baselines at {}: {}",
+            rev.short_sha(),
+            error.message()
+        ))
+    };
+    let repo = git2::Repository::open(store.workdir()).map_err(cannot)?;
+    let oid = git2::Oid::from_str(&rev.oid).map_err(cannot)?;
+    let tree = repo.find_commit(oid).and_then(|c| c.tree()).map_err(cannot)?;
+    let Ok(entry) = tree.get_path(store.baseline_dir()) else {
+        return Ok(Vec::new());
+    };
+    let Ok(folder) = repo.find_tree(entry.id()) else {
+        return Ok(Vec::new());
+    };
+    let mut runners = Vec::new();
+    for slug in folder
+        .iter()
+        .filter(|e| e.kind() == Some(git2::ObjectType::Tree))
+        .filter_map(|e| e.name().ok().map(str::to_string))
+    {
+        let Some(baseline) = store.load_at(rev, &slug, set)? else {
+            continue;
+        };
+        let Some(first) = baseline.benchmarks.first() else {
+            continue;
+        };
+        runners.push(BlessedRunner {
+            label: first.adapter.label(),
+            ids: baseline.benchmarks.iter().map(|b| b.id.clone()).collect(),
+            slug,
+        });
+    }
+    Ok(runners)
 }

@@ -229,10 +229,11 @@ fn a_blessed_benchmark_a_record_left_out_is_a_gap_unless_the_configuration_dropp
     };
     record.benchmarks.clear();
     let blessed = |ids: &[&str]| {
-        vec![(
-            "slug".to_string(),
-            ids.iter().map(|id| id.to_string()).collect::<BTreeSet<_>>(),
-        )]
+        vec![expect::BlessedRunner {
+            slug: "slug".to_string(),
+            label: "llvmpipe (vulkan)".to_string(),
+            ids: ids.iter().map(|id| id.to_string()).collect::<BTreeSet<_>>(),
+        }]
     };
     // Rows marked missing by the comparison are gaps too.
     let mut missing = parts_with(record.clone());
@@ -310,4 +311,36 @@ fn a_benchmark_label_accepts_the_regressions_it_names_and_no_others() {
     // Without an accept label configured, no label waives anything.
     let none = decide(&workspace(None), &env(), labelled("convbench-accept:*"), rows());
     assert!(none.fails() && none.waived.is_empty());
+}
+
+#[test]
+fn a_runner_blessed_at_the_base_that_sent_no_record_fails_the_check() {
+    let expected = Expected {
+        blessed: vec![
+            expect::BlessedRunner {
+                slug: "llvmpipe".into(),
+                label: "llvmpipe (vulkan)".into(),
+                ids: BTreeSet::new(),
+            },
+            expect::BlessedRunner {
+                slug: "amd-mi300".into(),
+                label: "AMD Instinct MI300X (vulkan)".into(),
+                ids: BTreeSet::new(),
+            },
+        ],
+        ..Expected::default()
+    };
+    let decision = decide(
+        &workspace(None),
+        &env(),
+        expecting(expected, OnGap::Fail),
+        parts(vec![row("a/train/b1/f32/wgpu", Verdict::NoChange, 0.0)], false),
+    );
+    assert!(decision.fails());
+    assert_eq!(decision.gaps.len(), 1, "{:?}", decision.gaps);
+    assert!(
+        decision.gaps[0].contains("no record from AMD Instinct MI300X (vulkan)"),
+        "{:?}",
+        decision.gaps
+    );
 }

@@ -366,15 +366,7 @@ pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
     let expected = match &trusted_base {
         Some(base) => {
             let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
-            let records: Vec<_> = parts.pairs.iter().map(|(record, _)| record).collect();
-            let mut expected = expected_at(
-                &store,
-                base,
-                a.head_sha.as_deref(),
-                &a.baseline.set,
-                &records,
-                &mut notes,
-            )?;
+            let mut expected = expected_at(&store, base, a.head_sha.as_deref(), &a.baseline.set, &mut notes)?;
             expected.run_conclusion = a.run_conclusion.clone();
             expected.failed_legs = failed_legs(&env, a, parts.pairs.len())?;
             Some(expected)

@@ -1,7 +1,7 @@
 //! `ci` and `comment`: the gate in GitHub Actions against a wiremock fake of the REST API (job
 //! summary, annotations, one sticky PR comment created then updated), and outside Actions.
 
-use crate::support::{Package, assert_code, cargo_convbench, stderr_of, stdout_of};
+use crate::support::{Package, assert_code, cargo_convbench, stderr_of, stdout_of, write_record};
 use assert_cmd::Command;
 use serde_json::{Value, json};
 use std::process::Output;
@@ -960,4 +960,31 @@ async fn a_run_that_uploaded_no_record_fails_the_check() {
         stderr.contains("0 of 1 finished legs uploaded a record"),
         "{stderr}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runner_blessed_at_the_base_that_sent_no_record_fails_the_check() {
+    // Two runners are blessed at the base; the pull request's run sends one runner's record.
+    let (package, record) = Package::blessed();
+    let mut other = record;
+    for benchmark in &mut other.benchmarks {
+        benchmark.adapter.name = "Other GPU".to_string();
+        benchmark.adapter.device_id = 0x2330;
+    }
+    write_record(&package.path("other.json"), &other);
+    package.bless("other.json");
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = trusted_api(head, &package.head(), &[("benchmarks (gpu)", "success")]).await;
+    let output = output_of(trusted_comment(
+        &package,
+        &server.uri(),
+        head,
+        &package.head(),
+        "rec.json",
+    ))
+    .await;
+    assert_code(&output, 0);
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("check run: failure"), "{stderr}");
+    assert!(stderr.contains("no record from Other GPU"), "{stderr}");
 }
