@@ -1238,3 +1238,26 @@ fn the_composite_action_passes_the_token_and_arguments_through_env() {
         file.path
     );
 }
+
+#[test]
+fn the_action_can_create_the_check_run_with_the_same_decision() {
+    let file = File::load(ACTION);
+    assert_eq!(
+        file.yaml["inputs"]["check-run"]["default"].as_str(),
+        Some("false"),
+        "{}: check-run is opt-in (it needs checks: write)",
+        file.path
+    );
+    let run = file
+        .steps()
+        .into_iter()
+        .map(|(_, step)| step)
+        .find(|step| script(step).contains("convbench ci"))
+        .expect("a step runs ci");
+    assert_eq!(run["env"]["CHECK_RUN"].as_str(), Some("${{ inputs.check-run }}"));
+    assert!(
+        script(run).contains("args+=(--check-run)"),
+        "{}",
+        file.at_step(run)
+    );
+}

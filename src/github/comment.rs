@@ -468,7 +468,12 @@ impl SectionLayout {
 /// The lines under the verdicts: how the verdict was reached, where the numbers come from,
 /// an accepting label, mentions (only when the gate fails), then the notes.
 fn preamble(sections: &[AdapterSection], context: &CommentContext, target: Target) -> Vec<String> {
-    let mut lines = Vec::new();
+    // What was not judged comes first: the verdicts above cover only what was.
+    let mut lines: Vec<String> = context
+        .gaps
+        .iter()
+        .map(|gap| format!("❌ **Not judged:** {}", escape_markdown(gap)))
+        .collect();
     if let Some(mode) = &context.mode {
         lines.push(format!("Decided by {}.", escape_markdown(mode)));
     }
@@ -492,9 +497,6 @@ fn preamble(sections: &[AdapterSection], context: &CommentContext, target: Targe
         lines.push(format!(
             "Every benchmark's blessed history, with its change points: [the convbench dashboard]({url})."
         ));
-    }
-    for gap in &context.gaps {
-        lines.push(format!("❌ **Not judged:** {}", escape_markdown(gap)));
     }
     for (id, label) in &context.waived {
         lines.push(format!(
