@@ -1261,3 +1261,109 @@ fn the_action_can_create_the_check_run_with_the_same_decision() {
         file.at_step(run)
     );
 }
+
+/// Runs the comment.yml step named `name` as GitHub would, in a folder holding `pr/base` =
+/// `base`, with stubs of `git` and `gh` on PATH that record their arguments and environment;
+/// returns (success, what the step wrote to GITHUB_OUTPUT, the stubs' record, stdout).
+fn run_comment_step_named(name: &str, base: &str, env: &[(&str, &str)]) -> (bool, String, String, String) {
+    let file = File::load(COMMENT);
+    let step = file
+        .steps()
+        .into_iter()
+        .map(|(_, step)| step)
+        .find(|step| step["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("{}: no step `{name}`", file.path));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let work = dir.path().join("work");
+    let bin = dir.path().join("bin");
+    for folder in [work.join("pr"), bin.clone()] {
+        std::fs::create_dir_all(&folder).expect("folder");
+    }
+    std::fs::write(work.join("pr/base"), base).expect("pr/base");
+    let record = dir.path().join("record");
+    for tool in ["git", "gh"] {
+        let stub = bin.join(tool);
+        std::fs::write(
+            &stub,
+            format!("#!/bin/sh\n{{ printf '{tool} %s\\n' \"$*\"; env; }} >> \"$RECORD\"\n"),
+        )
+        .expect("stub");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+    }
+    let output_file = dir.path().join("output");
+    let mut command = std::process::Command::new("bash");
+    command
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script(step)])
+        .current_dir(&work)
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()),
+        )
+        .env("RECORD", &record)
+        .env("GITHUB_OUTPUT", &output_file);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("bash runs");
+    let left: Vec<String> = std::fs::read_dir(&work)
+        .expect("work")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
+        .filter(|name| name != "pr")
+        .collect();
+    assert!(left.is_empty(), "{name}: hostile input ran as code: {left:?}");
+    (
+        output.status.success(),
+        std::fs::read_to_string(&output_file).unwrap_or_default(),
+        std::fs::read_to_string(&record).unwrap_or_default(),
+        String::from_utf8_lossy(&output.stdout).to_string(),
+    )
+}
+
+#[test]
+fn a_hostile_pr_base_is_never_passed_on_and_a_good_one_only_for_the_cross_check() {
+    let step = "Read the base revision the benchmark run named";
+    let good = "0123456789abcdef0123456789abcdef01234567";
+    let (ok, output, _, _) = run_comment_step_named(step, &format!("{good}\n"), &[]);
+    assert!(ok);
+    assert_eq!(output.trim(), format!("rev={good}"));
+    for hostile in [
+        "$(touch pwned)",
+        "--upload-pack=touch pwned",
+        "0123456789abcdef0123456789abcdef0123456\nrev=deadbeef",
+        "HEAD~3",
+        "",
+    ] {
+        let (ok, output, _, _) = run_comment_step_named(step, hostile, &[]);
+        assert!(ok, "{hostile:?}: the merge-base alone decides, the job goes on");
+        assert!(output.is_empty(), "{hostile:?} was passed on: {output}");
+    }
+}
+
+#[test]
+fn the_head_is_fetched_into_a_data_ref_with_the_token_out_of_the_command_line() {
+    let token = "ghs_NeverOnACommandLine0123";
+    let (ok, _, record, stdout) = run_comment_step_named(
+        "Fetch the pull request's head as data",
+        "",
+        &[("GH_TOKEN", token), ("PR_NUMBER", "7")],
+    );
+    assert!(ok);
+    let git_line = record
+        .lines()
+        .find(|line| line.starts_with("git "))
+        .expect("git was called");
+    assert!(
+        git_line.ends_with("origin +refs/pull/7/head:refs/convbench/pr-head"),
+        "{git_line}"
+    );
+    assert!(
+        !git_line.contains("ghs_") && !git_line.contains("basic"),
+        "{git_line}"
+    );
+    assert!(record.contains("GIT_CONFIG_KEY_0=http.extraheader"), "{record}");
+    assert!(!stdout.contains(token), "the token was printed: {stdout}");
+}
