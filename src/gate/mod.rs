@@ -3,6 +3,12 @@
 //! fails, the label that accepted a failure, the comment body, the check run's conclusion and
 //! title. The comment and the check come from this one value, so they never disagree.
 //!
+//! What must be judged is the trusted side's to say ([`expect`]): the models and suites the
+//! configuration names at the base, the runners and benchmarks blessed there, every leg of the
+//! run. Whatever the records leave out is a gap, which fails the check (or makes it neutral,
+//! [`OnGap`]) and which no label accepts. The accept label accepts every failing regression;
+//! `<accept-label>:<glob>` labels accept those whose benchmark id a glob matches.
+//!
 //! Loading what a decision needs (the baselines at the base revision, [`load_baseline`]) and
 //! publishing it ([`publish`]) are the only I/O here; [`decide`] is a pure function.
 

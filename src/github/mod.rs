@@ -23,6 +23,10 @@
 //!   pull request, however many runs, concurrent ones included (after a POST it lists again and
 //!   folds its new comment into an older one). It blocks on a private current-thread tokio runtime, so callers stay
 //!   synchronous.
+//! - [`merge_base`] asks GitHub's compare API for the merge-base of a head commit with the
+//!   default branch (the base the privileged job judges against, never the pull request's
+//!   choice), and [`run_jobs`] lists the jobs of a workflow run with their conclusions (a failed
+//!   or cancelled leg is judged, not overlooked).
 //! - [`create_check_run`] adds a completed [`CheckRun`] (success, failure or neutral, with a
 //!   Markdown summary cut to [`MAX_CHECK_SUMMARY_BYTES`]) to a commit, for a line in the pull
 //!   request's checks; the token needs `checks: write`.

@@ -8,7 +8,10 @@
 //! `workflow_run` job runs, with a write token and without the pull request's code. There the
 //! records are hostile data: the head commit and the run link come from the `workflow_run`
 //! event (`--head-sha`, `--run-url`), never from a record, and the comment says that the
-//! numbers were measured by the pull request's own run.
+//! numbers were measured by the pull request's own run. With `--default-branch` the base is
+//! the merge-base GitHub computes for the head (`--baseline-rev` only cross-checks it), and what
+//! must be judged comes from that base and from the run's jobs (`--run-id`,
+//! `--run-conclusion`): see [`convbench::gate::expect`].
 
 use crate::args::{BaselineArgs, RunArgs};
 use crate::cli::{Args, EXIT_REGRESSION};
