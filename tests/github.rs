@@ -7,7 +7,8 @@ use convbench::compare::{CompareConfig, Comparison, PhaseComparison, Verdict, co
 use convbench::github::{
     AdapterSection, COMMENT_MARKER, CheckConclusion, CheckRun, CommentAction, CommentContext,
     DEFAULT_COMMENT_AUTHOR, GithubApi, MAX_CHECK_SUMMARY_BYTES, MAX_COMMENT_BYTES, MAX_STEP_SUMMARY_BYTES,
-    Token, comment_body, create_check_run, job_summary, post_or_update_comment, sections_from,
+    Token, comment_body, create_check_run, job_summary, merge_base, post_or_update_comment, run_jobs,
+    sections_from,
 };
 use convbench::model::Precision;
 use convbench::results::{
@@ -1830,4 +1831,87 @@ fn an_appendix_over_a_quarter_of_the_limit_is_cut_at_a_line() {
             .all(|line| line.ends_with(" |")),
         "cut at the end of a line"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The trusted base and the legs of the run
+// ---------------------------------------------------------------------------------------------
+
+const HEAD: &str = "abcdef0123456789abcdef0123456789abcdef01";
+const BASE: &str = "0123456789abcdef0123456789abcdef01234567";
+
+#[test]
+fn the_merge_base_comes_from_githubs_compare_of_the_default_branch_with_the_head() {
+    let server = block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path(format!("/repos/{OWNER}/{REPO}/compare/main...{HEAD}")))
+            .and(header("authorization", format!("Bearer {TOKEN}").as_str()))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json!({"merge_base_commit": {"sha": BASE}})),
+            )
+            .expect(1)
+            .mount(&server)
+            .await;
+        server
+    });
+    assert_eq!(
+        merge_base(&api(&server), OWNER, REPO, "main", HEAD).expect("the merge base"),
+        BASE
+    );
+}
+
+#[test]
+fn a_merge_base_that_is_not_a_commit_or_a_missing_head_is_an_environment_error_naming_it() {
+    let server = block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path(format!("/repos/{OWNER}/{REPO}/compare/main...{HEAD}")))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json!({"merge_base_commit": {"sha": "HEAD~9"}})),
+            )
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path(format!("/repos/{OWNER}/{REPO}/compare/gone...{HEAD}")))
+            .respond_with(ResponseTemplate::new(404).set_body_json(json!({"message": "Not Found"})))
+            .mount(&server)
+            .await;
+        server
+    });
+    let forged = merge_base(&api(&server), OWNER, REPO, "main", HEAD).expect_err("not a commit");
+    assert_eq!(forged.kind(), ErrorKind::Environment);
+    assert!(forged.to_string().contains("HEAD~9"), "{forged}");
+    let missing = merge_base(&api(&server), OWNER, REPO, "gone", HEAD).expect_err("404");
+    assert!(missing.to_string().contains("contents: read"), "{missing}");
+    assert!(!missing.to_string().contains(TOKEN), "{missing}");
+    // What the event supplies is checked before any request.
+    for (branch, head) in [("main", "main"), ("--upload-pack=x", HEAD), ("a b", HEAD)] {
+        let refused = merge_base(&api(&server), OWNER, REPO, branch, head).expect_err("refused");
+        assert_eq!(refused.kind(), ErrorKind::InvalidInput, "{refused}");
+    }
+}
+
+#[test]
+fn the_jobs_of_a_run_are_listed_with_their_conclusions_null_included() {
+    let server = block_on(async {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path(format!("/repos/{OWNER}/{REPO}/actions/runs/42/jobs")))
+            .respond_with(
+                ResponseTemplate::new(200).set_body_json(json!({"total_count": 2, "jobs": [
+                    {"name": "benchmarks (a)", "status": "completed", "conclusion": "cancelled"},
+                    {"name": "benchmarks (b)", "status": "in_progress", "conclusion": null}
+                ]})),
+            )
+            .mount(&server)
+            .await;
+        server
+    });
+    let jobs = run_jobs(&api(&server), OWNER, REPO, 42).expect("the jobs");
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0].conclusion.as_deref(), Some("cancelled"));
+    assert_eq!(jobs[1].conclusion, None);
+    let gone = run_jobs(&api(&server), OWNER, REPO, 43).expect_err("no such run");
+    assert!(gone.to_string().contains("actions: read"), "{gone}");
 }

@@ -21,6 +21,9 @@ const BENCHMARK: &str = ".github/workflows/convbench.yml";
 const COMMENT: &str = ".github/workflows/comment.yml";
 const BASELINE: &str = ".github/workflows/baseline.yml";
 const ACTION: &str = "action.yml";
+const LABELS: &str = ".github/workflows/convbench-labels.yml";
+const RELEASE: &str = ".github/workflows/release.yml";
+const INSTALL: &str = ".github/scripts/install-convbench.sh";
 
 /// A workflow or action file: its path from the repository root, its text and its YAML.
 struct File {
@@ -279,7 +282,8 @@ fn workflows_call_only_existing_subcommands() {
         for (job, step) in file.steps() {
             let words: Vec<&str> = script(step).split_whitespace().collect();
             for (index, pair) in words.windows(2).enumerate() {
-                if pair != ["cargo", "convbench"] {
+                let installed = pair[0] == "\"$CONVBENCH_BIN\"" && pair[1] == "convbench";
+                if pair != ["cargo", "convbench"] && !installed {
                     continue;
                 }
                 let mut rest = words[index + 2..].iter();
@@ -455,12 +459,24 @@ fn the_comment_workflow_never_checks_out_pull_request_code() {
                     );
                 }
             }
+            // The head is fetched as objects into a ref outside refs/heads, never into a branch.
+            if script(step).contains("git fetch") {
+                assert!(
+                    script(step).contains(":refs/convbench/pr-head\"")
+                        && !script(step).contains("FETCH_HEAD"),
+                    "{}: fetches into something other than refs/convbench/pr-head",
+                    file.at_step(step)
+                );
+            }
             for forbidden in [
                 "git checkout",
                 "git switch",
-                "git fetch",
+                "git worktree",
+                "git reset",
+                "git merge ",
                 "gh pr checkout",
                 "git pull",
+                "cargo convbench",
             ] {
                 assert!(
                     !script(step).contains(forbidden),
@@ -501,7 +517,7 @@ fn run_the_comment_step(labels: &str) -> (Vec<String>, Vec<String>) {
         .steps()
         .into_iter()
         .map(|(_, step)| step)
-        .find(|step| script(step).contains("cargo convbench comment"))
+        .find(|step| script(step).contains("convbench comment"))
         .expect("a step posts the comment");
     let dir = tempfile::tempdir().expect("temp dir");
     let work = dir.path().join("work");
@@ -528,6 +544,10 @@ fn run_the_comment_step(labels: &str) -> (Vec<String>, Vec<String>) {
         .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script(post)])
         .current_dir(&work)
         .env("PATH", path)
+        .env("CONVBENCH_BIN", &cargo)
+        .env("DEFAULT_BRANCH", "main")
+        .env("RUN_ID", "99")
+        .env("RUN_CONCLUSION", "cancelled")
         .env("ARGUMENTS", &arguments)
         .env("PR_NUMBER", "7")
         .env("BASE_REV", "0123456789abcdef0123456789abcdef01234567")
@@ -629,7 +649,7 @@ fn the_comment_workflow_runs_one_job_per_pull_request_at_a_time() {
 }
 
 #[test]
-fn the_comment_compares_against_a_checked_base_and_reports_the_event_head() {
+fn the_comment_judges_against_the_merge_base_it_computes_and_every_leg_of_the_run() {
     let file = File::load(COMMENT);
     for (name, job) in file.jobs() {
         assert_eq!(
@@ -638,50 +658,45 @@ fn the_comment_compares_against_a_checked_base_and_reports_the_event_head() {
             "{}: job {name} creates a check run",
             file.at("permissions:")
         );
-        let job_steps = steps(job);
-        let checkout = job_steps
-            .iter()
-            .find(|s| uses(s).starts_with("actions/checkout@"))
-            .expect("checks out the default branch");
         assert_eq!(
-            checkout["with"]["fetch-depth"].as_u64(),
-            Some(0),
-            "{}: the ancestry check needs the default branch's history",
-            file.at_step(checkout)
+            job["permissions"]["actions"].as_str(),
+            Some("read"),
+            "{}: job {name} lists the legs of the run",
+            file.at("permissions:")
         );
+        // A cancelled or timed-out benchmark run is judged too (and fails the check).
+        let condition = job["if"].as_str().unwrap_or_default();
+        assert!(
+            !condition.contains("conclusion"),
+            "{}: job {name} skips some conclusions: {condition}",
+            file.at("if:")
+        );
+        let job_steps = steps(job);
         let check = job_steps
             .iter()
             .find(|s| script(s).contains("pr/base"))
             .unwrap_or_else(|| panic!("{}: job {name} never reads pr/base", file.path));
-        for needle in [
-            "=~ ^[0-9a-f]{40}$",
-            "git merge-base --is-ancestor \"$base\" \"origin/$DEFAULT_BRANCH\"",
-        ] {
-            assert!(
-                script(check).contains(needle),
-                "{}: the base revision is not checked with `{needle}`",
-                file.at_step(check)
-            );
-        }
-        assert_eq!(
-            check["env"]["DEFAULT_BRANCH"].as_str(),
-            Some("${{ github.event.repository.default_branch }}"),
-            "{}",
+        assert!(
+            script(check).contains("=~ ^[0-9a-f]{40}$"),
+            "{}: pr/base is used without checking that it is a commit id",
             file.at_step(check)
         );
         let post = job_steps
             .iter()
-            .find(|s| script(s).contains("cargo convbench comment"))
+            .find(|s| script(s).contains("convbench comment"))
             .expect("posts the comment");
         for flag in [
-            "--baseline-rev \"$BASE_REV\"",
+            "\"--baseline-rev=$BASE_REV\"",
+            "--default-branch \"$DEFAULT_BRANCH\"",
             "--head-sha \"$HEAD_SHA\"",
             "--run-url \"$RUN_URL\"",
+            "--run-id \"$RUN_ID\"",
+            "--run-conclusion \"$RUN_CONCLUSION\"",
             "--check-run",
         ] {
             assert!(
                 script(post).contains(flag),
-                "{}: `cargo convbench comment` without `{flag}`",
+                "{}: `convbench comment` without `{flag}`",
                 file.at_step(post)
             );
         }
@@ -689,6 +704,10 @@ fn the_comment_compares_against_a_checked_base_and_reports_the_event_head() {
             ("BASE_REV", "${{ steps.base.outputs.rev }}"),
             ("HEAD_SHA", "${{ github.event.workflow_run.head_sha }}"),
             ("RUN_URL", "${{ github.event.workflow_run.html_url }}"),
+            ("RUN_ID", "${{ github.event.workflow_run.id }}"),
+            ("RUN_CONCLUSION", "${{ github.event.workflow_run.conclusion }}"),
+            ("DEFAULT_BRANCH", "${{ github.event.repository.default_branch }}"),
+            ("CONVBENCH_BIN", "${{ steps.install.outputs.binary }}"),
         ] {
             assert_eq!(
                 post["env"][variable].as_str(),
@@ -698,6 +717,324 @@ fn the_comment_compares_against_a_checked_base_and_reports_the_event_head() {
             );
         }
     }
+}
+
+#[test]
+fn the_comment_step_passes_the_run_and_the_trusted_base_and_judges_a_run_without_records() {
+    let (arguments, _) = run_the_comment_step("");
+    for pair in [
+        ["--default-branch", "main"],
+        ["--run-id", "99"],
+        ["--run-conclusion", "cancelled"],
+    ] {
+        assert!(
+            arguments.windows(2).any(|w| w == pair),
+            "{pair:?} missing: {arguments:?}"
+        );
+    }
+    assert!(
+        arguments.contains(&"--baseline-rev=0123456789abcdef0123456789abcdef01234567".to_string()),
+        "{arguments:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// convbench-labels.yml: waivers take effect at once
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_label_change_reruns_the_last_comment_run_without_touching_pull_request_code() {
+    let file = File::load(LABELS);
+    let on = file.triggers();
+    assert_eq!(
+        on.as_mapping().map(|m| m.len()),
+        Some(1),
+        "{}: one trigger",
+        file.path
+    );
+    assert_eq!(
+        strings(&on["pull_request_target"]["types"]),
+        ["labeled", "unlabeled"]
+    );
+    assert!(
+        file.yaml["permissions"]
+            .as_mapping()
+            .is_some_and(|m| m.is_empty()),
+        "{}: the workflow's default token must have no permission",
+        file.at("permissions:")
+    );
+    for (name, job) in file.jobs() {
+        let permissions = job["permissions"].as_mapping().expect("job permissions");
+        assert_eq!(
+            permissions.len(),
+            1,
+            "{}: job {name}: only actions: write",
+            file.path
+        );
+        assert_eq!(job["permissions"]["actions"].as_str(), Some("write"));
+        for step in steps(job) {
+            assert!(
+                uses(step).is_empty(),
+                "{}: runs an action; this job must check out and run nothing",
+                file.at_step(step)
+            );
+            for forbidden in ["git ", "cargo", "convbench ", "${{"] {
+                assert!(
+                    !script(step).contains(forbidden),
+                    "{}: the script runs `{forbidden}`",
+                    file.at_step(step)
+                );
+            }
+            assert!(script(step).contains("actions/workflows/comment.yml/runs?head_sha=$HEAD_SHA"));
+            assert!(script(step).contains("/rerun"));
+        }
+    }
+}
+
+/// Runs the labels workflow's script with a `gh` on PATH that answers `run_id` to the listing
+/// and records its calls; returns the calls and whether the script succeeded.
+fn run_the_label_step(head_sha: &str, run_id: &str) -> (Vec<String>, bool) {
+    let file = File::load(LABELS);
+    let (_, step) = file.steps().into_iter().next().expect("a step");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let calls = dir.path().join("calls");
+    let gh = dir.path().join("gh");
+    std::fs::write(
+        &gh,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> \"$CALLS\"\ncase \"$*\" in *--jq*) printf '%s\\n' '{run_id}';; esac\n"
+        ),
+    )
+    .expect("stub gh");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let status = std::process::Command::new("bash")
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script(step)])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .env("CALLS", &calls)
+        .env("REPOSITORY", "o/r")
+        .env("HEAD_SHA", head_sha)
+        .status()
+        .expect("bash runs");
+    let calls = std::fs::read_to_string(&calls).unwrap_or_default();
+    (calls.lines().map(str::to_string).collect(), status.success())
+}
+
+#[test]
+fn the_label_step_reruns_only_a_run_id_and_refuses_hostile_answers() {
+    let head = "89abcdef0123456789abcdef0123456789abcdef";
+    let (calls, ok) = run_the_label_step(head, "4242");
+    assert!(ok, "{calls:?}");
+    assert_eq!(
+        calls.last().map(String::as_str),
+        Some("api --method POST repos/o/r/actions/runs/4242/rerun --silent")
+    );
+    let (calls, ok) = run_the_label_step(head, "1; touch pwned");
+    assert!(!ok && !calls.iter().any(|c| c.contains("rerun")), "{calls:?}");
+    let (calls, ok) = run_the_label_step("main;id", "4242");
+    assert!(!ok && calls.is_empty(), "{calls:?}");
+    let (calls, ok) = run_the_label_step(head, "");
+    assert!(ok && calls.len() == 1, "no run yet, nothing to re-run: {calls:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// release.yml, binstall metadata and the installer
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_release_workflow_builds_every_platform_with_least_privilege() {
+    let file = File::load(RELEASE);
+    assert_eq!(strings(&file.triggers()["push"]["tags"]), ["v*"]);
+    let build = &file.yaml["jobs"]["build"];
+    let targets: Vec<&str> = sequence(&build["strategy"]["matrix"]["include"])
+        .into_iter()
+        .map(|entry| entry["target"].as_str().unwrap_or_default())
+        .collect();
+    for target in [
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+        "x86_64-pc-windows-msvc",
+    ] {
+        assert!(targets.contains(&target), "{}: no {target}", file.path);
+    }
+    assert_eq!(build["permissions"]["contents"].as_str(), Some("read"));
+    assert!(
+        !file.text.contains("actions/cache") && !file.text.contains("rust-cache"),
+        "{}: a release is built without caches",
+        file.path
+    );
+    let publish = &file.yaml["jobs"]["publish"];
+    assert_eq!(publish["permissions"]["contents"].as_str(), Some("write"));
+    let publish_text = yaml_text(publish);
+    assert!(publish_text.contains("sha256sum cargo-convbench-*.tar.gz > SHA256SUMS"));
+    assert!(
+        !publish_text.contains("actions/checkout") && !publish_text.contains("cargo "),
+        "{}: the job that may write builds nothing",
+        file.path
+    );
+}
+
+#[test]
+fn binstall_metadata_names_the_release_archives() {
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("cargo-convbench/Cargo.toml"))
+            .expect("read cargo-convbench/Cargo.toml");
+    let manifest: toml::Value = toml::from_str(&manifest).expect("TOML");
+    let binstall = &manifest["package"]["metadata"]["binstall"];
+    assert_eq!(
+        binstall["pkg-url"].as_str(),
+        Some("{ repo }/releases/download/v{ version }/cargo-convbench-{ target }.tar.gz")
+    );
+    assert_eq!(
+        binstall["bin-dir"].as_str(),
+        Some("cargo-convbench-{ target }/{ bin }{ binary-ext }")
+    );
+    assert_eq!(binstall["pkg-fmt"].as_str(), Some("tgz"));
+    let release = File::load(RELEASE);
+    assert!(release.text.contains("name=\"cargo-convbench-$TARGET\""));
+    assert!(release.text.contains("tar -czf \"$name.tar.gz\" \"$name\""));
+}
+
+#[test]
+fn the_action_and_the_comment_job_run_the_installed_binary_never_cargo_convbench() {
+    for path in [ACTION, COMMENT] {
+        let file = File::load(path);
+        for (_, step) in file.steps() {
+            assert!(
+                !script(step).contains("cargo convbench") && !script(step).contains("cargo install"),
+                "{}: runs cargo (a checkout's .cargo/config.toml could alias the subcommand)",
+                file.at_step(step)
+            );
+        }
+        assert!(
+            file.text.contains(".github/scripts/install-convbench.sh"),
+            "{}: does not use the installer",
+            file.path
+        );
+        assert!(
+            file.text.contains("\"$CONVBENCH_BIN\" convbench "),
+            "{}",
+            file.path
+        );
+        assert!(
+            file.text.contains("uses: actions/cache@"),
+            "{}: no cache",
+            file.path
+        );
+    }
+}
+
+/// A release folder for the installer: `v0.1.0/` holding a stub binary's archive for `target`
+/// and SHA256SUMS, the checksum spoiled when `spoil`.
+fn fake_release(dir: &Path, target: &str, version: &str, spoil: bool) -> String {
+    let release = dir.join("release").join(format!("v{version}"));
+    let name = format!("cargo-convbench-{target}");
+    std::fs::create_dir_all(release.join(&name)).expect("release folder");
+    let binary = release.join(&name).join("cargo-convbench");
+    std::fs::write(&binary, format!("#!/bin/sh\necho cargo-convbench {version}\n")).expect("stub");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let tar = std::process::Command::new("tar")
+        .current_dir(&release)
+        .args(["-czf", &format!("{name}.tar.gz"), &name])
+        .status()
+        .expect("tar");
+    assert!(tar.success());
+    let sums = std::process::Command::new("sha256sum")
+        .current_dir(&release)
+        .arg(format!("{name}.tar.gz"))
+        .output()
+        .expect("sha256sum");
+    let mut sums = String::from_utf8_lossy(&sums.stdout).to_string();
+    if spoil {
+        sums = format!("{}{}", "0".repeat(64), &sums[64..]);
+    }
+    std::fs::write(release.join("SHA256SUMS"), sums).expect("SHA256SUMS");
+    format!("file://{}", dir.join("release").display())
+}
+
+/// Runs the installer against `release_url` with a `cargo` on PATH that records that it was
+/// called; returns the printed binary path and whether cargo was called.
+fn install(dir: &Path, release_url: &str) -> (String, bool) {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let cargo = bin.join("cargo");
+    std::fs::write(&cargo, "#!/bin/sh\ntouch \"$CARGO_CALLED\"\n").expect("stub cargo");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&cargo, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let called = dir.join("cargo-called");
+    let _ = std::fs::remove_file(&called);
+    let root = dir.join("root");
+    let _ = std::fs::remove_dir_all(&root);
+    let output = std::process::Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(INSTALL))
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()),
+        )
+        .env("CONVBENCH_SOURCE", env!("CARGO_MANIFEST_DIR"))
+        .env("CONVBENCH_ROOT", &root)
+        .env("CONVBENCH_RELEASE_URL", release_url)
+        .env("CARGO_CALLED", &called)
+        .output()
+        .expect("bash runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .last()
+        .unwrap_or_default()
+        .to_string();
+    (printed, called.exists())
+}
+
+#[test]
+fn the_installer_takes_the_release_binary_only_when_its_checksum_matches() {
+    let target = match std::env::consts::ARCH {
+        "x86_64" if cfg!(target_os = "linux") => "x86_64-unknown-linux-gnu",
+        "aarch64" if cfg!(target_os = "linux") => "aarch64-unknown-linux-gnu",
+        _ => return,
+    };
+    let version = env!("CARGO_PKG_VERSION");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = fake_release(dir.path(), target, version, false);
+    let (binary, built) = install(dir.path(), &url);
+    assert!(!built, "the release binary was there, yet cargo install ran");
+    assert!(binary.ends_with("root/bin/cargo-convbench"), "{binary}");
+    let version_line = std::process::Command::new(&binary)
+        .output()
+        .expect("the binary runs");
+    assert_eq!(
+        String::from_utf8_lossy(&version_line.stdout).trim(),
+        format!("cargo-convbench {version}")
+    );
+
+    let spoiled = tempfile::tempdir().expect("temp dir");
+    let url = fake_release(spoiled.path(), target, version, true);
+    let (_, built) = install(spoiled.path(), &url);
+    assert!(built, "a binary whose checksum does not match was installed");
+    let (_, built) = install(spoiled.path(), "file:///nonexistent/release");
+    assert!(built, "without a release, cargo install --locked builds it");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -900,4 +1237,133 @@ fn the_composite_action_passes_the_token_and_arguments_through_env() {
         "{}: GITHUB_TOKEN comes from the github-token input, through env:",
         file.path
     );
+}
+
+#[test]
+fn the_action_can_create_the_check_run_with_the_same_decision() {
+    let file = File::load(ACTION);
+    assert_eq!(
+        file.yaml["inputs"]["check-run"]["default"].as_str(),
+        Some("false"),
+        "{}: check-run is opt-in (it needs checks: write)",
+        file.path
+    );
+    let run = file
+        .steps()
+        .into_iter()
+        .map(|(_, step)| step)
+        .find(|step| script(step).contains("convbench ci"))
+        .expect("a step runs ci");
+    assert_eq!(run["env"]["CHECK_RUN"].as_str(), Some("${{ inputs.check-run }}"));
+    assert!(
+        script(run).contains("args+=(--check-run)"),
+        "{}",
+        file.at_step(run)
+    );
+}
+
+/// Runs the comment.yml step named `name` as GitHub would, in a folder holding `pr/base` =
+/// `base`, with stubs of `git` and `gh` on PATH that record their arguments and environment;
+/// returns (success, what the step wrote to GITHUB_OUTPUT, the stubs' record, stdout).
+fn run_comment_step_named(name: &str, base: &str, env: &[(&str, &str)]) -> (bool, String, String, String) {
+    let file = File::load(COMMENT);
+    let step = file
+        .steps()
+        .into_iter()
+        .map(|(_, step)| step)
+        .find(|step| step["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("{}: no step `{name}`", file.path));
+    let dir = tempfile::tempdir().expect("temp dir");
+    let work = dir.path().join("work");
+    let bin = dir.path().join("bin");
+    for folder in [work.join("pr"), bin.clone()] {
+        std::fs::create_dir_all(&folder).expect("folder");
+    }
+    std::fs::write(work.join("pr/base"), base).expect("pr/base");
+    let record = dir.path().join("record");
+    for tool in ["git", "gh"] {
+        let stub = bin.join(tool);
+        std::fs::write(
+            &stub,
+            format!("#!/bin/sh\n{{ printf '{tool} %s\\n' \"$*\"; env; }} >> \"$RECORD\"\n"),
+        )
+        .expect("stub");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+    }
+    let output_file = dir.path().join("output");
+    let mut command = std::process::Command::new("bash");
+    command
+        .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script(step)])
+        .current_dir(&work)
+        .env(
+            "PATH",
+            format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()),
+        )
+        .env("RECORD", &record)
+        .env("GITHUB_OUTPUT", &output_file);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let output = command.output().expect("bash runs");
+    let left: Vec<String> = std::fs::read_dir(&work)
+        .expect("work")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().to_string())
+        .filter(|name| name != "pr")
+        .collect();
+    assert!(left.is_empty(), "{name}: hostile input ran as code: {left:?}");
+    (
+        output.status.success(),
+        std::fs::read_to_string(&output_file).unwrap_or_default(),
+        std::fs::read_to_string(&record).unwrap_or_default(),
+        String::from_utf8_lossy(&output.stdout).to_string(),
+    )
+}
+
+#[test]
+fn a_hostile_pr_base_is_never_passed_on_and_a_good_one_only_for_the_cross_check() {
+    let step = "Read the base revision the benchmark run named";
+    let good = "0123456789abcdef0123456789abcdef01234567";
+    let (ok, output, _, _) = run_comment_step_named(step, &format!("{good}\n"), &[]);
+    assert!(ok);
+    assert_eq!(output.trim(), format!("rev={good}"));
+    for hostile in [
+        "$(touch pwned)",
+        "--upload-pack=touch pwned",
+        "0123456789abcdef0123456789abcdef0123456\nrev=deadbeef",
+        "HEAD~3",
+        "",
+    ] {
+        let (ok, output, _, _) = run_comment_step_named(step, hostile, &[]);
+        assert!(ok, "{hostile:?}: the merge-base alone decides, the job goes on");
+        assert!(output.is_empty(), "{hostile:?} was passed on: {output}");
+    }
+}
+
+#[test]
+fn the_head_is_fetched_into_a_data_ref_with_the_token_out_of_the_command_line() {
+    let token = "ghs_NeverOnACommandLine0123";
+    let (ok, _, record, stdout) = run_comment_step_named(
+        "Fetch the pull request's head as data",
+        "",
+        &[("GH_TOKEN", token), ("PR_NUMBER", "7")],
+    );
+    assert!(ok);
+    let git_line = record
+        .lines()
+        .find(|line| line.starts_with("git "))
+        .expect("git was called");
+    assert!(
+        git_line.ends_with("origin +refs/pull/7/head:refs/convbench/pr-head"),
+        "{git_line}"
+    );
+    assert!(
+        !git_line.contains("ghs_") && !git_line.contains("basic"),
+        "{git_line}"
+    );
+    assert!(record.contains("GIT_CONFIG_KEY_0=http.extraheader"), "{record}");
+    assert!(!stdout.contains(token), "the token was printed: {stdout}");
 }

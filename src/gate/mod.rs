@@ -3,9 +3,16 @@
 //! fails, the label that accepted a failure, the comment body, the check run's conclusion and
 //! title. The comment and the check come from this one value, so they never disagree.
 //!
+//! What must be judged is the trusted side's to say ([`expect`]): the models and suites the
+//! configuration names at the base, the runners and benchmarks blessed there, every leg of the
+//! run. Whatever the records leave out is a gap, which fails the check (or makes it neutral,
+//! [`OnGap`]) and which no label accepts. The accept label accepts every failing regression;
+//! `<accept-label>:<glob>` labels accept those whose benchmark id a glob matches.
+//!
 //! Loading what a decision needs (the baselines at the base revision, [`load_baseline`]) and
 //! publishing it ([`publish`]) are the only I/O here; [`decide`] is a pure function.
 
+pub mod expect;
 pub mod publish;
 
 use crate::baseline::{BaseRevision, GitBaselineStore};
@@ -17,6 +24,7 @@ use crate::github::{
 use crate::harness::ab::AbOutcome;
 use crate::results::{Phase, RunRecord};
 use crate::{Error, Result};
+pub use expect::{Expected, FailedLeg, OnGap};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -195,6 +203,15 @@ pub struct Provided {
     pub labels: Vec<String>,
     /// The published history dashboard.
     pub dashboard_url: Option<String>,
+    /// The base revision the trusted side computed (the merge-base of the head with the
+    /// default branch); it replaces whatever base the records or the event name.
+    pub base_sha: Option<String>,
+    /// Notes of the trusted side, e.g. that the pull request named another base.
+    pub notes: Vec<String>,
+    /// What must be judged; `None`: whatever the records hold.
+    pub expected: Option<Expected>,
+    /// What a gap in `expected` does to the check.
+    pub on_gap: OnGap,
 }
 
 /// What a mode measured and judged, before the decision.
@@ -377,6 +394,14 @@ pub struct Decision {
     pub body: String,
     /// The label that turned a failing gate into a pass.
     pub accepted_by: Option<String>,
+    /// Failing regressions accepted one by one, by a `<accept-label>:<glob>` label: each
+    /// benchmark id with the label that accepted it.
+    pub waived: Vec<(String, String)>,
+    /// What was expected and not judged (a missing benchmark or runner, an incomplete record, a
+    /// failed or cancelled leg), each a sentence; no label accepts these.
+    pub gaps: Vec<String>,
+    /// What a gap does to the check.
+    pub on_gap: OnGap,
     /// Rows measured on another adapter than the baseline's, not allowed: reported in the
     /// comment and the summary, then the command fails with this error (exit 2).
     pub incomparable: Option<Error>,
@@ -385,6 +410,9 @@ pub struct Decision {
     context: CommentContext,
 }
 
+/// The longest check-run title convbench writes, in characters (GitHub shows about one line).
+const MAX_TITLE_CHARS: usize = 200;
+
 impl Decision {
     /// The job summary: the same decision under GitHub's 1 MiB summary limit rather than the
     /// comment's 65,536 characters, with `appendix` (e.g. the regressions' history) after it.
@@ -392,9 +420,29 @@ impl Decision {
         crate::github::job_summary(&self.sections, &self.context, appendix)
     }
 
-    /// Whether the gate fails, after an accepting label.
+    /// Failing regressions that no per-benchmark label accepted.
+    fn unwaived_regressions(&self) -> usize {
+        self.pairs
+            .iter()
+            .flat_map(|(_, c)| c.rows.iter().filter(move |row| c.fails_gate(row)))
+            .filter(|row| !self.waived.iter().any(|(id, _)| *id == row.benchmark_id))
+            .count()
+    }
+
+    /// Whether something other than a regression fails the gate: an interrupted record, or an
+    /// inconclusive row under `fail-on-inconclusive`.
+    fn fails_otherwise(&self) -> bool {
+        self.pairs.iter().any(|(_, c)| {
+            c.current_incomplete || (c.config.fail_on_inconclusive && c.count(Verdict::Inconclusive) > 0)
+        })
+    }
+
+    /// Whether the gate fails, after the accepting labels; a gap fails it under
+    /// [`OnGap::Fail`] whatever the labels say.
     pub fn fails(&self) -> bool {
-        self.accepted_by.is_none() && self.pairs.iter().any(|(_, c)| c.gate_fails())
+        (self.accepted_by.is_none() && self.unwaived_regressions() > 0)
+            || self.fails_otherwise()
+            || (!self.gaps.is_empty() && self.on_gap == OnGap::Fail)
     }
 
     /// Whether `policy` asks for a new comment on these results.
@@ -403,17 +451,21 @@ impl Decision {
         match policy {
             CommentOn::Always => true,
             CommentOn::Regression => comparisons().any(Comparison::has_regression),
-            CommentOn::Change => comparisons().any(|c| {
-                c.current_incomplete
-                    || c.rows
-                        .iter()
-                        .any(|row| !matches!(row.verdict, Verdict::NoChange | Verdict::New))
-            }),
+            CommentOn::Change => {
+                !self.gaps.is_empty()
+                    || comparisons().any(|c| {
+                        c.current_incomplete
+                            || c.rows
+                                .iter()
+                                .any(|row| !matches!(row.verdict, Verdict::NoChange | Verdict::New))
+                    })
+            }
         }
     }
 
     /// The check run's conclusion and title: failure when the gate fails, the baseline is of
-    /// another adapter, or a record is incomplete; neutral when a label accepted a regression;
+    /// another adapter, a record is incomplete, or something expected was not judged (neutral
+    /// for that under [`OnGap::Neutral`]); neutral when labels accepted the regressions;
     /// success otherwise.
     pub fn check(&self) -> (CheckConclusion, String) {
         let regressions: usize = self.pairs.iter().map(|(_, c)| c.count(Verdict::Regression)).sum();
@@ -429,16 +481,36 @@ impl Decision {
             1 => "1 regression".to_string(),
             n => format!("{n} regressions"),
         };
+        let unjudged = |gaps: &[String]| {
+            let first = gaps[0].chars().take(MAX_TITLE_CHARS).collect::<String>();
+            match gaps.len() {
+                1 => format!("not judged: {first}"),
+                n => format!("{n} things not judged, first: {first}"),
+            }
+        };
         if self.fails() {
-            let title = if incomplete && regressions == 0 {
+            let title = if self.accepted_by.is_none() && self.unwaived_regressions() > 0 {
+                count
+            } else if incomplete {
                 "incomplete record: a run stopped early".to_string()
+            } else if !self.gaps.is_empty() {
+                unjudged(&self.gaps)
             } else {
                 count
             };
             return (CheckConclusion::Failure, title);
         }
+        if !self.gaps.is_empty() {
+            return (CheckConclusion::Neutral, unjudged(&self.gaps));
+        }
         if self.accepted_by.is_some() {
             return (CheckConclusion::Neutral, format!("{count}, accepted by label"));
+        }
+        if !self.waived.is_empty() {
+            return (
+                CheckConclusion::Neutral,
+                format!("{count}, {} accepted by benchmark labels", self.waived.len()),
+            );
         }
         (CheckConclusion::Success, count)
     }
@@ -453,17 +525,58 @@ impl Decision {
     }
 }
 
-/// The decision on `parts`: the accept label, the comment's context and body. Pure: the same
-/// parts, configuration and event always give the same decision.
+/// The failing regressions that a per-benchmark label (`<accept_label>:<glob>`, globset
+/// syntax on the benchmark id) accepts, each with its label. A glob that does not parse
+/// accepts nothing.
+fn waivers(
+    pairs: &[(RunRecord, Comparison)],
+    accept_label: Option<&String>,
+    labels: &[&String],
+) -> Vec<(String, String)> {
+    let Some(prefix) = accept_label.map(|label| format!("{label}:")) else {
+        return Vec::new();
+    };
+    let globs: Vec<(globset::GlobMatcher, &String)> = labels
+        .iter()
+        .filter_map(|label| {
+            let pattern = label.strip_prefix(&prefix)?;
+            Some((globset::Glob::new(pattern.trim()).ok()?.compile_matcher(), *label))
+        })
+        .collect();
+    let mut waived: Vec<(String, String)> = Vec::new();
+    for (_, comparison) in pairs {
+        for row in comparison.rows.iter().filter(|row| comparison.fails_gate(row)) {
+            if let Some((_, label)) = globs.iter().find(|(glob, _)| glob.is_match(&row.benchmark_id))
+                && !waived.iter().any(|(id, _)| *id == row.benchmark_id)
+            {
+                waived.push((row.benchmark_id.clone(), (*label).clone()));
+            }
+        }
+    }
+    waived
+}
+
+/// The decision on `parts`: the accept labels, what was expected and not judged, the
+/// comment's context and body. Pure: the same parts, configuration and event always give the
+/// same decision.
 pub fn decide(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts: Parts) -> Decision {
     let Parts {
         pairs,
-        notes,
+        mut notes,
         base_sha,
         incomparable,
         mode,
     } = parts;
-    let fails = pairs.iter().any(|(_, c)| c.gate_fails());
+    notes.extend(provided.notes.iter().cloned());
+    let gaps = provided
+        .expected
+        .as_ref()
+        .map(|expected| expect::gaps(expected, &pairs))
+        .unwrap_or_default();
+    if let Some(note) = provided.expected.as_ref().and_then(expect::dropped_note) {
+        notes.push(note);
+    }
+    let fails = pairs.iter().any(|(_, c)| c.failing_regressions() > 0);
     let fails_otherwise = pairs.iter().any(|(_, c)| {
         c.current_incomplete || (c.config.fail_on_inconclusive && c.count(Verdict::Inconclusive) > 0)
     });
@@ -476,9 +589,16 @@ pub fn decide(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts
     let accepted_by = accept_label
         .filter(|label| fails && !fails_otherwise && labels.contains(label))
         .cloned();
+    let waived = match accepted_by {
+        Some(_) => Vec::new(),
+        None => waivers(&pairs, accept_label, &labels),
+    };
     let explicit_head = provided.head_sha.is_some();
     let context = CommentContext {
-        base_sha: env.pull_request.as_ref().map(|p| p.base_sha.clone()).or(base_sha),
+        base_sha: provided
+            .base_sha
+            .or_else(|| env.pull_request.as_ref().map(|p| p.base_sha.clone()))
+            .or(base_sha),
         head_sha: provided.head_sha.or_else(|| {
             env.pull_request
                 .as_ref()
@@ -490,6 +610,8 @@ pub fn decide(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts
         provenance: provided.provenance,
         notes: notes.clone(),
         accepted_by_label: accepted_by.clone(),
+        waived: waived.clone(),
+        gaps: gaps.clone(),
         mentions: workspace.config.ci.mention.clone(),
         dashboard_url: workspace
             .config
@@ -511,6 +633,9 @@ pub fn decide(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts
         notes,
         body,
         accepted_by,
+        waived,
+        gaps,
+        on_gap: provided.on_gap,
         incomparable,
         sections,
         context,

@@ -160,3 +160,187 @@ fn an_explicit_head_replaces_the_commit_a_record_claims() {
     let decision = decide(&workspace(None), &env(), provided, parts);
     assert!(!decision.body.contains(&"b".repeat(40)), "{}", decision.body);
 }
+
+fn expecting(expected: Expected, on_gap: OnGap) -> Provided {
+    Provided {
+        expected: Some(expected),
+        on_gap,
+        ..Provided::default()
+    }
+}
+
+#[test]
+fn a_model_the_base_configuration_names_and_no_record_measured_fails_the_check() {
+    let expected = Expected {
+        targets: vec!["a".into(), "vgg-a".into()],
+        origin: "the configuration at 1a2b3c4".into(),
+        ..Expected::default()
+    };
+    let decision = decide(
+        &workspace(None),
+        &env(),
+        expecting(expected, OnGap::Fail),
+        parts(vec![row("a/train/b1/f32/wgpu", Verdict::NoChange, 0.0)], false),
+    );
+    assert!(decision.fails());
+    let (conclusion, title) = decision.check();
+    assert_eq!(conclusion, CheckConclusion::Failure);
+    assert!(title.contains("measure vgg-a named by"), "{title}");
+    assert!(
+        decision.body.contains("Not judged:") && decision.body.contains("llvmpipe (vulkan)"),
+        "{}",
+        decision.body
+    );
+}
+
+#[test]
+fn a_gap_can_be_made_neutral_but_no_label_accepts_it() {
+    let expected = Expected {
+        failed_legs: vec![FailedLeg {
+            name: "benchmarks (gpu-b)".into(),
+            conclusion: "cancelled".into(),
+        }],
+        ..Expected::default()
+    };
+    let rows = || parts(vec![row("a/train/b1/f32/wgpu", Verdict::NoChange, 0.0)], false);
+    let mut provided = expecting(expected.clone(), OnGap::Fail);
+    provided.labels = vec!["perf-accepted".into()];
+    let failed = decide(&workspace(Some("perf-accepted")), &env(), provided, rows());
+    assert!(failed.fails());
+    assert_eq!(failed.check().0, CheckConclusion::Failure);
+    assert!(failed.check().1.contains("cancelled"), "{:?}", failed.check());
+    let neutral = decide(
+        &workspace(None),
+        &env(),
+        expecting(expected, OnGap::Neutral),
+        rows(),
+    );
+    assert!(!neutral.fails());
+    assert_eq!(neutral.check().0, CheckConclusion::Neutral);
+}
+
+#[test]
+fn a_blessed_benchmark_a_record_left_out_is_a_gap_unless_the_configuration_dropped_it() {
+    let mut record = RunRecord::new(None);
+    let parts_with = |record: RunRecord| {
+        let mut parts = parts(vec![row("a/train/b1/f32/wgpu", Verdict::NoChange, 0.0)], false);
+        parts.pairs[0].0 = record;
+        parts
+    };
+    record.benchmarks.clear();
+    let blessed = |ids: &[&str]| {
+        vec![expect::BlessedRunner {
+            slug: "slug".to_string(),
+            label: "llvmpipe (vulkan)".to_string(),
+            ids: ids.iter().map(|id| id.to_string()).collect::<BTreeSet<_>>(),
+        }]
+    };
+    // Rows marked missing by the comparison are gaps too.
+    let mut missing = parts_with(record.clone());
+    missing.pairs[0]
+        .1
+        .rows
+        .push(row("a/train/b8/f32/wgpu", Verdict::Missing, 0.0));
+    let decision = decide(
+        &workspace(None),
+        &env(),
+        expecting(Expected::default(), OnGap::Fail),
+        missing,
+    );
+    assert!(decision.fails(), "{:?}", decision.gaps);
+    assert!(
+        decision.gaps[0].contains("a/train/b8/f32/wgpu"),
+        "{:?}",
+        decision.gaps
+    );
+    // A target the pull request's configuration dropped is flagged, not failed.
+    let expected = Expected {
+        targets: vec!["a".into()],
+        dropped: vec!["b".into()],
+        blessed: blessed(&["b/train/b1/f32/wgpu"]),
+        ..Expected::default()
+    };
+    let decision = decide(
+        &workspace(None),
+        &env(),
+        expecting(expected, OnGap::Fail),
+        parts_with(record),
+    );
+    assert!(!decision.fails(), "{:?}", decision.gaps);
+    assert!(
+        decision.body.contains("removes b from the configuration"),
+        "{}",
+        decision.body
+    );
+}
+
+#[test]
+fn a_benchmark_label_accepts_the_regressions_it_names_and_no_others() {
+    let rows = || {
+        parts(
+            vec![
+                row("resnet/train/b1/f32/wgpu", Verdict::Regression, 0.3),
+                row("vgg/train/b1/f32/wgpu", Verdict::Regression, 0.3),
+            ],
+            false,
+        )
+    };
+    let one = decide(
+        &workspace(Some("convbench-accept")),
+        &env(),
+        labelled("convbench-accept:resnet/*"),
+        rows(),
+    );
+    assert!(one.fails());
+    assert_eq!(one.waived.len(), 1);
+    let both = decide(
+        &workspace(Some("convbench-accept")),
+        &env(),
+        Provided {
+            labels: vec![
+                "convbench-accept:resnet/*".into(),
+                "convbench-accept:vgg/*".into(),
+            ],
+            ..Provided::default()
+        },
+        rows(),
+    );
+    assert!(!both.fails());
+    assert_eq!(both.check().0, CheckConclusion::Neutral);
+    assert!(both.body.contains("Accepted:"), "{}", both.body);
+    // Without an accept label configured, no label waives anything.
+    let none = decide(&workspace(None), &env(), labelled("convbench-accept:*"), rows());
+    assert!(none.fails() && none.waived.is_empty());
+}
+
+#[test]
+fn a_runner_blessed_at_the_base_that_sent_no_record_fails_the_check() {
+    let expected = Expected {
+        blessed: vec![
+            expect::BlessedRunner {
+                slug: "llvmpipe".into(),
+                label: "llvmpipe (vulkan)".into(),
+                ids: BTreeSet::new(),
+            },
+            expect::BlessedRunner {
+                slug: "amd-mi300".into(),
+                label: "AMD Instinct MI300X (vulkan)".into(),
+                ids: BTreeSet::new(),
+            },
+        ],
+        ..Expected::default()
+    };
+    let decision = decide(
+        &workspace(None),
+        &env(),
+        expecting(expected, OnGap::Fail),
+        parts(vec![row("a/train/b1/f32/wgpu", Verdict::NoChange, 0.0)], false),
+    );
+    assert!(decision.fails());
+    assert_eq!(decision.gaps.len(), 1, "{:?}", decision.gaps);
+    assert!(
+        decision.gaps[0].contains("no record from AMD Instinct MI300X (vulkan)"),
+        "{:?}",
+        decision.gaps
+    );
+}

@@ -322,6 +322,130 @@ pub fn create_check_run(api: &GithubApi, owner: &str, repo: &str, check: &CheckR
     })
 }
 
+/// A job of a workflow run, as the jobs API lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct RunJob {
+    /// The job's name, e.g. `benchmarks (self-hosted, gpu, ephemeral)`.
+    pub name: String,
+    /// `completed`, `in_progress`, ...
+    pub status: String,
+    /// `success`, `failure`, `cancelled`, `timed_out`, `skipped`, ...; null until completed.
+    pub conclusion: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct JobList {
+    jobs: Vec<RunJob>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CompareAnswer {
+    merge_base_commit: CommitRef,
+}
+
+#[derive(Debug, Deserialize)]
+struct CommitRef {
+    sha: String,
+}
+
+/// The merge-base of `head_sha` with `branch`, as GitHub computes it (`GET
+/// /repos/{owner}/{repo}/compare/{branch}...{head_sha}`, its `merge_base_commit`): the base a
+/// pull request's numbers are judged against, computed by the trusted side, never named by the
+/// pull request. `head_sha` must be 40 hexadecimal digits and `branch` a plain branch name
+/// ([`Error::InvalidInput`] before any request); an answer without a 40-digit merge base is
+/// [`Error::Environment`].
+pub fn merge_base(
+    api: &GithubApi,
+    owner: &str,
+    repo: &str,
+    branch: &str,
+    head_sha: &str,
+) -> crate::Result<String> {
+    if !is_full_sha(head_sha) {
+        return Err(Error::InvalidInput(format!(
+            "head commit `{head_sha}` is not a commit id of 40 hexadecimal digits"
+        )));
+    }
+    if branch.is_empty()
+        || branch.starts_with('-')
+        || !branch
+            .chars()
+            .all(|ch| ch.is_ascii_alphanumeric() || "-._/".contains(ch))
+    {
+        return Err(Error::InvalidInput(format!(
+            "default branch `{branch}` is not a plain branch name; pass github.event.repository.default_branch"
+        )));
+    }
+    let token = api.token.as_ref().ok_or_else(|| {
+        Error::Environment("no GITHUB_TOKEN; cannot ask GitHub for the merge-base".to_string())
+    })?;
+    let route = format!("/repos/{owner}/{repo}/compare/{branch}...{head_sha}?per_page=1");
+    let target = format!("comparing {head_sha} with {branch} in {owner}/{repo}");
+    let advice = format!(
+        "branch {branch} or commit {head_sha} not found in {owner}/{repo}, or the token cannot read it;          the job needs `contents: read`"
+    );
+    let sha = block_on(token, async {
+        let session = Session::open(api, token)?;
+        let answer: CompareAnswer = get_json(&session, &route, &target, &advice).await?;
+        Ok(answer.merge_base_commit.sha)
+    })?;
+    if !is_full_sha(&sha) {
+        return Err(Error::Environment(format!(
+            "the GitHub API at {} answered {target} with merge base `{}`, not a commit id",
+            api.api_url,
+            sha.chars().take(64).collect::<String>()
+        )));
+    }
+    Ok(sha)
+}
+
+/// The jobs of workflow run `run_id` (its first 100: a benchmark matrix is smaller), with
+/// their conclusions, so that a failed or cancelled leg is judged, not overlooked.
+pub fn run_jobs(api: &GithubApi, owner: &str, repo: &str, run_id: u64) -> crate::Result<Vec<RunJob>> {
+    let token = api.token.as_ref().ok_or_else(|| {
+        Error::Environment("no GITHUB_TOKEN; cannot list the jobs of the benchmark run".to_string())
+    })?;
+    let route = format!("/repos/{owner}/{repo}/actions/runs/{run_id}/jobs?filter=latest&per_page=100");
+    let target = format!("listing the jobs of run {run_id} in {owner}/{repo}");
+    let advice = format!(
+        "run {run_id} not found in {owner}/{repo}, or the token cannot read it; the job needs `actions: read` \
+         and --run-id github.event.workflow_run.id"
+    );
+    block_on(token, async {
+        let session = Session::open(api, token)?;
+        let list: JobList = get_json(&session, &route, &target, &advice).await?;
+        Ok(list.jobs)
+    })
+}
+
+fn is_full_sha(text: &str) -> bool {
+    text.len() == 40 && text.bytes().all(|byte| byte.is_ascii_hexdigit())
+}
+
+/// A GET answered as `T`; a refusal says `advice_404` for a 404, what is missing for a 403.
+async fn get_json<T: serde::de::DeserializeOwned>(
+    session: &Session<'_>,
+    route: &str,
+    target: &str,
+    advice_404: &str,
+) -> Result<T, String> {
+    let answer = session
+        .idempotent(Verb::Get, route, None, target)
+        .await
+        .map_err(|stop| match stop {
+            Stop::GaveUp(message) => message,
+            Stop::Refused(answer) => {
+                let advice = match answer.status {
+                    404 => advice_404.to_string(),
+                    403 => format!("{}; the token lacks a read permission", answer.message()),
+                    _ => answer.message(),
+                };
+                session.refused(&answer, target, &advice)
+            }
+        })?;
+    answer.json(session.api_url, target)
+}
+
 /// Runs `operation` on a private current-thread runtime; its error message, scrubbed of the
 /// token, becomes [`Error::Environment`].
 fn block_on<T>(

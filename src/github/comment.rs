@@ -42,6 +42,12 @@ pub struct CommentContext {
     pub notes: Vec<String>,
     /// The pull-request label that accepted a failing gate, when one did.
     pub accepted_by_label: Option<String>,
+    /// Failing regressions accepted one by one: each benchmark id with the label
+    /// (`<accept-label>:<glob>`) that accepted it; escaped.
+    pub waived: Vec<(String, String)>,
+    /// What was expected and not judged (a missing runner or benchmark, an incomplete record, a
+    /// failed leg), each a sentence; shown first under the verdicts, escaped.
+    pub gaps: Vec<String>,
     /// GitHub logins or `org/team`s to mention when the gate fails (from the trusted
     /// configuration, checked with [`crate::config::is_login_or_team`]; others are dropped).
     pub mentions: Vec<String>,
@@ -462,7 +468,12 @@ impl SectionLayout {
 /// The lines under the verdicts: how the verdict was reached, where the numbers come from,
 /// an accepting label, mentions (only when the gate fails), then the notes.
 fn preamble(sections: &[AdapterSection], context: &CommentContext, target: Target) -> Vec<String> {
-    let mut lines = Vec::new();
+    // What was not judged comes first: the verdicts above cover only what was.
+    let mut lines: Vec<String> = context
+        .gaps
+        .iter()
+        .map(|gap| format!("❌ **Not judged:** {}", escape_markdown(gap)))
+        .collect();
     if let Some(mode) = &context.mode {
         lines.push(format!("Decided by {}.", escape_markdown(mode)));
     }
@@ -487,7 +498,14 @@ fn preamble(sections: &[AdapterSection], context: &CommentContext, target: Targe
             "Every benchmark's blessed history, with its change points: [the convbench dashboard]({url})."
         ));
     }
-    let gate_fails = sections.iter().any(|s| s.comparison.gate_fails());
+    for (id, label) in &context.waived {
+        lines.push(format!(
+            "✅ **Accepted:** {} by the label \"{}\"",
+            escape_markdown(id),
+            escape_markdown(label)
+        ));
+    }
+    let gate_fails = !context.gaps.is_empty() || sections.iter().any(|s| s.comparison.gate_fails());
     if let Some(label) = &context.accepted_by_label {
         lines.push(format!(
             "✅ **Accepted:** the pull request carries the label \"{}\", so the regressions \

@@ -23,6 +23,10 @@
 //!   pull request, however many runs, concurrent ones included (after a POST it lists again and
 //!   folds its new comment into an older one). It blocks on a private current-thread tokio runtime, so callers stay
 //!   synchronous.
+//! - [`merge_base`] asks GitHub's compare API for the merge-base of a head commit with the
+//!   default branch (the base the privileged job judges against, never the pull request's
+//!   choice), and [`run_jobs`] lists the jobs of a workflow run with their conclusions (a failed
+//!   or cancelled leg is judged, not overlooked).
 //! - [`create_check_run`] adds a completed [`CheckRun`] (success, failure or neutral, with a
 //!   Markdown summary cut to [`MAX_CHECK_SUMMARY_BYTES`]) to a commit, for a line in the pull
 //!   request's checks; the token needs `checks: write`.
@@ -58,7 +62,8 @@ mod summary;
 pub use annotations::{annotations, escape_workflow_data};
 pub use api::{
     CheckConclusion, CheckRun, CommentAction, DEFAULT_BACKOFF, DEFAULT_COMMENT_AUTHOR, DEFAULT_DEADLINE,
-    GithubApi, MAX_CHECK_SUMMARY_BYTES, create_check_run, post_or_update_comment, update_comment_if_present,
+    GithubApi, MAX_CHECK_SUMMARY_BYTES, RunJob, create_check_run, merge_base, post_or_update_comment,
+    run_jobs, update_comment_if_present,
 };
 pub use comment::{
     AdapterSection, COMMENT_MARKER, CommentContext, MAX_COMMENT_BYTES, MAX_STEP_SUMMARY_BYTES, comment_body,

@@ -8,7 +8,10 @@
 //! `workflow_run` job runs, with a write token and without the pull request's code. There the
 //! records are hostile data: the head commit and the run link come from the `workflow_run`
 //! event (`--head-sha`, `--run-url`), never from a record, and the comment says that the
-//! numbers were measured by the pull request's own run.
+//! numbers were measured by the pull request's own run. With `--default-branch` the base is
+//! the merge-base GitHub computes for the head (`--baseline-rev` only cross-checks it), and what
+//! must be judged comes from that base and from the run's jobs (`--run-id`,
+//! `--run-conclusion`): see [`convbench::gate::expect`].
 
 use crate::args::{BaselineArgs, RunArgs};
 use crate::cli::{Args, EXIT_REGRESSION};
@@ -17,12 +20,15 @@ use crate::progress::{run_ab, run_sweep};
 use convbench::backend::BackendKind;
 use convbench::baseline::GitBaselineStore;
 use convbench::config::{self, CiMode, CommentOn, Workspace, parse_duration};
+use convbench::gate::expect::expected_at;
 use convbench::gate::publish::{create_check, describe, post_comment};
 use convbench::gate::{
-    Decision, Parts, Provided, ab_parts, baseline_parts, compare_config, decide, parts_from_files,
-    regression_history,
+    Decision, Expected, FailedLeg, OnGap, Parts, Provided, ab_parts, baseline_parts, compare_config, decide,
+    parts_from_files, regression_history,
 };
-use convbench::github::{ActionsEnv, annotations, escape_workflow_data, write_step_summary};
+use convbench::github::{
+    ActionsEnv, GithubApi, annotations, escape_workflow_data, merge_base, run_jobs, write_step_summary,
+};
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::{Error, ErrorKind, Result};
 use std::path::PathBuf;
@@ -51,6 +57,10 @@ pub struct CiArgs {
     /// Do not post the PR comment (the `workflow_run` job posts it).
     #[arg(long)]
     pub no_comment: bool,
+    /// Also create a check run named `convbench` on the pull request's head commit (or
+    /// `GITHUB_SHA`) with the same decision as the comment (needs `checks: write`).
+    #[arg(long)]
+    pub check_run: bool,
     /// How to decide: `ab` (interleaved A/B of the base revision against the working tree, in
     /// this process on this device) or `baseline` (against the blessed baselines). Default: the
     /// config's `ci.mode`, else A/B wherever the base revision can be read and a wgpu adapter
@@ -93,8 +103,9 @@ pub struct CommentArgs {
     /// Pull request number.
     #[arg(long)]
     pub pr: u64,
-    /// Records to report (one per runner of the matrix).
-    #[arg(long, value_name = "FILE", num_args = 1.., required = true)]
+    /// Records to report (one per runner of the matrix). Required unless --default-branch or
+    /// --run-id says what to expect: then no record at all is judged, and fails the check.
+    #[arg(long, value_name = "FILE", num_args = 1.., required_unless_present_any = ["default_branch", "run_id"])]
     pub results: Vec<PathBuf>,
     /// The commit that was measured, from the `workflow_run` event (40 hex digits); it replaces
     /// whatever commit the records claim.
@@ -109,6 +120,23 @@ pub struct CommentArgs {
     /// for fork pull requests too.
     #[arg(long, requires = "head_sha")]
     pub check_run: bool,
+    /// The repository's default branch (github.event.repository.default_branch). With
+    /// --head-sha, the base is the merge-base of the head with it, asked of GitHub's API: the
+    /// pull request cannot choose it, and --baseline-rev only cross-checks it.
+    #[arg(long, value_name = "BRANCH", requires = "head_sha")]
+    pub default_branch: Option<String>,
+    /// The benchmark run (github.event.workflow_run.id): a job of it that failed, was cancelled
+    /// or timed out, or a run with fewer records than jobs, is a gap in the check.
+    #[arg(long, value_name = "ID")]
+    pub run_id: Option<u64>,
+    /// The benchmark run's conclusion (github.event.workflow_run.conclusion): anything but
+    /// success or failure is a gap in the check.
+    #[arg(long, value_name = "CONCLUSION")]
+    pub run_conclusion: Option<String>,
+    /// What a gap (an expected benchmark, record or leg that was not judged) does to the check:
+    /// `fail` (default) or `neutral` (the check says why; a reviewer decides).
+    #[arg(long, value_name = "fail|neutral", default_value = "fail")]
+    pub on_gap: OnGap,
     /// Print the comment instead of posting it.
     #[arg(long)]
     pub dry_run: bool,
@@ -298,6 +326,25 @@ fn report(workspace: &Workspace, a: &CiArgs, env: &ActionsEnv, judged: Decision)
         },
         _ => {}
     }
+    if a.check_run {
+        let head = env
+            .pull_request
+            .as_ref()
+            .map(|pr| pr.head_sha.clone())
+            .or_else(|| env.sha.clone());
+        match head {
+            Some(head_sha) => match create_check(env, &head_sha, env.run_url(), &judged) {
+                Ok(id) => eprintln!("created check run {id}"),
+                Err(e) => print(&format!(
+                    "::warning title=convbench check run::{}",
+                    escape_workflow_data(&e.to_string())
+                )),
+            },
+            None => print(
+                "::warning title=convbench check run::no head commit (GITHUB_SHA) to put the check run on",
+            ),
+        }
+    }
     exit_code(judged)
 }
 
@@ -317,18 +364,49 @@ pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
     }
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
+    let mut notes = Vec::new();
+    let mut source = a.baseline.source();
+    let trusted_base = trusted_base(&env, a, &mut notes)?;
+    if let Some(base) = &trusted_base {
+        source.rev = Some(base.clone());
+    }
+    let config = compare_config(&workspace, &a.baseline.overrides())?;
+    let parts = parts_from_files(&workspace, &source, &config, &a.results, None)?;
+    let expected = match &trusted_base {
+        Some(base) => {
+            let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
+            let mut expected = expected_at(&store, base, a.head_sha.as_deref(), &a.baseline.set, &mut notes)?;
+            expected.run_conclusion = a.run_conclusion.clone();
+            expected.failed_legs = failed_legs(&env, a, parts.pairs.len())?;
+            Some(expected)
+        }
+        None if a.run_id.is_some() || a.run_conclusion.is_some() => Some(Expected {
+            run_conclusion: a.run_conclusion.clone(),
+            failed_legs: failed_legs(&env, a, parts.pairs.len())?,
+            ..Expected::default()
+        }),
+        None => None,
+    };
     let provided = Provided {
         head_sha: a.head_sha.clone(),
         run_url: a.run_url.clone(),
         provenance: Some(PROVENANCE.to_string()),
         labels: a.post.labels.clone(),
         dashboard_url: dashboard_url(),
+        base_sha: trusted_base,
+        notes,
+        expected,
+        on_gap: a.on_gap,
     };
-    let config = compare_config(&workspace, &a.baseline.overrides())?;
-    let parts = parts_from_files(&workspace, &a.baseline.source(), &config, &a.results, None)?;
     let judged = decide(&workspace, &env, provided, parts);
     if a.dry_run {
         print_untrusted(&judged.body);
+        let (conclusion, title) = judged.check();
+        eprintln!(
+            "check run: {} ({})",
+            conclusion.as_str(),
+            escape_workflow_data(&title)
+        );
         return Ok(0);
     }
     if let Some(path) = &env.step_summary {
@@ -347,4 +425,77 @@ pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
     // The gate's exit code belongs to the benchmark job; this job reports (an incomparable
     // baseline included, in the comment and the check run) and succeeds when it could.
     Ok(0)
+}
+
+/// The base of `comment`'s judgment: with --default-branch, the merge-base GitHub computes for
+/// --head-sha (a different --baseline-rev is reported, never used); else none here, and the
+/// baseline options decide as before.
+fn trusted_base(env: &ActionsEnv, a: &CommentArgs, notes: &mut Vec<String>) -> Result<Option<String>> {
+    let (Some(branch), Some(head_sha)) = (&a.default_branch, &a.head_sha) else {
+        return Ok(None);
+    };
+    let repository = env.repository.as_ref().ok_or_else(|| {
+        Error::Environment(
+            "GITHUB_REPOSITORY is not set; it names the repository to ask for the merge-base".into(),
+        )
+    })?;
+    let base = merge_base(
+        &GithubApi::from_env(env),
+        &repository.owner,
+        &repository.name,
+        branch,
+        head_sha,
+    )?;
+    if let Some(claimed) = &a.baseline.baseline_rev
+        && !claimed.eq_ignore_ascii_case(&base)
+    {
+        notes.push(format!(
+            "the benchmark run named base {} but the merge-base of {} with {branch} is {}: the numbers \
+             are judged against {}",
+            claimed.chars().take(40).collect::<String>(),
+            &head_sha[..7],
+            &base[..7],
+            &base[..7]
+        ));
+    }
+    Ok(Some(base))
+}
+
+/// The legs of --run-id that did not end well (cancelled, timed out, never started...), and
+/// one more when the run's jobs outnumber the records that reached the gate (a failed leg that
+/// uploaded nothing).
+fn failed_legs(env: &ActionsEnv, a: &CommentArgs, records: usize) -> Result<Vec<FailedLeg>> {
+    let (Some(run_id), Some(repository)) = (a.run_id, env.repository.as_ref()) else {
+        return Ok(Vec::new());
+    };
+    let jobs = run_jobs(
+        &GithubApi::from_env(env),
+        &repository.owner,
+        &repository.name,
+        run_id,
+    )?;
+    let mut legs: Vec<FailedLeg> = jobs
+        .iter()
+        .filter(|job| !matches!(job.conclusion.as_deref(), Some("success" | "failure")))
+        .map(|job| FailedLeg {
+            name: job.name.clone(),
+            conclusion: job.conclusion.clone().unwrap_or_else(|| job.status.clone()),
+        })
+        .collect();
+    let finished = jobs.len() - legs.len();
+    if records < finished {
+        let mut failed: Vec<&str> = jobs
+            .iter()
+            .filter(|job| job.conclusion.as_deref() == Some("failure"))
+            .map(|job| job.name.as_str())
+            .collect();
+        if failed.is_empty() {
+            failed = jobs.iter().map(|job| job.name.as_str()).collect();
+        }
+        legs.push(FailedLeg {
+            name: failed.join(", "),
+            conclusion: format!("failure, and {records} of {finished} finished legs uploaded a record"),
+        });
+    }
+    Ok(legs)
 }

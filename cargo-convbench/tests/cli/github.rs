@@ -1,7 +1,7 @@
 //! `ci` and `comment`: the gate in GitHub Actions against a wiremock fake of the REST API (job
 //! summary, annotations, one sticky PR comment created then updated), and outside Actions.
 
-use crate::support::{Package, assert_code, cargo_convbench, stderr_of, stdout_of};
+use crate::support::{Package, assert_code, cargo_convbench, stderr_of, stdout_of, write_record};
 use assert_cmd::Command;
 use serde_json::{Value, json};
 use std::process::Output;
@@ -714,4 +714,277 @@ fn a_github_api_url_without_a_scheme_is_an_environment_error_not_a_panic() {
     );
     assert!(stderr.contains("https://api.github.com"), "{stderr}");
     assert_no_token(&output);
+}
+
+/// A mock of GitHub's API that answers the compare of `main...head` with merge base `base`,
+/// and the jobs of run 99 with `jobs` (name, conclusion).
+async fn trusted_api(head: &str, base: &str, jobs: &[(&str, &str)]) -> MockServer {
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path(format!("/repos/o/r/compare/main...{head}")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "merge_base_commit": {"sha": base},
+            "status": "ahead"
+        })))
+        .mount(&server)
+        .await;
+    let jobs: Vec<Value> = jobs
+        .iter()
+        .map(|(name, conclusion)| json!({"name": name, "status": "completed", "conclusion": conclusion}))
+        .collect();
+    Mock::given(method("GET"))
+        .and(path("/repos/o/r/actions/runs/99/jobs"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(json!({"total_count": jobs.len(), "jobs": jobs})),
+        )
+        .mount(&server)
+        .await;
+    server
+}
+
+/// `comment --dry-run` as comment.yml runs it: the trusted base from --default-branch, the
+/// legs from --run-id, `base` as the pull request's pr/base.
+fn trusted_comment(
+    package: &Package,
+    api_url: &str,
+    head: &str,
+    claimed_base: &str,
+    results: &str,
+) -> Command {
+    let mut command = package.convbench();
+    command
+        .args(["comment", "--pr", "7", "--results", results, "--dry-run"])
+        .args(["--baseline-rev", claimed_base, "--head-sha", head])
+        .args([
+            "--default-branch",
+            "main",
+            "--run-id",
+            "99",
+            "--run-conclusion",
+            "failure",
+        ])
+        .env("GITHUB_REPOSITORY", "o/r")
+        .env("GITHUB_API_URL", api_url)
+        .env("GITHUB_TOKEN", TOKEN);
+    command
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forged_base_is_reported_and_the_merge_base_judges() {
+    // The pull request names the commit before the baselines were blessed, where every row is
+    // "new"; the comment job asks GitHub for the merge-base and judges against it instead.
+    let (package, _) = Package::blessed();
+    let before_blessing = package.git_ok(&["rev-parse", "HEAD~1"]);
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = trusted_api(head, &package.head(), &[("benchmarks (gpu)", "failure")]).await;
+    let output = output_of(trusted_comment(
+        &package,
+        &server.uri(),
+        head,
+        &before_blessing,
+        "slower.json",
+    ))
+    .await;
+    assert_code(&output, 0);
+    assert_no_token(&output);
+    let (stdout, stderr) = (stdout_of(&output), stderr_of(&output));
+    assert!(stderr.contains("check run: failure"), "{stderr}");
+    assert!(stdout.contains("regression"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("named base {before_blessing}")),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_benchmark_the_record_leaves_out_fails_the_check_unless_the_configuration_drops_it() {
+    let (package, _) = Package::blessed();
+    // The base configuration names lenet and alexnet; the record measured lenet only.
+    configure(
+        &package,
+        "\n[workspace.metadata.convbench]\nmodels = [\"lenet\", \"alexnet\"]\n",
+    );
+    package.git_ok(&["commit", "--quiet", "-am", "configure"]);
+    let base = package.head();
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = trusted_api(head, &base, &[("benchmarks (gpu)", "success")]).await;
+    let output = output_of(trusted_comment(&package, &server.uri(), head, &base, "rec.json")).await;
+    assert_code(&output, 0);
+    let (stdout, stderr) = (stdout_of(&output), stderr_of(&output));
+    assert!(stderr.contains("check run: failure"), "{stderr}");
+    assert!(stderr.contains("did not measure alexnet"), "{stderr}");
+    assert!(stdout.contains("Not judged:"), "{stdout}");
+
+    // A pull request whose configuration drops alexnet: flagged for the reviewer, not failed.
+    package.git_ok(&["checkout", "--quiet", "-b", "pr"]);
+    edited(&package, "Cargo.toml", "Cargo.toml", |text| {
+        text.replace("\"lenet\", \"alexnet\"", "\"lenet\"")
+    });
+    package.git_ok(&["commit", "--quiet", "-am", "drop alexnet"]);
+    let pr_head = package.head();
+    package.git_ok(&["checkout", "--quiet", "main"]);
+    let server = trusted_api(&pr_head, &base, &[("benchmarks (gpu)", "success")]).await;
+    let output = output_of(trusted_comment(
+        &package,
+        &server.uri(),
+        &pr_head,
+        &base,
+        "rec.json",
+    ))
+    .await;
+    assert_code(&output, 0);
+    let (stdout, stderr) = (stdout_of(&output), stderr_of(&output));
+    assert!(stderr.contains("check run: success"), "{stderr}");
+    assert!(
+        stdout.contains("removes alexnet from the configuration"),
+        "{stdout}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_leg_fails_the_check_and_is_named() {
+    let (package, _) = Package::blessed();
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = trusted_api(
+        head,
+        &package.head(),
+        &[
+            ("benchmarks (gpu-a)", "success"),
+            ("benchmarks (gpu-b)", "cancelled"),
+        ],
+    )
+    .await;
+    let output = output_of(trusted_comment(
+        &package,
+        &server.uri(),
+        head,
+        &package.head(),
+        "rec.json",
+    ))
+    .await;
+    assert_code(&output, 0);
+    let (stdout, stderr) = (stdout_of(&output), stderr_of(&output));
+    assert!(stderr.contains("check run: failure"), "{stderr}");
+    assert!(stdout.contains("benchmarks (gpu-b) ended cancelled"), "{stdout}");
+    // --on-gap neutral: the check says why instead of failing.
+    let mut neutral = trusted_comment(&package, &server.uri(), head, &package.head(), "rec.json");
+    neutral.args(["--on-gap", "neutral"]);
+    let output = output_of(neutral).await;
+    assert!(
+        stderr_of(&output).contains("check run: neutral"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ci_creates_the_check_run_with_the_decision_of_its_comment() {
+    let (package, _) = Package::blessed();
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = MockServer::start().await;
+    let thread = Thread::default();
+    Mock::given(method("GET"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path(COMMENTS))
+        .respond_with(thread.clone())
+        .mount(&server)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/repos/o/r/check-runs"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({"id": 77, "head_sha": head})))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let event = json!({
+        "pull_request": {
+            "number": 7,
+            "base": {"sha": package.head()},
+            "head": {"sha": head, "repo": {"full_name": "o/r"}}
+        },
+        "repository": {"full_name": "o/r"}
+    });
+    std::fs::write(package.path("event-head.json"), event.to_string()).expect("write the event");
+    let mut command = ci_in_actions(&package, &server.uri(), "slower.json", "o/r");
+    command
+        .arg("--check-run")
+        .env("GITHUB_EVENT_PATH", package.path("event-head.json"));
+    let output = output_of(command).await;
+    assert_code(&output, 1);
+    assert_no_token(&output);
+    assert!(
+        stderr_of(&output).contains("created check run 77"),
+        "{}",
+        stderr_of(&output)
+    );
+    server.verify().await;
+    let requests = server.received_requests().await.expect("requests are recorded");
+    let check = requests
+        .iter()
+        .find(|r| r.url.path() == "/repos/o/r/check-runs")
+        .expect("a check run");
+    let sent: Value = check.body_json().expect("a JSON body");
+    assert_eq!(sent["head_sha"], head);
+    assert_eq!(sent["conclusion"], "failure");
+    let comment = thread.0.lock().expect("fake state")[0]["body"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        sent["output"]["summary"].as_str(),
+        Some(comment.as_str()),
+        "one decision, one text"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_that_uploaded_no_record_fails_the_check() {
+    let (package, _) = Package::blessed();
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = trusted_api(head, &package.head(), &[("benchmarks (gpu)", "failure")]).await;
+    let mut command = package.convbench();
+    command
+        .args(["comment", "--pr", "7", "--dry-run", "--head-sha", head])
+        .args(["--default-branch", "main", "--run-id", "99"])
+        .env("GITHUB_REPOSITORY", "o/r")
+        .env("GITHUB_API_URL", server.uri())
+        .env("GITHUB_TOKEN", TOKEN);
+    let output = output_of(command).await;
+    assert_code(&output, 0);
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("check run: failure"), "{stderr}");
+    assert!(
+        stderr.contains("0 of 1 finished legs uploaded a record"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runner_blessed_at_the_base_that_sent_no_record_fails_the_check() {
+    // Two runners are blessed at the base; the pull request's run sends one runner's record.
+    let (package, record) = Package::blessed();
+    let mut other = record;
+    for benchmark in &mut other.benchmarks {
+        benchmark.adapter.name = "Other GPU".to_string();
+        benchmark.adapter.device_id = 0x2330;
+    }
+    write_record(&package.path("other.json"), &other);
+    package.bless("other.json");
+    let head = "abcdef0123456789abcdef0123456789abcdef01";
+    let server = trusted_api(head, &package.head(), &[("benchmarks (gpu)", "success")]).await;
+    let output = output_of(trusted_comment(
+        &package,
+        &server.uri(),
+        head,
+        &package.head(),
+        "rec.json",
+    ))
+    .await;
+    assert_code(&output, 0);
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("check run: failure"), "{stderr}");
+    assert!(stderr.contains("no record from Other GPU"), "{stderr}");
 }
