@@ -10,7 +10,7 @@
 //! planner), a `cargo-convbench` built from the base revision and this one alternate whole
 //! `run --rounds 1` invocations, round by round (ABBA), and each round's medians make a pair.
 
-use crate::args::{KernelArgs, SelectionArgs, StageArg};
+use crate::args::{KernelArgs, SelectionArgs, StageArg, count, count_u64};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, write_atomic};
 use crate::progress::run_ab;
@@ -18,9 +18,10 @@ use comfy_table::Table;
 use convbench::compare::ab::AbRow;
 use convbench::compare::{CompareConfig, Verdict};
 use convbench::config::parse_duration;
-use convbench::config::{self, Workspace};
+use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, Workspace};
 use convbench::github::{format_change, format_duration_ns};
 use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, Measured};
+use convbench::harness::sweep::MAX_SAMPLES_PER_BENCHMARK;
 use convbench::results::{BenchmarkResult, Phase, RunRecord};
 use convbench::{Error, Result};
 use std::collections::BTreeMap;
@@ -53,20 +54,20 @@ pub struct AbArgs {
     pub adapter: Option<String>,
     /// The most pairs of interleaved iterations per benchmark (shader mode; fewer when the
     /// verdict settles sooner, default 240), or the pairs of rounds (process mode, default 20).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<1, MAX_PAIRS>)]
     pub pairs: Option<usize>,
     /// Time for the whole comparison in shader mode, e.g. `5m` or `90s` (default: no limit but
     /// --pairs); each benchmark gets an equal share of what is left when it starts.
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
     /// Timed iterations per round (process mode).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = count::<1, MAX_SAMPLES_PER_BENCHMARK>)]
     pub samples: usize,
     /// Minimum warm-up iterations per side.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
     pub warmup: usize,
     /// Minimum warm-up time in milliseconds.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
     pub warmup_ms: u64,
     /// Which kernels run (the same on both sides).
     #[command(flatten)]
@@ -114,11 +115,6 @@ pub fn measure_and_judge(
             .transpose()?;
         return run_ab(&request, workspace, config, args.quiet);
     };
-    if a.pairs == Some(0) {
-        return Err(Error::InvalidInput(format!(
-            "--pairs must be at least 1; the default is {PROCESS_PAIRS} in process mode"
-        )));
-    }
     let (label, measured) = process_mode(args, a, bin)?;
     Ok(AbOutcome::judge(
         format!("process mode: {} (A) against this build (B)", bin.display()),

@@ -66,7 +66,7 @@ pub struct CiArgs {
     pub ab_base: Option<String>,
     /// The most pairs of interleaved iterations per benchmark in A/B mode; fewer when the
     /// verdict settles sooner.
-    #[arg(long, default_value_t = DEFAULT_PAIRS)]
+    #[arg(long, default_value_t = DEFAULT_PAIRS, allow_negative_numbers = true, value_parser = crate::args::count::<1, { config::MAX_PAIRS }>)]
     pub pairs: usize,
     /// Time for the A/B comparison, e.g. `5m` or `90s`. Default: the config's `ci.budget`,
     /// else 5 minutes.
@@ -87,7 +87,7 @@ pub struct CiArgs {
 #[derive(Debug, clap::Args)]
 pub struct CommentArgs {
     /// Pull request number.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::args::count_u64::<1, { u64::MAX }>)]
     pub pr: u64,
     /// Records to report (one per runner of the matrix).
     #[arg(long, value_name = "FILE", num_args = 1.., required = true)]

@@ -10,6 +10,7 @@
 
 mod bad_input;
 mod browser;
+mod corpus;
 mod gate;
 mod git_flow;
 mod github;
