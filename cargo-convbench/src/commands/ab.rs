@@ -100,12 +100,14 @@ impl AbArgs {
 }
 
 /// Measures both sides as `a` says and judges the pairs with `config`'s threshold and alpha.
+/// Process mode stops at SIGINT or SIGTERM after the round in flight: the outcome judges the
+/// pairs finished, and the interruption comes beside it.
 pub fn measure_and_judge(
     args: &Args,
     a: &AbArgs,
     workspace: &Workspace,
     config: &CompareConfig,
-) -> Result<AbOutcome> {
+) -> Result<(AbOutcome, Option<Error>)> {
     let Some(bin) = &a.base_bin else {
         let mut request = a.request();
         request.budget = a
@@ -113,15 +115,17 @@ pub fn measure_and_judge(
             .as_deref()
             .map(|text| parse_duration(text, "--budget"))
             .transpose()?;
-        return run_ab(&request, workspace, config, args.quiet);
+        return Ok((run_ab(&request, workspace, config, args.quiet)?, None));
     };
-    let (label, measured) = process_mode(args, a, bin)?;
-    Ok(AbOutcome::judge(
-        format!("process mode: {} (A) against this build (B)", bin.display()),
-        label,
-        measured,
-        config,
-        1,
+    let (label, measured, interrupted) = process_mode(args, a, bin)?;
+    let mut description = format!("process mode: {} (A) against this build (B)", bin.display());
+    if interrupted.is_some() {
+        let pairs = measured.first().map_or(0, |m| m.base_ns.len());
+        description.push_str(&format!("; interrupted after {pairs} pairs of rounds"));
+    }
+    Ok((
+        AbOutcome::judge(description, label, measured, config, 1),
+        interrupted,
     ))
 }
 
@@ -136,10 +140,22 @@ pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
         config.threshold = threshold;
     }
     config.validate()?;
-    let outcome = measure_and_judge(args, a, &workspace, &config)?;
+    let (outcome, interrupted) = measure_and_judge(args, a, &workspace, &config)?;
+    if interrupted.is_some() && outcome.measured.is_empty() {
+        return Err(interrupted.unwrap_or_else(|| Error::Interrupted("a pair was measured".into())));
+    }
     print(&render(&outcome.description, &outcome.rows));
     if let Some(out) = &a.out {
         write_atomic(out, &outcome.to_json(config.alpha))?;
+        if !args.quiet && interrupted.is_some() {
+            eprintln!(
+                "wrote the pairs finished before the interruption to {}",
+                out.display()
+            );
+        }
+    }
+    if let Some(error) = interrupted {
+        return Err(error);
     }
     Ok(if outcome.has_regression() {
         EXIT_REGRESSION
@@ -210,7 +226,9 @@ fn render(description: &str, rows: &[AbRow]) -> String {
 
 /// Process mode: `pairs` rounds of each binary, alternating ABBA, each round one `run
 /// --rounds 1` writing a record; a pair is the two rounds' total medians per benchmark.
-fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec<Measured>)> {
+/// SIGINT or SIGTERM ends the loop after the round in flight; the third value is then the
+/// interruption, beside the pairs finished.
+fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec<Measured>, Option<Error>)> {
     if !base_bin.is_file() {
         return Err(Error::InvalidInput(format!(
             "--base-bin {} is not a file; build the base revision first (`git worktree add ../base REV && \
@@ -226,6 +244,10 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
     let mut by_id: BTreeMap<String, Measured> = BTreeMap::new();
     let mut adapter_label = String::new();
     let pairs = a.pairs.unwrap_or(PROCESS_PAIRS);
+    let finished = |by_id: BTreeMap<String, Measured>, label: String, index: usize| {
+        let stop = Error::Interrupted(format!("all {pairs} pairs of rounds were run ({index} were)"));
+        Ok((label, by_id.into_values().collect(), Some(stop)))
+    };
     for index in 0..pairs {
         let order = if index % 2 == 0 {
             ["base", "head"]
@@ -234,7 +256,9 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
         };
         let mut records: BTreeMap<&str, RunRecord> = BTreeMap::new();
         for side in order {
-            interrupt.check(&format!("{index} pairs of rounds were run"))?;
+            if interrupt.requested() {
+                return finished(by_id, adapter_label, index);
+            }
             let bin = if side == "base" {
                 base_bin
             } else {
@@ -246,9 +270,20 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
                 .stdout(std::process::Stdio::null())
                 .status()
                 .map_err(|e| Error::Environment(format!("cannot start {}: {e}", bin.display())))?;
+            // Ctrl-C reaches the round's process too: its failure is the interruption.
+            if interrupt.requested() {
+                return finished(by_id, adapter_label, index);
+            }
             if !status.success() {
                 return Err(Error::Environment(format!(
                     "the {side} build ({}) failed its run with {status}; run it alone to see why",
+                    bin.display()
+                )));
+            }
+            if !out.is_file() {
+                return Err(Error::Environment(format!(
+                    "the {side} build ({}) ended without writing a record; --base-bin must be a \
+                     cargo-convbench binary built from the base revision",
                     bin.display()
                 )));
             }
@@ -280,7 +315,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
             eprintln!("round pair {} of {pairs} done", index + 1);
         }
     }
-    Ok((adapter_label, by_id.into_values().collect()))
+    Ok((adapter_label, by_id.into_values().collect(), None))
 }
 
 /// The `run` arguments of one round in process mode: the same selection on both builds.

@@ -125,9 +125,6 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
         verify: !a.no_verify,
         ..TuneOptions::default()
     };
-    if options.samples == 0 {
-        return Err(Error::InvalidInput("--samples must be at least 1".into()));
-    }
     let plan_options = PlanOptions {
         stage: a.selection.selection().stage,
         data_grad: a.data_grad,
@@ -181,9 +178,24 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
         adapter.label(),
         Variant::all().len()
     ));
+    // SIGINT or SIGTERM stops after the op being tuned: every finished op is already in the
+    // cache, and the table shows them.
+    let interrupt = crate::interrupt::install();
     let mut results = Vec::with_capacity(ops.len());
     let mut unverified = Vec::new();
     for (index, job) in ops.iter().enumerate() {
+        if interrupt.requested() {
+            print(&table(&results));
+            say(&format!(
+                "tuned {index} of {} ops before the interruption; {} keeps them",
+                ops.len(),
+                path.display()
+            ));
+            return Err(Error::Interrupted(format!(
+                "every op was tuned ({index} of {} were)",
+                ops.len()
+            )));
+        }
         let name = format!(
             "[{}/{}] {} {} {}",
             index + 1,

@@ -16,6 +16,7 @@ mod git_flow;
 mod github;
 mod gpu;
 mod listing;
+mod robustness;
 mod run;
 mod support;
 mod user_kernels;
