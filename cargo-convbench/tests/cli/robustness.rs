@@ -305,3 +305,23 @@ fn ab_with_a_base_bin_that_writes_no_record_says_so() {
     assert!(stderr.contains("without writing a record"), "{stderr}");
     assert!(stderr.contains("/bin/true"), "{stderr}");
 }
+
+/// A GPU run whose stderr is a file (a CI log): plain progress lines, and none of the Wayland
+/// loader's `XDG_RUNTIME_DIR` errors.
+#[test]
+fn a_gpu_run_logs_plain_progress_and_no_loader_noise() {
+    if gpu_adapters("a_gpu_run_logs_plain_progress_and_no_loader_noise").is_none() {
+        return;
+    }
+    let output = convbench()
+        .env_remove("XDG_RUNTIME_DIR")
+        .args(["run", "--model", "lenet", "--batch", "1", "--samples", "2"])
+        .args(["--rounds", "1", "--warmup", "0", "--warmup-ms", "0"])
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let stderr = stderr_of(&output);
+    assert!(!stderr.contains("XDG_RUNTIME_DIR"), "{stderr}");
+    assert!(stderr.contains("[1/1] lenet/b1/f32/wgpu: verifying"), "{stderr}");
+    assert!(stderr.contains("[1/1] lenet/b1/f32/wgpu: sample 1/2"), "{stderr}");
+}
