@@ -325,3 +325,35 @@ fn a_gpu_run_logs_plain_progress_and_no_loader_noise() {
     assert!(stderr.contains("[1/1] lenet/b1/f32/wgpu: verifying"), "{stderr}");
     assert!(stderr.contains("[1/1] lenet/b1/f32/wgpu: sample 1/2"), "{stderr}");
 }
+
+/// A record whose stored summary disagrees with its samples (edited, or written by a buggy
+/// tool): every command reads the summary its samples give, so `report` and `compare` agree.
+#[test]
+fn a_summary_that_disagrees_with_its_samples_is_derived_from_them_on_load() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/record-v1.json");
+    let mut record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).expect("fixture")).expect("JSON");
+    let phase = &mut record["benchmarks"][0]["phases"][0];
+    let samples: Vec<u64> = serde_json::from_value(phase["samples_ns"].clone()).expect("samples");
+    let truth = Summary::of(&samples).expect("samples").median_ns;
+    phase["summary"]["median_ns"] = 26.7e12.into();
+    let path = dir.path().join("edited.json");
+    std::fs::write(&path, record.to_string()).expect("write");
+    let output = convbench()
+        .args(["report", "--format", "json"])
+        .arg(&path)
+        .output()
+        .expect("report");
+    assert_code(&output, 0);
+    let shown: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(shown["benchmarks"][0]["phases"][0]["summary"]["median_ns"], truth);
+    let output = convbench()
+        .args(["compare", "--quiet", "--results"])
+        .arg(&path)
+        .arg("--baseline-file")
+        .arg(&path)
+        .output()
+        .expect("compare");
+    assert_code(&output, 0);
+}
