@@ -1,4 +1,5 @@
-//! The bad-input corpus: every numeric field of the configuration and every numeric flag at 0,
+//! The bad-input corpus: every numeric field of the configuration, of shape lists and every
+//! numeric flag at 0,
 //! -1 and its type's largest value, and every path argument as a folder, a device, a dangling
 //! symbolic link, a link to a file elsewhere, a FIFO and an unwritable place. Each case is one
 //! process with a deadline. What every case must show: no panic (101), abort (134) or signal, no
@@ -34,6 +35,8 @@ struct Case {
     args: Vec<String>,
     /// The `convbench.toml` of the package, if any.
     config: Option<String>,
+    /// Files written into the package first: name and contents.
+    files: Vec<(String, String)>,
     /// Whether the package is a git repository with one commit (for `ab`, `bisect`, `ci`,
     /// `history`).
     git: bool,
@@ -48,6 +51,7 @@ impl Case {
             name: name.into(),
             args: args.iter().map(|arg| arg.to_string()).collect(),
             config: None,
+            files: Vec::new(),
             git: false,
             expected,
             says: Vec::new(),
@@ -61,6 +65,11 @@ impl Case {
 
     fn config(mut self, text: impl Into<String>) -> Self {
         self.config = Some(text.into());
+        self
+    }
+
+    fn file(mut self, name: &str, contents: impl Into<String>) -> Self {
+        self.files.push((name.to_string(), contents.into()));
         self
     }
 
@@ -172,6 +181,9 @@ fn check(case: &Case) -> Result<Duration, String> {
     if let Some(config) = &case.config {
         std::fs::write(fixture.package.path("convbench.toml"), fixture.expand(config))
             .expect("write convbench.toml");
+    }
+    for (name, contents) in &case.files {
+        std::fs::write(fixture.package.path(name), contents).expect("write a case's file");
     }
     let args: Vec<String> = case.args.iter().map(|arg| fixture.expand(arg)).collect();
     let before = fixture.snapshot();
@@ -777,6 +789,26 @@ fn configuration_cases(cases: &mut Vec<Case>) {
                     _ => field,
                 }),
         );
+    }
+    // Shape lists: every column of a row at 0, -1 and a value past any tensor.
+    let columns = ["N", "C", "H", "W", "K", "R", "S", "stride", "pad"];
+    let row = ["1", "3", "12", "12", "4", "3", "3", "1", "1"];
+    for (column, name) in columns.iter().enumerate() {
+        for value in ["0", "-1", MAX_U64, "4294967296"] {
+            if *name == "pad" && value == "0" {
+                continue;
+            }
+            let mut fields = row;
+            fields[column] = value;
+            let mut args: Vec<&str> = RUN_LENET.to_vec();
+            args.retain(|arg| *arg != "--model" && *arg != "lenet");
+            args.extend(["--shapes", "{root}/rows.csv"]);
+            cases.push(
+                Case::new(format!("--shapes row {name} = {value}"), 2, &args)
+                    .file("rows.csv", format!("{}\n", fields.join(",")))
+                    .says("rows.csv:1"),
+            );
+        }
     }
     for (what, source) in [
         ("a folder", "{root}"),
