@@ -1,8 +1,7 @@
-//! The bad-input corpus: every numeric field of the configuration, of shape lists and every
-//! numeric flag at 0,
-//! -1 and its type's largest value, and every path argument as a folder, a device, a dangling
-//! symbolic link, a link to a file elsewhere, a FIFO and an unwritable place. Each case is one
-//! process with a deadline. What every case must show: no panic (101), abort (134) or signal, no
+//! The bad-input corpus: every numeric field of the configuration and of shape lists, and every
+//! numeric flag, at 0, -1 and its type's largest value, and every path argument as a folder, a
+//! device, a dangling symbolic link, a link to a file elsewhere, a FIFO and an unwritable place.
+//! Each case is one process with a deadline. What every case must show: no panic (101), abort (134) or signal, no
 //! hang, the exit code of the README's table (2 for bad input), and no file touched outside what
 //! the command was asked to write: the package's folder, a file elsewhere that a link points to,
 //! `/dev/null` and `/dev/full` are the same after the case as before.
@@ -278,7 +277,7 @@ fn model_config(input: &str, kind: &str) -> String {
 
 /// A conv2d layer of 1 to 4 channels, each named field replaced.
 fn conv(overrides: &[(&str, &str)]) -> String {
-    let mut fields = vec![
+    let mut fields = [
         ("in_channels", "1"),
         ("out_channels", "4"),
         ("kernel", "[3, 3]"),
@@ -299,7 +298,7 @@ fn conv(overrides: &[(&str, &str)]) -> String {
 
 /// A pool layer (max or avg) of window 2, each named field replaced.
 fn pool(kind: &str, overrides: &[(&str, &str)]) -> String {
-    let mut fields = vec![("kernel", "[2, 2]"), ("stride", "[2, 2]"), ("padding", "[0, 0]")];
+    let mut fields = [("kernel", "[2, 2]"), ("stride", "[2, 2]"), ("padding", "[0, 0]")];
     for (name, value) in overrides {
         if let Some(field) = fields.iter_mut().find(|(n, _)| n == name) {
             field.1 = value;
