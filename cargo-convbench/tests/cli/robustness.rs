@@ -357,3 +357,65 @@ fn a_summary_that_disagrees_with_its_samples_is_derived_from_them_on_load() {
         .expect("compare");
     assert_code(&output, 0);
 }
+
+/// SIGINT during `ab --base-bin --out`: the round in flight ends, the pairs finished are judged
+/// and written, and the exit code is 130.
+#[cfg(unix)]
+#[test]
+fn sigint_during_ab_process_mode_writes_the_pairs_finished() {
+    use std::io::BufRead;
+    if gpu_adapters("sigint_during_ab_process_mode_writes_the_pairs_finished").is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("ab.json");
+    let binary = assert_cmd::cargo::cargo_bin("cargo-convbench");
+    let mut child = std::process::Command::new(&binary)
+        .current_dir(dir.path())
+        .args(["ab", "--base-bin"])
+        .arg(&binary)
+        .args([
+            "--model",
+            "lenet",
+            "--batch",
+            "1",
+            "--samples",
+            "2",
+            "--warmup",
+            "0",
+        ])
+        .args(["--warmup-ms", "0", "--pairs", "50", "--no-tune", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn ab");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.expect("a line");
+        let done = line.starts_with("round pair 1 of 50 done");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    assert!(
+        seen.last().is_some_and(|l| l.starts_with("round pair 1")),
+        "{seen:?}"
+    );
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    let outcome: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("the outcome is written")).expect("JSON");
+    let text = outcome.to_string();
+    assert!(text.contains("interrupted after"), "{text}");
+    assert!(text.contains("lenet/train/b1/f32/wgpu"), "{text}");
+}
