@@ -240,13 +240,49 @@ pub struct CiSettings {
 /// Time for `ci`'s A/B comparison when neither `--budget` nor `ci.budget` says.
 pub const DEFAULT_CI_BUDGET: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// A duration as people write it: `5m`, `90s`, `1h 30m`.
+/// The longest time budget (`--budget`, `ci.budget`): a day. A GitHub Actions job ends after
+/// six hours; a larger budget is a typo, not a plan.
+pub const MAX_BUDGET: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// The largest batch (images per iteration) a command takes, on the command line, in `batches`
+/// or as a shape list's `N`: past it, one tensor of even the smallest network outgrows what
+/// the kernels index, and the run would fail only after planning.
+pub const MAX_BATCH: usize = 65_536;
+
+/// The most warm-up iterations (`--warmup`) a command takes.
+pub const MAX_WARMUP_ITERATIONS: usize = 100_000;
+
+/// The longest minimum warm-up time (`--warmup-ms`): an hour.
+pub const MAX_WARMUP_MS: u64 = 3_600_000;
+
+/// The most pairs (`--pairs`) an A/B takes per benchmark: the adaptive stop settles most
+/// verdicts in tens of pairs, and every pair's times are kept in the outcome.
+pub const MAX_PAIRS: usize = 100_000;
+
+/// The most repetitions a count flag (`--samples` of `tune`, `verify --repeat`,
+/// `--random-shapes`, `--seeds`) takes.
+pub const MAX_REPETITIONS: usize = 1_000_000;
+
+/// A time budget as people write it (`5m`, `90s`, `1h 30m`): more than zero and at most
+/// [`MAX_BUDGET`]; `what` names the flag or key for the error.
 pub fn parse_duration(text: &str, what: &str) -> Result<std::time::Duration> {
-    humantime::parse_duration(text.trim()).map_err(|e| {
+    let duration = humantime::parse_duration(text.trim()).map_err(|e| {
         Error::InvalidInput(format!(
             "{what} `{text}` is not a duration ({e}); write it as `5m`, `90s` or `1h 30m`"
         ))
-    })
+    })?;
+    if duration.is_zero() {
+        return Err(Error::InvalidInput(format!(
+            "{what} `{text}` leaves no time to measure; give it a duration such as `5m`"
+        )));
+    }
+    if duration > MAX_BUDGET {
+        return Err(Error::InvalidInput(format!(
+            "{what} `{text}` is longer than {}, the most convbench takes; give a shorter one such as `1h`",
+            humantime::format_duration(MAX_BUDGET)
+        )));
+    }
+    Ok(duration)
 }
 
 impl CiSettings {
@@ -374,9 +410,21 @@ impl Config {
     /// Checks the values serde cannot: batch sizes are positive, the baseline folder is
     /// named, and the comparison settings pass [`CompareConfig::validate`].
     pub fn validate(&self) -> Result<()> {
-        if self.batches.contains(&0) {
+        if let Some(batch) = self.batches.iter().find(|&&b| b == 0 || b > MAX_BATCH) {
+            return Err(Error::InvalidInput(format!(
+                "batch size {batch} in `batches`; use sizes from 1 to {MAX_BATCH} such as [1, 32, 128]"
+            )));
+        }
+        for precision in &self.precisions {
+            precision
+                .parse::<crate::model::Precision>()
+                .map_err(|error| Error::InvalidInput(format!("`precisions`: {error}")))?;
+        }
+        if self.compare.min_samples == 0 {
             return Err(Error::InvalidInput(
-                "batch size 0 in `batches`; use positive sizes such as [1, 32, 128]".to_string(),
+                "`compare.min-samples` is 0; a verdict needs samples: leave it out for the default \
+                 or give at least 2"
+                    .into(),
             ));
         }
         if self.baseline_runs == 0 {

@@ -39,7 +39,7 @@ pub enum Error {
     #[error("{0}")]
     Verification(String),
     /// The work was stopped by a signal before it was done.
-    #[error("interrupted before {0} was done")]
+    #[error("interrupted before {0}")]
     Interrupted(String),
     /// A record file could not be read.
     #[error(transparent)]

@@ -33,12 +33,23 @@ pub const MAX_TEXT_FILE_BYTES: u64 = 16 << 20;
 pub const MAX_RECORD_FILE_BYTES: u64 = 4 << 30;
 
 /// Reads the text file at `path`, refusing anything but a regular file (or a link to one) and a
-/// file larger than `max_bytes` with an input error that says what the path is; a file that
-/// cannot be opened or read is an I/O error. The type and size are checked before the file is
-/// opened: opening a FIFO for reading blocks.
+/// file larger than `max_bytes` with an input error that says what the path is; so is a path
+/// that leads to nothing. A file that cannot be opened or read is an I/O error. The type and
+/// size are checked before the file is opened: opening a FIFO for reading blocks.
 pub fn read_text(path: &Path, max_bytes: u64) -> Result<String> {
     use std::io::Read;
-    let metadata = std::fs::metadata(path).map_err(|source| Error::io(path, source))?;
+    let metadata = std::fs::metadata(path).map_err(|source| match source.kind() {
+        // The user named a path that leads nowhere: a typo, not a broken machine.
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+            let what = if std::fs::symlink_metadata(path).is_ok() {
+                "it is a symbolic link to nothing"
+            } else {
+                "there is no such file"
+            };
+            Error::InvalidInput(format!("cannot read {}: {what}; check the path", path.display()))
+        }
+        _ => Error::io(path, source),
+    })?;
     let file_type = metadata.file_type();
     if !file_type.is_file() {
         let kind = if file_type.is_dir() {
@@ -150,6 +161,76 @@ pub fn check_output_path(path: &Path) -> Result<()> {
     })?;
     drop(file);
     std::fs::remove_file(&temp_path).map_err(|source| Error::io(&temp_path, source))
+}
+
+/// Fails unless `dir` can become the folder of outputs ([`create_output_folder`]), without
+/// creating anything: a folder, or a missing path whose nearest existing ancestor is a folder in
+/// which a file can be created. Call it before long work whose results go into `dir`.
+pub fn check_output_folder(dir: &Path) -> Result<()> {
+    if std::fs::metadata(dir).is_ok_and(|metadata| metadata.is_dir()) {
+        return Ok(());
+    }
+    refuse_unless_folder(dir)?;
+    let mut ancestor = parent(dir);
+    while std::fs::symlink_metadata(ancestor).is_err() {
+        ancestor = parent(ancestor);
+    }
+    if !ancestor.is_dir() {
+        return Err(Error::InvalidInput(format!(
+            "cannot create the folder {}: {} is not a folder; choose another path",
+            dir.display(),
+            ancestor.display()
+        )));
+    }
+    let (temp_path, file) = create_temp(ancestor, "folder-check").map_err(|error| {
+        Error::InvalidInput(format!(
+            "cannot create the folder {}: cannot create anything in {} ({error}); choose another path",
+            dir.display(),
+            ancestor.display()
+        ))
+    })?;
+    drop(file);
+    std::fs::remove_file(&temp_path).map_err(|source| Error::io(&temp_path, source))
+}
+
+/// Makes sure `dir` is a folder that outputs can be written into, creating it (and its
+/// parents) when missing: something else at the path (a file, a device, a FIFO, a link to
+/// nothing) or a folder that cannot be created is an input error naming the path.
+pub fn create_output_folder(dir: &Path) -> Result<()> {
+    refuse_unless_folder(dir)?;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|error| {
+        Error::InvalidInput(format!(
+            "cannot create the folder {} ({error}); choose another path",
+            dir.display()
+        ))
+    })
+}
+
+/// Fails when something other than a folder (or a link to one) is at `dir`.
+fn refuse_unless_folder(dir: &Path) -> Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(metadata) if metadata.is_dir() => Ok(()),
+        Ok(metadata) => {
+            let file_type = metadata.file_type();
+            let kind = if file_type.is_file() {
+                "a file"
+            } else {
+                special_kind(&file_type)
+            };
+            Err(Error::InvalidInput(format!(
+                "cannot write into {}: it is {kind}, not a folder; name a folder or a new path",
+                dir.display()
+            )))
+        }
+        Err(_) if std::fs::symlink_metadata(dir).is_ok() => Err(Error::InvalidInput(format!(
+            "cannot write into {}: it is a symbolic link to nothing; name a folder or a new path",
+            dir.display()
+        ))),
+        Err(_) => Ok(()),
+    }
 }
 
 /// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
@@ -456,7 +537,8 @@ mod tests {
                 .contains("not UTF-8")
         );
         let missing = read_text(&dir.path().join("missing"), 5).expect_err("missing");
-        assert_eq!(missing.kind(), crate::ErrorKind::Environment);
+        assert_eq!(missing.kind(), crate::ErrorKind::InvalidInput);
+        assert!(missing.to_string().contains("no such file"), "{missing}");
     }
 
     #[test]

@@ -2,11 +2,39 @@
 
 use clap::ValueEnum;
 use convbench::backend::BackendKind;
+use convbench::config::{MAX_BATCH, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS};
 use convbench::gate::{BaselineSource, CompareOverrides};
-use convbench::harness::sweep::{DeviceRequest, KernelRequest, Selection, SweepRequest};
+use convbench::harness::sweep::{
+    DeviceRequest, KernelRequest, MAX_SAMPLES_PER_BENCHMARK, Selection, SweepRequest,
+};
 use convbench::model::Precision;
 use convbench::results::Stage;
 use std::path::PathBuf;
+
+/// A count flag's value: a whole number from `MIN` to `MAX`. clap reports an error (exit 2)
+/// naming the flag, the value and the range before anything runs: a count of zero divides or
+/// measures nothing, and a huge one would allocate or run for ever.
+pub fn count<const MIN: usize, const MAX: usize>(text: &str) -> Result<usize, String> {
+    let value = whole_number(text, MIN as u64, MAX as u64)?;
+    Ok(value as usize)
+}
+
+/// [`count`] for a 64-bit value.
+pub fn count_u64<const MIN: u64, const MAX: u64>(text: &str) -> Result<u64, String> {
+    whole_number(text, MIN, MAX)
+}
+
+fn whole_number(text: &str, min: u64, max: u64) -> Result<u64, String> {
+    let out_of_range = || format!("give a whole number from {min} to {max}");
+    let value: u64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a whole number; {}", out_of_range()))?;
+    if !(min..=max).contains(&value) {
+        return Err(format!("{value} is out of range; {}", out_of_range()));
+    }
+    Ok(value)
+}
 
 /// Train or eval, on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -27,7 +55,7 @@ pub struct SelectionArgs {
     #[arg(long, value_delimiter = ',')]
     pub suite: Vec<String>,
     /// Batch sizes, comma-separated, e.g. `1,8,64`.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = count::<1, MAX_BATCH>)]
     pub batch: Vec<usize>,
     /// Precisions, comma-separated: `f32`, `f16`.
     #[arg(long, value_delimiter = ',')]
@@ -124,17 +152,17 @@ pub struct RunArgs {
     #[command(flatten)]
     pub device: DeviceArgs,
     /// Timed iterations per round.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = count::<1, MAX_SAMPLES_PER_BENCHMARK>)]
     pub samples: usize,
     /// Rounds per benchmark: each re-warmed and timed `--samples` times, the rounds of the
     /// sweep interleaved across its benchmarks. Rounds are the gate's unit of evidence.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count::<1, MAX_SAMPLES_PER_BENCHMARK>)]
     pub rounds: usize,
     /// Minimum warm-up iterations.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
     pub warmup: usize,
     /// Minimum warm-up time in milliseconds.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
     pub warmup_ms: u64,
     /// Skip the check of every op against the CPU reference.
     #[arg(long)]

@@ -31,8 +31,13 @@ pub fn print_untrusted(text: &str) {
 /// folder, a device, a FIFO, a symbolic link, a name too long or a folder that is missing or
 /// read-only is an input error (exit 2) naming the path and what to pass instead.
 pub fn check_writable(path: &Path) -> Result<()> {
+    check_output("--out", path)
+}
+
+/// [`check_writable`] for the output named by `flag`.
+pub fn check_output(flag: &str, path: &Path) -> Result<()> {
     convbench::fs::check_output_path(path).map_err(|error| match error {
-        Error::InvalidInput(message) => Error::InvalidInput(format!("--out: {message}")),
+        Error::InvalidInput(message) => Error::InvalidInput(format!("{flag}: {message}")),
         other => other,
     })
 }

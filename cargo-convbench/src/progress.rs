@@ -1,5 +1,6 @@
-//! Progress bars on stderr (indicatif), hidden when stderr is not a terminal or with `--quiet`,
-//! and the drawing of a library sweep.
+//! Progress on stderr: a bar (indicatif) on a terminal; plain lines where stderr is not a
+//! terminal (a CI log), one when a benchmark starts a step or ends and at most one every
+//! [`PLAIN_INTERVAL`] within a step; nothing with `--quiet`. And the drawing of a library sweep.
 
 use crate::output::write_atomic;
 use convbench::compare::CompareConfig;
@@ -12,18 +13,26 @@ use convbench::{Error, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The least time between two plain progress lines of one step (a sample, a verified op).
+pub const PLAIN_INTERVAL: Duration = Duration::from_secs(10);
 
 /// One bar for the whole run, its message naming the current benchmark and step.
 pub struct Progress {
     bar: ProgressBar,
     quiet: bool,
+    /// Where stderr is not a terminal: when the last plain line was printed.
+    plain: Option<Mutex<Option<Instant>>>,
 }
 
 impl Progress {
     /// A bar over `benchmarks` benchmarks.
     pub fn new(benchmarks: usize, quiet: bool) -> Self {
         let bar = ProgressBar::new(benchmarks as u64);
-        if quiet || !std::io::stderr().is_terminal() {
+        let terminal = std::io::stderr().is_terminal();
+        if quiet || !terminal {
             bar.set_draw_target(ProgressDrawTarget::hidden());
         }
         bar.set_style(
@@ -31,7 +40,23 @@ impl Progress {
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        Self { bar, quiet }
+        let plain = (!quiet && !terminal).then(|| Mutex::new(None));
+        Self { bar, quiet, plain }
+    }
+
+    /// Prints `message` as a plain line (stderr not a terminal): always when `step_starts`,
+    /// else only when the last line is [`PLAIN_INTERVAL`] old.
+    fn plain_line(&self, message: &str, step_starts: bool) {
+        let Some(last) = &self.plain else { return };
+        let Ok(mut last) = last.lock() else { return };
+        if step_starts || last.is_none_or(|at| at.elapsed() >= PLAIN_INTERVAL) {
+            *last = Some(Instant::now());
+            eprintln!(
+                "[{}/{}] {message}",
+                self.bar.position() + 1,
+                self.bar.length().unwrap_or(0)
+            );
+        }
     }
 
     /// Reports an event of benchmark `id`.
@@ -48,6 +73,11 @@ impl Progress {
             Event::WarmingUp => format!("{id}: warming up"),
             Event::Sample { index, total } => format!("{id}: sample {index}/{total}"),
         };
+        let step_starts = matches!(
+            event,
+            Event::Verifying { .. } | Event::WarmingUp | Event::Sample { index: 1, .. }
+        );
+        self.plain_line(&message, step_starts);
         self.bar.set_message(message);
     }
 

@@ -30,9 +30,12 @@ pub struct AdapterSummary {
     pub max_workgroups_per_dimension: u32,
 }
 
-pub(super) fn instance() -> wgpu::Instance {
+/// An instance of `backends`. Only an instance with GL probes EGL, whose loader prints
+/// `XDG_RUNTIME_DIR` errors on stderr in containers and CI: commands that pick a native adapter
+/// never create one (see [`select`]).
+fn instance(backends: wgpu::Backends) -> wgpu::Instance {
     let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-    descriptor.backends = wgpu::Backends::all();
+    descriptor.backends = backends;
     wgpu::Instance::new(descriptor)
 }
 
@@ -73,13 +76,14 @@ pub(super) fn summarize(index: usize, adapter: &wgpu::Adapter) -> AdapterSummary
     }
 }
 
-pub(super) fn enumerate() -> Vec<wgpu::Adapter> {
-    pollster::block_on(instance().enumerate_adapters(wgpu::Backends::all()))
+/// Every adapter of `backends`, in enumeration order.
+fn enumerate(backends: wgpu::Backends) -> Vec<wgpu::Adapter> {
+    pollster::block_on(instance(backends).enumerate_adapters(backends))
 }
 
 /// Every adapter wgpu finds on every backend, in enumeration order.
 pub fn list_adapters() -> Vec<AdapterSummary> {
-    enumerate()
+    enumerate(wgpu::Backends::all())
         .iter()
         .enumerate()
         .map(|(i, a)| summarize(i, a))
@@ -100,9 +104,21 @@ fn rank(summary: &AdapterSummary) -> (u8, u8) {
 }
 
 /// Picks an adapter: `selector` is an index, a backend name (`vulkan`, `metal`, `dx12`, `gl`)
-/// or a case-insensitive substring of the adapter name; `None` picks the best one.
+/// or a case-insensitive substring of the adapter name; `None` picks the best one. Without an
+/// index or `gl`, the native backends (Vulkan, Metal, DX12) are searched first and GL only when
+/// none of theirs matches, so that GL's probe (and its stderr noise) happens only when needed;
+/// an index counts every backend's adapters, as `cargo convbench adapters` lists them.
 pub(super) fn select(selector: Option<&str>) -> Result<wgpu::Adapter> {
-    let adapters = enumerate();
+    let wanted = selector.map(str::trim).filter(|s| !s.is_empty());
+    let needs_gl = wanted.is_some_and(|sel| sel.parse::<usize>().is_ok() || sel.eq_ignore_ascii_case("gl"));
+    if !needs_gl && let Ok(adapter) = select_among(enumerate(wgpu::Backends::PRIMARY), wanted) {
+        return Ok(adapter);
+    }
+    select_among(enumerate(wgpu::Backends::all()), wanted)
+}
+
+/// [`select`] among `adapters`.
+fn select_among(adapters: Vec<wgpu::Adapter>, selector: Option<&str>) -> Result<wgpu::Adapter> {
     if adapters.is_empty() {
         return Err(Error::Environment(
             "no GPU adapter found: install a Vulkan, Metal, DX12 or GL driver (on Debian, the \

@@ -68,9 +68,8 @@ impl Kernel<'_> {
         }
         let start = Instant::now();
         gpu.queue.submit([encoder.finish()]);
-        gpu.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Environment(format!("GPU did not finish calibrating: {e}")))?;
+        gpu.watchdog
+            .wait(&gpu.device, gpu.watchdog.deadline(0), "calibrating")?;
         let elapsed = start.elapsed();
         gpu.check_uncaptured("calibrating")?;
         Ok(elapsed)

@@ -1,6 +1,7 @@
 //! An opened adapter: device, queue, limits, the pipeline cache and error capture.
 
 use super::adapter::{AdapterSummary, select, summarize};
+use super::watchdog::Watchdog;
 use crate::kernels::registry::{Shader, naga_source, specialize};
 use crate::kernels::shader_set::ShaderSet;
 use crate::model::Precision;
@@ -42,6 +43,8 @@ pub struct Gpu {
     modules: Mutex<HashMap<ModuleKey, wgpu::ShaderModule>>,
     pipelines: Mutex<HashMap<(ModuleKey, &'static str), wgpu::ComputePipeline>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
+    /// The deadline of every wait for the device.
+    pub(super) watchdog: Watchdog,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -60,6 +63,7 @@ impl Gpu {
 
     /// [`Self::open`] with `options`.
     pub fn open_with(selector: Option<&str>, options: GpuOptions) -> Result<Self> {
+        let watchdog = Watchdog::from_env()?;
         let adapter = select(selector)?;
         let summary = summarize(0, &adapter);
         let mut wanted = wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16;
@@ -97,6 +101,7 @@ impl Gpu {
             modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
             uncaptured,
+            watchdog,
         })
     }
 
@@ -114,6 +119,7 @@ impl Gpu {
             modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
             uncaptured: Arc::clone(&self.uncaptured),
+            watchdog: self.watchdog,
         }
     }
 

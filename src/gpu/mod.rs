@@ -4,14 +4,18 @@
 //!
 //! wgpu reports validation and out-of-memory errors asynchronously; every fallible step here
 //! runs inside error scopes, and an uncaptured-error handler records anything else, so a wgpu
-//! error reaches the user as an [`crate::Error`] naming what failed, never as a panic.
+//! error reaches the user as an [`crate::Error`] naming what failed, never as a panic. Every
+//! wait for the device has a deadline ([`Watchdog`]), so a kernel that never ends is an error
+//! naming it, not a hung process.
 
 mod adapter;
 mod calibrate;
 mod device;
 mod program;
+mod watchdog;
 
 pub use adapter::{AdapterSummary, WGPU_VERSION, list_adapters};
 pub use calibrate::{CALIBRATION_METHOD, calibrate};
 pub use device::{Gpu, GpuOptions};
 pub use program::GpuProgram;
+pub use watchdog::{FLOOR, SLOWEST_FLOPS_PER_SECOND, TIMEOUT_ENV, Watchdog};

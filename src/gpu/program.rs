@@ -267,16 +267,39 @@ impl<'g> GpuProgram<'g> {
         }
     }
 
+    /// Submits `encoder` (which runs no kernel) and waits for it.
     fn submit_and_wait(&self, encoder: wgpu::CommandEncoder, what: &str) -> Result<()> {
         self.gpu.queue.submit([encoder.finish()]);
-        self.wait(what)
+        self.wait(what, 0)
     }
 
-    fn wait(&self, what: &str) -> Result<()> {
-        self.gpu
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Environment(format!("GPU did not finish {what}: {e}")))?;
+    /// Submits `encoder`, which runs the kernels of `ops`, and waits for it; past the watchdog's
+    /// deadline the error names those kernels.
+    fn submit_ops_and_wait(&self, encoder: wgpu::CommandEncoder, ops: Range<usize>) -> Result<()> {
+        let calls = &self.program.ops[ops];
+        let flops = calls
+            .iter()
+            .map(|call| call.op.flops())
+            .fold(0u64, u64::saturating_add);
+        let mut kernels: Vec<String> = Vec::new();
+        for call in calls {
+            let kernel = format!("{} ({})", call.op.name(), call.variant.id());
+            if !kernels.contains(&kernel) {
+                kernels.push(kernel);
+            }
+        }
+        let what = match kernels.as_slice() {
+            [one] => format!("kernel {one}"),
+            _ => format!("{} ops, kernels {}", calls.len(), kernels.join(", ")),
+        };
+        self.gpu.queue.submit([encoder.finish()]);
+        self.wait(&what, flops)
+    }
+
+    /// Waits for the device, at most the watchdog's deadline for `flops` of work.
+    fn wait(&self, what: &str, flops: u64) -> Result<()> {
+        let watchdog = self.gpu.watchdog;
+        watchdog.wait(&self.gpu.device, watchdog.deadline(flops), what)?;
         self.gpu.check_uncaptured(what)
     }
 
@@ -285,7 +308,7 @@ impl<'g> GpuProgram<'g> {
         buffer.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = sender.send(r);
         });
-        self.wait(what)?;
+        self.wait(what, 0)?;
         receiver
             .recv()
             .map_err(|_| Error::Environment(format!("mapping for {what} was cancelled")))?
@@ -338,7 +361,7 @@ impl<'g> GpuProgram<'g> {
                 touched.push((s, lo, hi));
             }
         }
-        self.submit_and_wait(encoder, "running ops")?;
+        self.submit_ops_and_wait(encoder, ops.clone())?;
         let mut ticks: Vec<u64> = Vec::with_capacity(2 * ops.len());
         for (s, lo, hi) in touched {
             let bytes = self.map_read(&t.readback[s], "reading timestamps")?;
@@ -424,18 +447,18 @@ impl Loaded for GpuProgram<'_> {
                 let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
                 self.encode_op(&mut encoder, index, false);
                 let start = Instant::now();
-                self.submit_and_wait(encoder, self.program.ops[index].op.name())?;
+                self.submit_ops_and_wait(encoder, index..index + 1)?;
                 per_op_ns.push(start.elapsed().as_nanos() as u64);
             }
             let total_ns = per_op_ns.iter().sum();
             return Ok(Timings { per_op_ns, total_ns });
         }
         let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
-        for index in ops {
+        for index in ops.clone() {
             self.encode_op(&mut encoder, index, false);
         }
         let start = Instant::now();
-        self.submit_and_wait(encoder, "running ops")?;
+        self.submit_ops_and_wait(encoder, ops)?;
         Ok(Timings {
             per_op_ns: Vec::new(),
             total_ns: start.elapsed().as_nanos() as u64,

@@ -129,12 +129,12 @@ pub fn user_sources(kernels: &[&UserKernel]) -> Vec<FinalSource> {
     sources
 }
 
-/// Writes each of `sources` to `dir/NAME` (creating `dir`), replacing files of the same name.
+/// Writes each of `sources` to `dir/NAME` (creating `dir`), replacing regular files of the same
+/// name; see [`crate::fs::write_atomically`] for what else is refused.
 pub fn write_sources(dir: &Path, sources: &[FinalSource]) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|error| Error::io(dir, error))?;
+    crate::fs::create_output_folder(dir)?;
     for source in sources {
-        let path = dir.join(&source.name);
-        std::fs::write(&path, &source.text).map_err(|error| Error::io(&path, error))?;
+        crate::fs::write_atomically(&dir.join(&source.name), source.text.as_bytes())?;
     }
     Ok(())
 }

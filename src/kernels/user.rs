@@ -137,20 +137,30 @@ impl Only {
         }
     }
 
-    /// Checks the numbers: every kernel size, stride, dilation and group count at least 1, and
-    /// the shapes verification generates to meet them (see
+    /// Checks the numbers: every kernel size, stride, dilation and group count from 1 to
+    /// `u32::MAX`, and the shapes verification generates to meet them (see
     /// [`crate::harness::conformance::random_op`]: up to 3 images of up to `3 x groups` channels,
     /// 9 pixels past the dilated kernel) within [`MAX_VERIFIED_ELEMENTS`]. The error names the
     /// key and its value.
     pub fn check(&self) -> std::result::Result<(), String> {
         let positive = |key: &str, values: &[usize]| {
+            let shown = || match values {
+                [one] => one.to_string(),
+                _ => format!(
+                    "[{}]",
+                    values.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+                ),
+            };
             if values.contains(&0) {
-                let shown: Vec<String> = values.iter().map(usize::to_string).collect();
-                let shown = match values {
-                    [one] => one.to_string(),
-                    _ => format!("[{}]", shown.join(", ")),
-                };
-                return Err(format!("`only.{key}` is {shown}; it must be at least 1"));
+                return Err(format!("`only.{key}` is {}; it must be at least 1", shown()));
+            }
+            // Kernels take every size as a 32-bit integer: a larger value never matches a shape.
+            if values.iter().any(|&v| v > u32::MAX as usize) {
+                return Err(format!(
+                    "`only.{key}` is {}; it must be at most {}",
+                    shown(),
+                    u32::MAX
+                ));
             }
             Ok(())
         };

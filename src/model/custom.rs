@@ -90,8 +90,14 @@ pub fn shape_list(path: &Path) -> Result<Suite> {
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         let numbers: std::result::Result<Vec<usize>, _> = fields.iter().map(|f| f.parse::<usize>()).collect();
         let Ok(v) = numbers else {
-            if entries.is_empty() && fields.first().is_some_and(|f| f.parse::<usize>().is_err()) {
-                continue; // the header
+            // The header names its columns; a first row of negative or other bad numbers is
+            // an error, not a header to skip.
+            if entries.is_empty()
+                && fields
+                    .first()
+                    .is_some_and(|f| f.starts_with(|ch: char| ch.is_ascii_alphabetic()))
+            {
+                continue;
             }
             return Err(Error::InvalidInput(format!(
                 "{}:{line_no}: `{line}` is not {} whole numbers ({})",
@@ -111,6 +117,19 @@ pub fn shape_list(path: &Path) -> Result<Suite> {
         };
         if n == 0 || c == 0 || h == 0 || w == 0 || k == 0 || r == 0 || s == 0 || stride == 0 {
             return Err(at("every size but the padding is at least 1"));
+        }
+        if n > crate::config::MAX_BATCH {
+            return Err(at(&format!(
+                "N (the batch) is {n}, more than the {} convbench takes",
+                crate::config::MAX_BATCH
+            )));
+        }
+        // Kernels take every size as a 32-bit integer.
+        if let Some(large) = v.iter().find(|&&value| value > u32::MAX as usize) {
+            return Err(at(&format!(
+                "{large} is more than {}, the largest size the kernels take",
+                u32::MAX
+            )));
         }
         let conv = Conv2d {
             in_channels: c,

@@ -616,7 +616,8 @@ impl RunRecord {
         Ok(Self::from_json(&text, &path.display().to_string())?)
     }
 
-    /// Parses a record, checking its version first so a future format fails clearly.
+    /// Parses a record, checking its version first so a future format fails clearly; the
+    /// summaries are derived from the samples.
     pub fn from_json(text: &str, origin: &str) -> Result<Self, RecordError> {
         #[derive(Deserialize)]
         struct VersionOnly {
@@ -634,7 +635,24 @@ impl RunRecord {
                 supported: FORMAT_VERSION,
             });
         }
-        serde_json::from_str(text).map_err(parse)
+        let mut record: Self = serde_json::from_str(text).map_err(parse)?;
+        record.derive_summaries();
+        Ok(record)
+    }
+
+    /// Replaces every stored summary by the one its raw samples give (a phase or layer without
+    /// samples keeps its own): the samples are the record's one truth, so `report`, `plot`,
+    /// `compare` and `baseline update` all see the same numbers, even in a record whose summary
+    /// was edited or written by a buggy tool.
+    fn derive_summaries(&mut self) {
+        for benchmark in &mut self.benchmarks {
+            for phase in &mut benchmark.phases {
+                phase.summary = Summary::of(&phase.samples_ns).unwrap_or(phase.summary);
+            }
+            for layer in &mut benchmark.layers {
+                layer.summary = Summary::of(&layer.samples_ns).unwrap_or(layer.summary);
+            }
+        }
     }
 
     /// Checks that the record can be judged: it holds at least one benchmark, no benchmark id

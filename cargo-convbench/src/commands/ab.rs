@@ -10,7 +10,7 @@
 //! planner), a `cargo-convbench` built from the base revision and this one alternate whole
 //! `run --rounds 1` invocations, round by round (ABBA), and each round's medians make a pair.
 
-use crate::args::{KernelArgs, SelectionArgs, StageArg};
+use crate::args::{KernelArgs, SelectionArgs, StageArg, count, count_u64};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, write_atomic};
 use crate::progress::run_ab;
@@ -18,9 +18,10 @@ use comfy_table::Table;
 use convbench::compare::ab::AbRow;
 use convbench::compare::{CompareConfig, Verdict};
 use convbench::config::parse_duration;
-use convbench::config::{self, Workspace};
+use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, Workspace};
 use convbench::github::{format_change, format_duration_ns};
 use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK, Measured};
+use convbench::harness::sweep::MAX_SAMPLES_PER_BENCHMARK;
 use convbench::results::{BenchmarkResult, Phase, RunRecord};
 use convbench::{Error, Result};
 use std::collections::BTreeMap;
@@ -53,24 +54,25 @@ pub struct AbArgs {
     pub adapter: Option<String>,
     /// The most pairs of interleaved iterations per benchmark (shader mode; fewer when the
     /// verdict settles sooner, default 240), or the pairs of rounds (process mode, default 20).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<1, MAX_PAIRS>)]
     pub pairs: Option<usize>,
     /// Pairs before the first look at the verdict (shader mode, default 8); `--first-look N
     /// --pairs N` takes exactly N pairs.
-    #[arg(long, value_name = "PAIRS", default_value_t = FIRST_LOOK)]
+    #[arg(long, value_name = "PAIRS", default_value_t = FIRST_LOOK, allow_negative_numbers = true,
+          value_parser = count::<1, MAX_PAIRS>)]
     pub first_look: usize,
     /// Time for the whole comparison in shader mode, e.g. `5m` or `90s` (default: no limit but
     /// --pairs); each benchmark gets an equal share of what is left when it starts.
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
     /// Timed iterations per round (process mode).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = count::<1, MAX_SAMPLES_PER_BENCHMARK>)]
     pub samples: usize,
     /// Minimum warm-up iterations per side.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
     pub warmup: usize,
     /// Minimum warm-up time in milliseconds.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
     pub warmup_ms: u64,
     /// Which kernels run (the same on both sides).
     #[command(flatten)]
@@ -108,12 +110,14 @@ impl AbArgs {
 }
 
 /// Measures both sides as `a` says and judges the pairs with `config`'s threshold and alpha.
+/// Process mode stops at SIGINT or SIGTERM after the round in flight: the outcome judges the
+/// pairs finished, and the interruption comes beside it.
 pub fn measure_and_judge(
     args: &Args,
     a: &AbArgs,
     workspace: &Workspace,
     config: &CompareConfig,
-) -> Result<AbOutcome> {
+) -> Result<(AbOutcome, Option<Error>)> {
     let Some(bin) = &a.base_bin else {
         let mut request = a.request();
         request.budget = a
@@ -121,20 +125,17 @@ pub fn measure_and_judge(
             .as_deref()
             .map(|text| parse_duration(text, "--budget"))
             .transpose()?;
-        return run_ab(&request, workspace, config, args.quiet);
+        return Ok((run_ab(&request, workspace, config, args.quiet)?, None));
     };
-    if a.pairs == Some(0) {
-        return Err(Error::InvalidInput(format!(
-            "--pairs must be at least 1; the default is {PROCESS_PAIRS} in process mode"
-        )));
+    let (label, measured, interrupted) = process_mode(args, a, bin)?;
+    let mut description = format!("process mode: {} (A) against this build (B)", bin.display());
+    if interrupted.is_some() {
+        let pairs = measured.first().map_or(0, |m| m.base_ns.len());
+        description.push_str(&format!("; interrupted after {pairs} pairs of rounds"));
     }
-    let (label, measured) = process_mode(args, a, bin)?;
-    Ok(AbOutcome::judge(
-        format!("process mode: {} (A) against this build (B)", bin.display()),
-        label,
-        measured,
-        config,
-        1,
+    Ok((
+        AbOutcome::judge(description, label, measured, config, 1),
+        interrupted,
     ))
 }
 
@@ -149,10 +150,22 @@ pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
         config.threshold = threshold;
     }
     config.validate()?;
-    let outcome = measure_and_judge(args, a, &workspace, &config)?;
+    let (outcome, interrupted) = measure_and_judge(args, a, &workspace, &config)?;
+    if interrupted.is_some() && outcome.measured.is_empty() {
+        return Err(interrupted.unwrap_or_else(|| Error::Interrupted("a pair was measured".into())));
+    }
     print(&render(&outcome.description, &outcome.rows));
     if let Some(out) = &a.out {
         write_atomic(out, &outcome.to_json(config.alpha))?;
+        if !args.quiet && interrupted.is_some() {
+            eprintln!(
+                "wrote the pairs finished before the interruption to {}",
+                out.display()
+            );
+        }
+    }
+    if let Some(error) = interrupted {
+        return Err(error);
     }
     Ok(if outcome.has_regression() {
         EXIT_REGRESSION
@@ -229,7 +242,9 @@ fn render(description: &str, rows: &[AbRow]) -> String {
 
 /// Process mode: `pairs` rounds of each binary, alternating ABBA, each round one `run
 /// --rounds 1` writing a record; a pair is the two rounds' total medians per benchmark.
-fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec<Measured>)> {
+/// SIGINT or SIGTERM ends the loop after the round in flight; the third value is then the
+/// interruption, beside the pairs finished.
+fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec<Measured>, Option<Error>)> {
     if !base_bin.is_file() {
         return Err(Error::InvalidInput(format!(
             "--base-bin {} is not a file; build the base revision first (`git worktree add ../base REV && \
@@ -245,6 +260,10 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
     let mut by_id: BTreeMap<String, Measured> = BTreeMap::new();
     let mut adapter_label = String::new();
     let pairs = a.pairs.unwrap_or(PROCESS_PAIRS);
+    let finished = |by_id: BTreeMap<String, Measured>, label: String, index: usize| {
+        let stop = Error::Interrupted(format!("all {pairs} pairs of rounds were run ({index} were)"));
+        Ok((label, by_id.into_values().collect(), Some(stop)))
+    };
     for index in 0..pairs {
         let order = if index % 2 == 0 {
             ["base", "head"]
@@ -253,7 +272,9 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
         };
         let mut records: BTreeMap<&str, RunRecord> = BTreeMap::new();
         for side in order {
-            interrupt.check(&format!("{index} pairs of rounds were run"))?;
+            if interrupt.requested() {
+                return finished(by_id, adapter_label, index);
+            }
             let bin = if side == "base" {
                 base_bin
             } else {
@@ -265,9 +286,20 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
                 .stdout(std::process::Stdio::null())
                 .status()
                 .map_err(|e| Error::Environment(format!("cannot start {}: {e}", bin.display())))?;
+            // Ctrl-C reaches the round's process too: its failure is the interruption.
+            if interrupt.requested() {
+                return finished(by_id, adapter_label, index);
+            }
             if !status.success() {
                 return Err(Error::Environment(format!(
                     "the {side} build ({}) failed its run with {status}; run it alone to see why",
+                    bin.display()
+                )));
+            }
+            if !out.is_file() {
+                return Err(Error::Environment(format!(
+                    "the {side} build ({}) ended without writing a record; --base-bin must be a \
+                     cargo-convbench binary built from the base revision",
                     bin.display()
                 )));
             }
@@ -300,7 +332,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
             eprintln!("round pair {} of {pairs} done", index + 1);
         }
     }
-    Ok((adapter_label, by_id.into_values().collect()))
+    Ok((adapter_label, by_id.into_values().collect(), None))
 }
 
 /// The `run` arguments of one round in process mode: the same selection on both builds.

@@ -3,12 +3,12 @@
 //! `convbench::harness::bisect`); nothing is rebuilt. Exit 1 when a slower commit is found, 0
 //! when `bad` is not slower than `good`.
 
-use crate::args::{KernelArgs, SelectionArgs};
+use crate::args::{KernelArgs, SelectionArgs, count, count_u64};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::print;
 use crate::progress::Progress;
 use convbench::Result;
-use convbench::config::{self, parse_duration};
+use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, parse_duration};
 use convbench::github::format_change;
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::harness::bisect::{self, BisectOutcome};
@@ -29,16 +29,16 @@ pub struct BisectArgs {
     #[arg(long, env = "CONVBENCH_ADAPTER")]
     pub adapter: Option<String>,
     /// The most pairs per benchmark in each step (fewer when its verdict settles sooner).
-    #[arg(long, default_value_t = DEFAULT_PAIRS)]
+    #[arg(long, default_value_t = DEFAULT_PAIRS, allow_negative_numbers = true, value_parser = count::<1, MAX_PAIRS>)]
     pub pairs: usize,
     /// Time for each step, e.g. `2m` (default: no limit but --pairs).
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
     /// Minimum warm-up iterations per side.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
     pub warmup: usize,
     /// Minimum warm-up time in milliseconds.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 200, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
     pub warmup_ms: u64,
     /// Which kernels run.
     #[command(flatten)]

@@ -76,11 +76,11 @@ pub struct CiArgs {
     pub ab_base: Option<String>,
     /// The most pairs of interleaved iterations per benchmark in A/B mode; fewer when the
     /// verdict settles sooner.
-    #[arg(long, default_value_t = DEFAULT_PAIRS)]
+    #[arg(long, default_value_t = DEFAULT_PAIRS, allow_negative_numbers = true, value_parser = crate::args::count::<1, { config::MAX_PAIRS }>)]
     pub pairs: usize,
     /// Pairs before the first look at the verdict in A/B mode; `--first-look N --pairs N`
     /// takes exactly N pairs.
-    #[arg(long, value_name = "PAIRS", default_value_t = FIRST_LOOK)]
+    #[arg(long, value_name = "PAIRS", default_value_t = FIRST_LOOK, allow_negative_numbers = true, value_parser = crate::args::count::<1, { config::MAX_PAIRS }>)]
     pub first_look: usize,
     /// Time for the A/B comparison, e.g. `5m` or `90s`. Default: the config's `ci.budget`,
     /// else 5 minutes.
@@ -101,7 +101,7 @@ pub struct CiArgs {
 #[derive(Debug, clap::Args)]
 pub struct CommentArgs {
     /// Pull request number.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::args::count_u64::<1, { u64::MAX }>)]
     pub pr: u64,
     /// Records to report (one per runner of the matrix). Required unless --default-branch or
     /// --run-id says what to expect: then no record at all is judged, and fails the check.

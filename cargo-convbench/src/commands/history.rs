@@ -58,10 +58,11 @@ pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
     let dashboard = a.html.is_some() || a.svg.is_some();
     let default_phase = if dashboard { "all" } else { "total" };
     let phases = phases(a.phase.as_deref().unwrap_or(default_phase))?;
-    let valid = a.alpha > 0.0 && a.alpha < 1.0 && a.min_step >= 0.0;
+    let valid = a.alpha > 0.0 && a.alpha < 1.0 && a.min_step.is_finite() && a.min_step >= 0.0;
     if !valid {
         return Err(Error::InvalidInput(format!(
-            "--alpha {} must lie strictly between 0 and 1 and --min-step {} must not be negative",
+            "--alpha {} must lie strictly between 0 and 1 and --min-step {} must be a finite \
+             number, not negative",
             a.alpha, a.min_step
         )));
     }
@@ -72,6 +73,12 @@ pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
             "--commit-url `{url}` is not an http(s) URL; pass e.g. \
              `https://github.com/OWNER/REPO/commit/{{commit}}`"
         )));
+    }
+    for (flag, dir) in [("--html", &a.html), ("--svg", &a.svg)] {
+        if let Some(dir) = dir {
+            convbench::fs::check_output_folder(dir)
+                .map_err(|error| Error::InvalidInput(format!("{flag}: {error}")))?;
+        }
     }
     let change_points = ChangePointConfig {
         alpha: a.alpha,

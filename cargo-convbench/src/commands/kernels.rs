@@ -114,6 +114,7 @@ fn contract_json(op: &convbench::kernels::Op) -> serde_json::Value {
 
 /// `kernels --emit DIR`: convbench's final sources, then the workspace's kernels.
 fn emit_sources(args: &Args, dir: &Path, format: ListFormat) -> Result<u8> {
+    convbench::fs::check_output_folder(dir)?;
     let own = emit::final_sources(&ShaderSet::embedded())?;
     let workspace = convbench::config::load(args.manifest_path.as_deref())?;
     let mine = user::load_all(&workspace.kernels)?;

@@ -30,6 +30,7 @@ pub struct PlotArgs {
 
 /// Draws the chart.
 pub fn run(args: &Args, a: &PlotArgs) -> Result<u8> {
+    crate::output::check_output("--output", &a.output)?;
     let spec = ChartSpec {
         kind: a.kind.parse::<ChartKind>()?,
         benchmark: a.benchmark.clone(),

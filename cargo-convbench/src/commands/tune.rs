@@ -2,13 +2,13 @@
 //! benchmarks, verify and time each kernel variant, cache the fastest for this adapter (which
 //! `run` then uses), and print a table of the timings.
 
-use crate::args::SelectionArgs;
+use crate::args::{SelectionArgs, count};
 use crate::cli::Args;
 use crate::output::print;
 use comfy_table::Table;
 use convbench::backend::Backend;
 use convbench::backend::wgpu::WgpuBackend;
-use convbench::config;
+use convbench::config::{self, MAX_REPETITIONS, MAX_WARMUP_ITERATIONS};
 use convbench::harness::plan::PlanOptions;
 use convbench::harness::sweep::is_real_gpu;
 use convbench::harness::tune::{
@@ -31,10 +31,10 @@ pub struct TuneArgs {
     #[arg(long, env = "CONVBENCH_ADAPTER")]
     pub adapter: Option<String>,
     /// Timed runs of each variant (the median is compared).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = count::<1, MAX_REPETITIONS>)]
     pub samples: usize,
     /// Untimed runs of each variant first (at least 1).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = count::<1, MAX_WARMUP_ITERATIONS>)]
     pub warmup: usize,
     /// Time variants without verifying them against the CPU reference first.
     #[arg(long)]
@@ -125,9 +125,6 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
         verify: !a.no_verify,
         ..TuneOptions::default()
     };
-    if options.samples == 0 {
-        return Err(Error::InvalidInput("--samples must be at least 1".into()));
-    }
     let plan_options = PlanOptions {
         stage: a.selection.selection().stage,
         data_grad: a.data_grad,
@@ -181,9 +178,24 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
         adapter.label(),
         Variant::all().len()
     ));
+    // SIGINT or SIGTERM stops after the op being tuned: every finished op is already in the
+    // cache, and the table shows them.
+    let interrupt = crate::interrupt::install();
     let mut results = Vec::with_capacity(ops.len());
     let mut unverified = Vec::new();
     for (index, job) in ops.iter().enumerate() {
+        if interrupt.requested() {
+            print(&table(&results));
+            say(&format!(
+                "tuned {index} of {} ops before the interruption; {} keeps them",
+                ops.len(),
+                path.display()
+            ));
+            return Err(Error::Interrupted(format!(
+                "every op was tuned ({index} of {} were)",
+                ops.len()
+            )));
+        }
         let name = format!(
             "[{}/{}] {} {} {}",
             index + 1,

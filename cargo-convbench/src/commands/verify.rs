@@ -3,11 +3,11 @@
 //! bound per op. It is what `run` does before it times a benchmark, for the whole zoo at once:
 //! the conformance check of an adapter, a driver or a change to the kernels.
 
-use crate::args::{DeviceArgs, KernelArgs, SelectionArgs};
+use crate::args::{DeviceArgs, KernelArgs, SelectionArgs, count, count_u64};
 use crate::cli::Args;
 use crate::progress::Progress;
 use comfy_table::Table;
-use convbench::config;
+use convbench::config::{self, MAX_REPETITIONS};
 use convbench::harness::conformance;
 use convbench::harness::select::{KernelChoice, has_variants};
 use convbench::harness::sweep::unsupported;
@@ -34,10 +34,10 @@ pub struct VerifyArgs {
     #[command(flatten)]
     pub kernels: KernelArgs,
     /// Verify this many times, each with fresh random data.
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = count::<1, MAX_REPETITIONS>)]
     pub repeat: usize,
     /// Random shapes per op, variant and precision in the kernel-variant table.
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = 3, value_name = "N", allow_negative_numbers = true, value_parser = count::<0, MAX_REPETITIONS>)]
     pub random_shapes: usize,
     /// Seed of the variant table's shapes and data (default: fresh each run, printed).
     #[arg(long, value_name = "SEED")]
@@ -48,7 +48,12 @@ pub struct VerifyArgs {
     pub variants: bool,
     /// With `--variants`: a seed sweep, the table over this many seeds (`--seed`, `--seed` + 1,
     /// ...), with the worst ratio of each line, its seed, and every seed that failed.
-    #[arg(long, value_name = "N", requires = "variants")]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "variants",
+        allow_negative_numbers = true, value_parser = count_u64::<1, { MAX_REPETITIONS as u64 }>
+    )]
     pub seeds: Option<u64>,
 }
 

@@ -45,7 +45,7 @@ fn unknown_suite_exits_2_listing_the_known_suites() {
 #[test]
 fn batch_zero_exits_2() {
     let output = run_cpu(&[("--batch", "0")]);
-    assert_invalid(&output, &["--batch 0"]);
+    assert_invalid(&output, &["--batch", "'0'", "from 1 to 65536"]);
 }
 
 #[test]

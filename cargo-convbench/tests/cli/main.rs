@@ -10,11 +10,13 @@
 
 mod bad_input;
 mod browser;
+mod corpus;
 mod gate;
 mod git_flow;
 mod github;
 mod gpu;
 mod listing;
+mod robustness;
 mod run;
 mod support;
 mod user_kernels;

@@ -228,13 +228,18 @@ fn report_exports_a_record_for_bencher_and_github_action_benchmark() {
 fn report_json_reproduces_the_record_byte_for_byte() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("rec.json");
-    // A value `cargo convbench run` wrote, which the default float parser reads one ULP off.
-    let text = std::fs::read_to_string(fixture_v1()).expect("fixture").replacen(
-        "\"stddev_ns\": 20000.0",
-        "\"stddev_ns\": 11761784.385094343",
-        1,
+    // Samples whose standard deviation takes all 17 digits of an f64: the summaries are derived
+    // from the samples on load, so the record is the one `cargo convbench run` would write.
+    let mut record = crate::support::parse_record(
+        &std::fs::read_to_string(fixture_v1()).expect("fixture"),
+        "fixture",
     );
-    assert!(text.contains("11761784.385094343"));
+    let forward = &mut record.benchmarks[0].phases[0];
+    forward.samples_ns = vec![2_000_000, 2_020_000, 25_523_569];
+    forward.summary = convbench::results::Summary::of(&forward.samples_ns).expect("samples");
+    let stddev = format!("{:?}", forward.summary.stddev_ns);
+    let text = record.to_json();
+    assert!(stddev.len() >= 17 && text.contains(&stddev), "{stddev}");
     std::fs::write(&path, &text).expect("write");
     let output = convbench()
         .arg("report")
