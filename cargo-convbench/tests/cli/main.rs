@@ -15,6 +15,7 @@ mod git_flow;
 mod github;
 mod gpu;
 mod listing;
+mod peers;
 mod run;
 mod support;
 mod user_kernels;
