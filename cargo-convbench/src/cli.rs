@@ -53,7 +53,7 @@ pub enum Command {
     /// networks, against the f64 reference, without timing; print the worst ratio of error to
     /// rounding bound. Exit 4 on a mismatch.
     Verify(commands::verify::VerifyArgs),
-    /// Time another framework (`--peer torch`) and convbench on the same models, batches,
+    /// Time another framework (`--peer torch|jax`) and convbench on the same models, batches,
     /// stages and precisions, rounds interleaved; print and record both.
     Peers(commands::peers::PeersArgs),
     /// Render a saved record in any format.

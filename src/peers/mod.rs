@@ -33,16 +33,19 @@ use std::process::Command;
 pub enum Peer {
     /// PyTorch, the `convbench_torch` package of `peers/torch`.
     Torch,
+    /// JAX on the CPU, `scripts/cpu-peer.py` (LeNet and AlexNet; no separate gradients).
+    Jax,
 }
 
 impl Peer {
     /// Every peer, in the order `--peer` lists them.
-    pub const ALL: [Peer; 1] = [Peer::Torch];
+    pub const ALL: [Peer; 2] = [Peer::Torch, Peer::Jax];
 
     /// The name `--peer` takes.
     pub const fn name(self) -> &'static str {
         match self {
             Peer::Torch => "torch",
+            Peer::Jax => "jax",
         }
     }
 
@@ -50,6 +53,7 @@ impl Peer {
     pub fn default_command(self) -> Vec<String> {
         let words: &[&str] = match self {
             Peer::Torch => &["python3", "-m", "convbench_torch"],
+            Peer::Jax => &[".venv/bin/python", "scripts/cpu-peer.py"],
         };
         words.iter().map(|word| (*word).to_string()).collect()
     }
@@ -58,6 +62,7 @@ impl Peer {
     pub const fn install(self) -> &'static str {
         match self {
             Peer::Torch => "pip install ./peers/torch (it pulls torch from PyPI)",
+            Peer::Jax => "python3 -m venv .venv && .venv/bin/pip install 'jax[cpu]'",
         }
     }
 
@@ -83,8 +88,8 @@ impl std::str::FromStr for Peer {
             .ok_or_else(|| {
                 let names: Vec<&str> = Peer::ALL.iter().map(|peer| peer.name()).collect();
                 Error::InvalidInput(format!(
-                    "unknown peer `{name}`; use one of {} (JAX and Burn have scripts of their \
-                     own, see docs/peers.md)",
+                    "unknown peer `{name}`; use one of {} (Burn is timed per layer by \
+                     scripts/burn-vs-convbench.sh, see docs/peers.md)",
                     names.join(", ")
                 ))
             })
@@ -289,34 +294,29 @@ impl PeerOutput {
     }
 }
 
-/// What to run: convbench's sweep (at one stage, one round) and the peer on the same models,
+/// What to run: convbench's sweep (at one stage, one round) and each peer on the same models,
 /// batches and precisions, at each of `stages`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeerRequest {
-    /// Which peer.
-    pub peer: Peer,
-    /// The command that starts it, split into words; the peer's default when empty.
-    pub command: Vec<String>,
+    /// The peers, each with the command that starts it, split into words (the peer's default
+    /// when empty). The first is the reference of the printed ratios.
+    pub peers: Vec<(Peer, Vec<String>)>,
     /// convbench's side: the selection (models, batches, precisions), device, kernels, samples
     /// and warm-up the peer uses too. Its stage and rounds are replaced.
     pub sweep: SweepRequest,
     /// Stages, in the order given.
     pub stages: Vec<Stage>,
-    /// Rounds: each one convbench run of every stage, then one peer run.
+    /// Rounds: each one convbench run of every stage, then one run of each peer.
     pub rounds: usize,
 }
 
 impl PeerRequest {
-    /// The command that starts the peer.
-    pub fn command(&self) -> Vec<String> {
-        if self.command.is_empty() {
-            self.peer.default_command()
-        } else {
-            self.command.clone()
-        }
-    }
-
     fn check(&self) -> Result<()> {
+        if self.peers.is_empty() {
+            return Err(Error::InvalidInput(
+                "name a peer with --peer (see docs/peers.md)".into(),
+            ));
+        }
         let selection = &self.sweep.selection;
         if selection.models.is_empty() || !selection.suites.is_empty() || selection.shapes.is_some() {
             return Err(Error::InvalidInput(
@@ -370,22 +370,46 @@ pub fn describe(peer: Peer, command: &[String]) -> Result<PeerDescription> {
     })
 }
 
-/// Interleaved rounds of convbench and a peer on one selection.
+/// One peer of a session, installed and described.
+#[derive(Debug)]
+pub struct ReadyPeer {
+    /// Which peer.
+    pub peer: Peer,
+    /// The command that starts it.
+    pub command: Vec<String>,
+    /// What it said of itself.
+    pub description: PeerDescription,
+}
+
+/// Interleaved rounds of convbench and peers on one selection.
 #[derive(Debug)]
 pub struct PeerSession {
     request: PeerRequest,
     networks: NetworksFile,
-    /// What the peer said of itself.
-    pub description: PeerDescription,
+    /// The peers, in the order asked.
+    pub peers: Vec<ReadyPeer>,
     dir: PathBuf,
 }
 
 impl PeerSession {
-    /// Checks the request, that the peer is installed, and writes the networks it will build
-    /// into `dir` (a scratch folder).
+    /// Checks the request, that every peer is installed, and writes the networks they will
+    /// build into `dir` (a scratch folder).
     pub fn prepare(request: PeerRequest, dir: &Path) -> Result<Self> {
         request.check()?;
-        let description = describe(request.peer, &request.command())?;
+        let mut peers = Vec::new();
+        for (peer, command) in &request.peers {
+            let command = if command.is_empty() {
+                peer.default_command()
+            } else {
+                command.clone()
+            };
+            let description = describe(*peer, &command)?;
+            peers.push(ReadyPeer {
+                peer: *peer,
+                command,
+                description,
+            });
+        }
         let networks = NetworksFile::of_models(&request.sweep.selection.models)?;
         std::fs::create_dir_all(dir).map_err(|error| Error::io(dir, error))?;
         let text = serde_json::to_string(&networks).expect("networks serialise to JSON");
@@ -393,18 +417,18 @@ impl PeerSession {
         Ok(Self {
             request,
             networks,
-            description,
+            peers,
             dir: dir.to_path_buf(),
         })
     }
 
-    /// One run of the peer on the whole selection: one round of each of its benchmarks.
-    pub fn run_peer(&self, round: usize) -> Result<Vec<BenchmarkResult>> {
+    /// One run of `peer` on the whole selection: one round of each of its benchmarks.
+    pub fn run_peer(&self, peer: &ReadyPeer, round: usize) -> Result<Vec<BenchmarkResult>> {
         let request = &self.request;
         let selection = &request.sweep.selection;
-        let command = request.command();
+        let command = &peer.command;
         let (program, args) = command.split_first().expect("checked by describe");
-        let out = self.dir.join(format!("{}-{round}.json", request.peer.name()));
+        let out = self.dir.join(format!("{}-{round}.json", peer.peer.name()));
         let list = |values: Vec<String>| values.join(",");
         let status = Command::new(program)
             .args(args)
@@ -445,14 +469,14 @@ impl PeerSession {
         if !status.success() {
             return Err(Error::Environment(format!(
                 "the {} peer failed ({status}); its messages are above",
-                request.peer.name()
+                peer.peer.name()
             )));
         }
         PeerOutput::read(&out)?.into_benchmarks(&self.networks)
     }
 
     /// Rounds of convbench (`convbench(sweep)` runs one sweep: the binary's progress bars) and
-    /// of the peer, alternating A B A B, merged into one record whose benchmarks are
+    /// of each peer, alternating A B A B, merged into one record whose benchmarks are
     /// convbench's and the peer's. The first convbench round verifies (when asked), the others
     /// do not.
     pub fn run(
@@ -472,7 +496,9 @@ impl PeerSession {
                 record.complete &= run.complete;
                 results.extend(run.benchmarks);
             }
-            results.extend(self.run_peer(round)?);
+            for peer in &self.peers {
+                results.extend(self.run_peer(peer, round)?);
+            }
             merge(record.as_mut().expect("set by the first convbench run"), results);
             on_round(round, self.request.rounds);
         }
@@ -482,7 +508,7 @@ impl PeerSession {
     }
 
     /// The seeds' tables of a record `run` returned: total and forward medians by model and
-    /// stage (rows) and backend (columns), each with its ratio to the peer.
+    /// stage (rows) and backend (columns), each with its ratio to the first peer.
     pub fn tables(&self, record: &RunRecord) -> Result<String> {
         let mut text = String::new();
         for phase in [Phase::Total, Phase::Forward] {
@@ -490,7 +516,7 @@ impl PeerSession {
                 rows: PivotRows::Model,
                 columns: vec![PivotAxis::Backend],
                 phase,
-                ratio_to: Some(self.description.backend.clone()),
+                ratio_to: Some(self.peers[0].description.backend.clone()),
             };
             text.push_str(&crate::report::pivot_table(&crate::report::pivot(
                 std::slice::from_ref(record),

@@ -79,7 +79,7 @@ fn a_peer_that_cannot_start_says_how_to_install_it() {
     assert_eq!(error.kind(), crate::ErrorKind::Environment);
     assert!(error.to_string().contains("pip install ./peers/torch"), "{error}");
     assert!("pytorch".parse::<Peer>().is_err());
-    assert_eq!("torch".parse::<Peer>().expect("known"), Peer::Torch);
+    assert_eq!("jax".parse::<Peer>().expect("known"), Peer::Jax);
 }
 
 #[test]

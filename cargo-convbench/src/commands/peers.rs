@@ -12,12 +12,14 @@ use convbench::{Result, config};
 /// Arguments of `peers`: `run`'s, and the peer.
 #[derive(Debug, clap::Args)]
 pub struct PeersArgs {
-    /// The peer: `torch` (the package of peers/torch; see docs/peers.md).
-    #[arg(long)]
-    pub peer: String,
-    /// The command that starts the peer, words split on spaces (default: the peer's own).
-    #[arg(long, env = "CONVBENCH_PEER_COMMAND", value_name = "COMMAND")]
-    pub peer_command: Option<String>,
+    /// Peers, comma-separated: `torch` (peers/torch), `jax` (scripts/cpu-peer.py); the first
+    /// is the reference of the ratios (docs/peers.md).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub peer: Vec<String>,
+    /// The command that starts a peer, words split on spaces, as `NAME=COMMAND` (or just
+    /// `COMMAND` with one peer); default: the peer's own.
+    #[arg(long, value_name = "[NAME=]COMMAND")]
+    pub peer_command: Vec<String>,
     /// Several stages, comma-separated (`eval,train`), instead of the one of --stage.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub stages: Vec<StageArg>,
@@ -41,11 +43,9 @@ pub fn run(args: &Args, a: &PeersArgs) -> Result<u8> {
             }
         });
     let request = PeerRequest {
-        peer: a.peer.parse()?,
-        command: (a.peer_command.iter())
-            .flat_map(|c| c.split_whitespace())
-            .map(String::from)
-            .collect(),
+        peers: (a.peer.iter())
+            .map(|name| Ok((name.parse()?, peer_command(name, &a.peer_command, a.peer.len()))))
+            .collect::<Result<_>>()?,
         sweep: a.run.request(),
         stages: stages.collect(),
         rounds: a.run.rounds,
@@ -56,7 +56,10 @@ pub fn run(args: &Args, a: &PeersArgs) -> Result<u8> {
         &mut |sweep| run_sweep(sweep, &workspace, args.quiet, None).and_then(|(r, e)| e.map_or(Ok(r), Err)),
         &mut |round, rounds| {
             if !args.quiet {
-                eprintln!("round {round} of {rounds} done: convbench, then {}", a.peer);
+                eprintln!(
+                    "round {round} of {rounds} done: convbench, then {}",
+                    a.peer.join(", ")
+                );
             }
         },
     )?;
@@ -65,4 +68,14 @@ pub fn run(args: &Args, a: &PeersArgs) -> Result<u8> {
         write_atomic(out, &record.to_json())?;
     }
     Ok(0)
+}
+
+/// The words of `--peer-command` for peer `name`: its `NAME=COMMAND`, or a bare `COMMAND` when
+/// there is one peer.
+fn peer_command(name: &str, given: &[String], peers: usize) -> Vec<String> {
+    let prefix = format!("{name}=");
+    (given.iter())
+        .find_map(|c| (c.strip_prefix(&prefix)).or((peers == 1 && !c.contains('=')).then_some(c.as_str())))
+        .map(|c| c.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
 }
