@@ -26,6 +26,12 @@ wall clock after a warm-up, as convbench's cpu backend times its phases:
 - total: one jitted training step (forward, loss, backward, update), which XLA may fuse across
   phases; convbench's total is the sum of its separately run phases.
 
+With `--networks FILE` it speaks the peer protocol of docs/peers.md instead, for
+`cargo convbench peers --peer jax`: it runs the networks convbench names (LeNet and AlexNet
+only), checks their parameter counts and FLOPs against convbench's, runs `--stage eval` as the
+forward pass alone, and leaves `backward` out of what it reports (convbench has no phase for
+both gradients at once).
+
 The JSON written has convbench's record shape where it matters for comparison: a list of
 benchmarks, each with `id`, `model`, `batch`, `backend` (`jax-cpu`) and `phases` of
 `{phase, samples_ns, summary: {median_ns, ...}}`.
@@ -57,10 +63,17 @@ def per_channel(v):
     return v[None, :, None, None] if LAYOUT == "nchw" else v[None, None, None, :]
 
 
+# Forward FLOPs (2 x multiply-adds of convolutions and fully connected layers, convbench's
+# count) add up here while a network is traced by `forward_flops`.
+FLOPS = [0]
+
+
 def conv(x, p, stride, pad):
     numbers = ("NCHW", "OIHW", "NCHW") if LAYOUT == "nchw" else ("NHWC", "OIHW", "NHWC")
     y = lax.conv_general_dilated(
         x, p["w"], (stride, stride), [(pad, pad), (pad, pad)], dimension_numbers=numbers)
+    cout, cin, kh, kw = p["w"].shape
+    FLOPS[0] += 2 * y.size * cin * kh * kw
     return y + per_channel(p["b"])
 
 
@@ -70,7 +83,16 @@ def max_pool(x, k, s):
 
 
 def linear(x, p):
+    FLOPS[0] += 2 * x.shape[0] * p["w"].shape[0] * p["w"].shape[1]
     return x @ p["w"].T + p["b"]
+
+
+def forward_flops(net, params, x):
+    """convbench's forward FLOP count of `net` at `x`'s batch, from a trace (nothing runs)."""
+    FLOPS[0] = 0
+    # A new function each time: JAX caches traces, and a cached one would count nothing.
+    jax.eval_shape(lambda params, x: net(params, x), params, x)
+    return FLOPS[0]
 
 
 def batch_norm(x, p):
@@ -170,11 +192,23 @@ def summary(samples):
             "stddev_ns": statistics.stdev(samples) if len(samples) > 1 else 0.0}
 
 
-def benchmark(model, batch, samples, warmup, min_warmup_s):
+def benchmark(model, batch, samples, warmup, min_warmup_s, stage="train", expected=None):
     net, (c, h, w), classes, params = init_params(model, jax.random.PRNGKey(0))
     kx, ky = jax.random.split(jax.random.PRNGKey(1))
     shape = (batch, c, h, w) if LAYOUT == "nchw" else (batch, h, w, c)
     x = jax.random.uniform(kx, shape, jnp.float32, -1.0, 1.0)
+    counts = {"params": sum(leaf.size for leaf in jax.tree.leaves(params)),
+              "forward_flops": forward_flops(net, params, x)}
+    if expected is not None:
+        want = {"params": expected["params"], "forward_flops": expected["forward_flops_per_image"] * batch}
+        if counts != want:
+            raise SystemExit(f"{model}: this peer's network has {counts}, convbench's {want}")
+    if stage == "eval":
+        forward = jax.jit(net)
+        s = time_phase(lambda: forward(params, x).block_until_ready(), samples, warmup, min_warmup_s)
+        return {"model": model, "stage": "eval", "batch": batch, "precision": "f32", **counts,
+                "warmup_iterations": warmup,
+                "phases": [{"phase": "forward", "samples_ns": s}, {"phase": "total", "samples_ns": s}]}
     labels = jax.random.randint(ky, (batch,), 0, classes, jnp.int32)
     velocity = jax.tree.map(jnp.zeros_like, params)
 
@@ -223,7 +257,39 @@ def benchmark(model, batch, samples, warmup, min_warmup_s):
     results.append({"phase": "total", "samples_ns": s, "summary": summary(s)})
     return {"id": f"{model}/train/b{batch}/f32/jax-cpu", "model": model, "stage": "train",
             "batch": batch, "precision": "f32", "backend": "jax-cpu", "layout": LAYOUT,
-            "timing_method": "wall_clock", "phases": results}
+            "timing_method": "wall_clock", "phases": results, **counts,
+            "warmup_iterations": warmup}
+
+
+def describe():
+    """What this peer is, in the peer protocol of docs/peers.md."""
+    return {"backend": "jax-cpu", "version": f"jax {jax.__version__}",
+            "device": f"cpu: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus",
+            "device_kind": "cpu", "timing_method": "wall_clock",
+            "notes": f"{LAYOUT} layout; each phase its own jitted function; the backward (grad_input "
+                     "and grad_params in one XLA program) is not in the record; total: one jitted "
+                     "training step"}
+
+
+def protocol(args):
+    """`cargo convbench peers --peer jax`: the networks convbench names, in the peer protocol."""
+    with open(args.networks) as f:
+        networks = json.load(f)["networks"]
+    if set(args.precision.split(",")) != {"f32"}:
+        raise SystemExit("the JAX peer runs f32 only")
+    benchmarks = []
+    for expected in networks:
+        for stage in args.stage.split(","):
+            for batch in map(int, args.batch.split(",")):
+                bench = benchmark(expected["network"]["name"], batch, args.samples, args.warmup,
+                                  args.warmup_ms / 1000, stage, expected)
+                # convbench has no phase for a fused backward: leave it out.
+                bench["phases"] = [{"phase": p["phase"], "samples_ns": p["samples_ns"]}
+                                   for p in bench["phases"] if p["phase"] != "backward"]
+                for key in ("id", "backend", "layout", "timing_method"):
+                    bench.pop(key, None)
+                benchmarks.append(bench)
+    return {**describe(), "benchmarks": benchmarks}
 
 
 def main():
@@ -236,9 +302,24 @@ def main():
     ap.add_argument("--layout", choices=["nchw", "nhwc"], default="nchw",
                     help="activation layout: convbench's (nchw) or XLA's preferred one on CPU (nhwc)")
     ap.add_argument("--out", help="JSON file to write (else stdout)")
+    ap.add_argument("--describe", action="store_true", help="peer protocol: what this peer is")
+    ap.add_argument("--networks", help="peer protocol: the networks file convbench wrote")
+    ap.add_argument("--stage", default="train", help="peer protocol: eval, train, comma-separated")
+    ap.add_argument("--precision", default="f32", help="peer protocol: f32 only")
     args = ap.parse_args()
     global LAYOUT
     LAYOUT = args.layout
+    if args.describe:
+        print(json.dumps(describe()))
+        return
+    if args.networks:
+        text = json.dumps(protocol(args))
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(text)
+        else:
+            print(text)
+        return
     benchmarks = [benchmark(m, int(b), args.samples, args.warmup, args.warmup_ms / 1000)
                   for m in args.model.split(",") for b in args.batch.split(",")]
     record = {

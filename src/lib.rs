@@ -8,7 +8,8 @@
 //! layer → [`results::RunRecord`] (versioned JSON) → [`baseline`] (the record blessed at the
 //! base revision, read from git) → [`compare`] (a verdict per benchmark, from [`stats`]) →
 //! [`report`] (table, Markdown, CSV, JSON, SVG) → [`github`] (sticky PR comment, job summary,
-//! annotations).
+//! annotations). [`peers`] times other frameworks (PyTorch) on the same selection into the same
+//! records.
 //!
 //! The library never prints to stdout and never exits the process; the `cargo-convbench`
 //! binary owns the terminal and maps [`Error`] to the documented exit codes.
@@ -27,6 +28,7 @@ pub mod gpu;
 pub mod harness;
 pub mod kernels;
 pub mod model;
+pub mod peers;
 pub mod report;
 pub mod results;
 pub mod roofline;

@@ -53,6 +53,9 @@ pub enum Command {
     /// networks, against the f64 reference, without timing; print the worst ratio of error to
     /// rounding bound. Exit 4 on a mismatch.
     Verify(commands::verify::VerifyArgs),
+    /// Time another framework (`--peer torch|jax`) and convbench on the same models, batches,
+    /// stages and precisions, rounds interleaved; print and record both.
+    Peers(commands::peers::PeersArgs),
     /// Render a saved record in any format.
     Report(commands::report::ReportArgs),
     /// Draw a chart of a saved record as SVG.
@@ -101,6 +104,7 @@ pub fn main_impl() -> ExitCode {
         Command::Run(a) => commands::run::run(&args, a),
         Command::Tune(a) => commands::tune::run(&args, a),
         Command::Verify(a) => commands::verify::run(&args, a),
+        Command::Peers(a) => commands::peers::run(&args, a),
         Command::Report(a) => commands::report::run(&args, a),
         Command::Plot(a) => commands::plot::run(&args, a),
         Command::Compare(a) => commands::compare::run(&args, a),

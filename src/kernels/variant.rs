@@ -144,9 +144,14 @@ impl Variant {
     ///
     /// The rules, from `cargo convbench tune` and interleaved runs on lavapipe (AlexNet at
     /// batches 1 and 8, the `layers` suite), where tiled kernels run 3-14x faster than direct
-    /// ones except on matrix-vector products:
-    /// - `n <= 2` (fully connected layers at batch 1 or 2): `direct`. Every tile computes at
-    ///   least four columns, so most of its work would be padding.
+    /// ones except on matrix-vector products and small GEMMs. The untuned choice must never be
+    /// far behind `direct` (`scripts/heuristic-vs-direct.sh` checks every op of a network
+    /// against it; the measurements are in `docs/tuned-vs-direct.md`):
+    /// - fewer than [`SMALL_GEMM_MACS`] multiply-adds (LeNet's layers at batch 1, its fully
+    ///   connected layer at batch 8): `direct`.
+    /// - `n <= 2` (fully connected layers at batch 1 or 2), or `k <= 2` (their weight gradients,
+    ///   outer products): `direct`. Every tile computes at least four columns and reduces
+    ///   slices at least 8 deep, so most of its work would be padding.
     /// - `n <= 16`: the narrow `64x8` tile (fully connected layers at small batches).
     /// - `k <= 8` (weight gradients of fully connected layers at small batches): the tile whose
     ///   slices are 8 deep, so that no slice is mostly padding.
@@ -167,6 +172,9 @@ impl Variant {
     ///   of AlexNet's conv2-conv5 at batch 8 in 0.61-0.83 of `64x64x16_4x4`'s time (2
     ///   interleaved rounds; the loads, not the FMAs, are what a CPU adapter pays for), and was
     ///   the faster of the two on all 12.
+    /// - whatever the tile, `direct` when the GEMM fits in one tile and fills less than a
+    ///   quarter of it (LeNet's first weight gradient, 20 x 25): one workgroup would do all
+    ///   the work, mostly on padding, while `direct` spreads it over every core.
     ///
     /// Winograd is never picked (`tune` still tries it where it applies): on lavapipe (2 cores,
     /// batch 1, f32, median of 5 GPU-timed runs) it was slower than or level with `64x64x16_4x4` on
@@ -181,17 +189,30 @@ impl Variant {
         let Some((m, n, k)) = gemm_shape(op) else {
             return Variant::Direct;
         };
+        if m.saturating_mul(n).saturating_mul(k) < SMALL_GEMM_MACS {
+            return Variant::Direct;
+        }
         let tile = match (m, n, k) {
-            (_, 0..=2, _) => return Variant::Direct,
+            (_, 0..=2, _) | (_, _, 0..=2) => return Variant::Direct,
             (_, 3..=16, _) => GemmTile::new(64, 8, 16, 4, 4),
             (_, _, 0..=8) => GemmTile::new(128, 128, 8, 8, 8),
             (0..=8, _, _) => GemmTile::new(8, 64, 32, 4, 4),
             (_, _, 0..=SHORT_REDUCTION) => GemmTile::new(64, 64, 16, 4, 4),
             _ => cheapest_block_tile(m, n),
         };
+        if m.div_ceil(tile.bm as usize) * n.div_ceil(tile.bn as usize) == 1
+            && 4 * m * n < (tile.bm * tile.bn) as usize
+        {
+            return Variant::Direct;
+        }
         Variant::Gemm(tile)
     }
 }
+
+/// GEMMs of fewer multiply-adds than this run `direct` (see [`Variant::heuristic`]): a tile's
+/// fixed cost (staging through workgroup memory, barriers, 16-64 accumulators per invocation)
+/// is not repaid on so little work, and a small GEMM rarely fills its tiles.
+pub const SMALL_GEMM_MACS: usize = 1 << 20;
 
 /// Reductions up to this long run in the 4x4-block `64x64x16_4x4` tile (see
 /// [`Variant::heuristic`]): lavapipe's crossover lay between 256 and 338.
@@ -408,6 +429,42 @@ mod tests {
             Op::Conv2dBackwardFilter(conv3),
         ] {
             assert!(is_block(Variant::heuristic(&op)), "{op:?}");
+        }
+    }
+
+    /// LeNet's fully connected weight gradient at batch 1 (an outer product, k = 1) once went to
+    /// `gemm_128x128x8_8x8` and ran far behind `direct`; small GEMMs, outer products and GEMMs
+    /// that fill a quarter of one tile now run `direct`, while AlexNet's layers keep their tiles.
+    #[test]
+    fn small_and_padded_gemms_run_direct() {
+        use crate::kernels::{ConvGeom, LinearGeom};
+        use crate::model::Conv2d;
+        for batch in [1, 8] {
+            let fc = LinearGeom::new(batch, 800, 10, true);
+            for op in [
+                Op::LinearForward(fc),
+                Op::LinearBackwardData(fc),
+                Op::LinearBackwardParams(fc),
+            ] {
+                assert_eq!(Variant::heuristic(&op), Variant::Direct, "{op:?}");
+            }
+            let conv1 = ConvGeom::new(Conv2d::square(1, 20, 5, 1, 0), batch, 28, 28).expect("fits");
+            assert_eq!(
+                Variant::heuristic(&Op::Conv2dBackwardFilter(conv1)),
+                Variant::Direct
+            );
+        }
+        let outer = Op::LinearBackwardParams(LinearGeom::new(1, 9216, 4096, true));
+        assert_eq!(Variant::heuristic(&outer), Variant::Direct);
+        let fc6 = Op::LinearBackwardParams(LinearGeom::new(8, 9216, 4096, true));
+        assert!(matches!(Variant::heuristic(&fc6), Variant::Gemm(_)));
+        let conv2 = ConvGeom::new(Conv2d::square(20, 50, 5, 1, 0), 1, 12, 12).expect("fits");
+        for op in [
+            Op::Conv2dForward(conv2),
+            Op::Conv2dBackwardData(conv2),
+            Op::Conv2dBackwardFilter(conv2),
+        ] {
+            assert!(matches!(Variant::heuristic(&op), Variant::Gemm(_)), "{op:?}");
         }
     }
 

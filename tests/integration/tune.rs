@@ -129,7 +129,8 @@ fn tune_cache_rejects_other_formats_and_ignores_unknown_winners() {
 
 #[test]
 fn kernel_choice_forces_only_where_a_variant_implements_the_op() {
-    let conv = Op::Conv2dForward(small_conv());
+    // Large enough for a tile: the heuristic runs small GEMMs `direct`.
+    let conv = Op::Conv2dForward(ConvGeom::new(Conv2d::square(16, 32, 3, 1, 1), 2, 32, 32).expect("fits"));
     let pool = Op::PoolForward(PoolGeom {
         pool: Pool2d::max(2, 2, 0, false),
         input: Shape::new(1, 2, 4, 4),
@@ -140,7 +141,7 @@ fn kernel_choice_forces_only_where_a_variant_implements_the_op() {
     assert_eq!(forced.variant(&conv, Precision::F32), tile);
     assert_eq!(forced.variant(&pool, Precision::F32), Variant::Direct);
     // Winograd runs only 3x3 stride-1 convolutions: elsewhere the usual choice, not `direct`.
-    let wide = Op::Conv2dForward(ConvGeom::new(Conv2d::square(6, 10, 5, 1, 2), 2, 11, 9).expect("fits"));
+    let wide = Op::Conv2dForward(ConvGeom::new(Conv2d::square(6, 10, 5, 1, 2), 2, 48, 48).expect("fits"));
     let winograd = KernelChoice::Force(Variant::Winograd);
     assert_eq!(winograd.variant(&wide, Precision::F32), Variant::heuristic(&wide));
     assert_ne!(Variant::heuristic(&wide), Variant::Direct);

@@ -10,6 +10,7 @@ pub mod history;
 pub mod init;
 pub mod kernels;
 pub mod list;
+pub mod peers;
 pub mod plot;
 pub mod report;
 pub mod run;

@@ -16,6 +16,7 @@ mod git_flow;
 mod github;
 mod gpu;
 mod listing;
+mod peers;
 mod robustness;
 mod run;
 mod support;

@@ -1,0 +1,81 @@
+//! `cargo convbench peers`: another framework and convbench on one selection, rounds
+//! interleaved, into one record; prints the seeds' table of backends.
+
+use crate::args::{RunArgs, StageArg};
+use crate::cli::Args;
+use crate::output::{check_writable, print, write_atomic};
+use crate::progress::run_sweep;
+use convbench::peers::{PeerRequest, PeerSession};
+use convbench::results::Stage;
+use convbench::{Result, config};
+
+/// Arguments of `peers`: `run`'s, and the peer.
+#[derive(Debug, clap::Args)]
+pub struct PeersArgs {
+    /// Peers, comma-separated: `torch` (peers/torch), `jax` (scripts/cpu-peer.py); the first
+    /// is the reference of the ratios (docs/peers.md).
+    #[arg(long, value_delimiter = ',', required = true)]
+    pub peer: Vec<String>,
+    /// The command that starts a peer, words split on spaces, as `NAME=COMMAND` (or just
+    /// `COMMAND` with one peer); default: the peer's own.
+    #[arg(long, value_name = "[NAME=]COMMAND")]
+    pub peer_command: Vec<String>,
+    /// Several stages, comma-separated (`eval,train`), instead of the one of --stage.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub stages: Vec<StageArg>,
+    /// convbench's side, whose models, batches, precisions and samples the peer runs too.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// `cargo convbench peers`.
+pub fn run(args: &Args, a: &PeersArgs) -> Result<u8> {
+    if let Some(out) = &a.run.out {
+        check_writable(out)?;
+    }
+    let stages = (a.stages.iter().copied())
+        .chain(a.stages.is_empty().then_some(a.run.selection.stage))
+        .map(|s| {
+            if s == StageArg::Eval {
+                Stage::Eval
+            } else {
+                Stage::Train
+            }
+        });
+    let request = PeerRequest {
+        peers: (a.peer.iter())
+            .map(|name| Ok((name.parse()?, peer_command(name, &a.peer_command, a.peer.len()))))
+            .collect::<Result<_>>()?,
+        sweep: a.run.request(),
+        stages: stages.collect(),
+        rounds: a.run.rounds,
+    };
+    let workspace = config::load(args.manifest_path.as_deref())?;
+    let session = PeerSession::prepare(request, &workspace.target_dir.join("convbench/peers"))?;
+    let record = session.run(
+        &mut |sweep| run_sweep(sweep, &workspace, args.quiet, None).and_then(|(r, e)| e.map_or(Ok(r), Err)),
+        &mut |round, rounds| {
+            if !args.quiet {
+                eprintln!(
+                    "round {round} of {rounds} done: convbench, then {}",
+                    a.peer.join(", ")
+                );
+            }
+        },
+    )?;
+    print(&session.tables(&record)?);
+    if let Some(out) = &a.run.out {
+        write_atomic(out, &record.to_json())?;
+    }
+    Ok(0)
+}
+
+/// The words of `--peer-command` for peer `name`: its `NAME=COMMAND`, or a bare `COMMAND` when
+/// there is one peer.
+fn peer_command(name: &str, given: &[String], peers: usize) -> Vec<String> {
+    let prefix = format!("{name}=");
+    (given.iter())
+        .find_map(|c| (c.strip_prefix(&prefix)).or((peers == 1 && !c.contains('=')).then_some(c.as_str())))
+        .map(|c| c.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
+}

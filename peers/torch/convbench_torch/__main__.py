@@ -1,0 +1,3 @@
+from .peer import main
+
+main()

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Times every op of a network (or suite) with the untuned heuristic's kernels (`run --no-tune`)
+# and with the `direct` kernels (`run --kernel direct`), interleaved A B A B over ROUNDS rounds
+# (default 2) so that drift of a shared machine hits both alike, and prints per layer and phase
+# the medians of the per-round medians and their ratio (heuristic / direct: above 1, the
+# heuristic's kernel is slower than the plainest one). Ops above LIMIT (default 1.5) are marked
+# `SLOWER`, and the script exits 1 when there is one.
+#
+#   scripts/heuristic-vs-direct.sh SELECTION BATCH [ROUNDS] [SAMPLES]
+#   scripts/heuristic-vs-direct.sh lenet 1
+#   scripts/heuristic-vs-direct.sh alexnet 8 2 3
+#   scripts/heuristic-vs-direct.sh suite:layers 1
+#
+# SELECTION: a model of `cargo convbench list`, or `suite:NAME` for a layer suite. Environment:
+# CONVBENCH, the binary (default: built here first, into CARGO_TARGET_DIR when set, else
+# target/); ADAPTER, passed to --adapter; STAGE, train (default) or eval; LIMIT; OUT, a folder
+# for the records (default: a temporary one). The first round of each side verifies every op
+# against the f64 reference; the others pass --no-verify.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+usage="usage: scripts/heuristic-vs-direct.sh SELECTION BATCH [ROUNDS] [SAMPLES]"
+what="${1:?$usage}"
+batch="${2:?$usage}"
+rounds="${3:-2}"
+samples="${4:-3}"
+limit="${LIMIT:-1.5}"
+case "$what" in
+  suite:*) select=(--suite "${what#suite:}") ;;
+  *) select=(--model "$what") ;;
+esac
+if [[ -z "${CONVBENCH:-}" ]]; then
+  cargo build --release --quiet -p cargo-convbench
+  CONVBENCH="${CARGO_TARGET_DIR:-target}/release/cargo-convbench"
+fi
+adapter=()
+if [[ -n "${ADAPTER:-}" ]]; then adapter=(--adapter "$ADAPTER"); fi
+out="${OUT:-$(mktemp -d)}"
+mkdir -p "$out"
+verify=()
+for round in $(seq 1 "$rounds"); do
+  for side in heuristic direct; do
+    if [[ "$side" == heuristic ]]; then kernel=(--no-tune); else kernel=(--kernel direct); fi
+    "$CONVBENCH" convbench run --backend wgpu "${adapter[@]}" "${select[@]}" --batch "$batch" \
+      --stage "${STAGE:-train}" --samples "$samples" --rounds 1 --warmup 1 --warmup-ms 0 \
+      --layers --quiet "${verify[@]}" "${kernel[@]}" --out "$out/$side-$round.json" > /dev/null
+  done
+  verify=(--no-verify)
+  echo "round $round of $rounds done" >&2
+done
+python3 - "$out" "$rounds" "$limit" <<'PY'
+import json, statistics, sys
+out, rounds, limit = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+def layers(path):
+    """(benchmark, layer, phase) -> (median ms, heuristic's variant), and the adapter."""
+    with open(path) as f:
+        record = json.load(f)
+    rows, adapter = {}, ""
+    for bench in record["benchmarks"]:
+        adapter = f'{bench["adapter"]["name"]} ({bench["adapter"]["backend"]})'
+        for layer in bench.get("layers", []):
+            key = (bench["model"], layer["layer"], layer["phase"])
+            rows[key] = (layer["summary"]["median_ns"] / 1e6, layer.get("variant", ""), layer["op"])
+    return rows, adapter
+heuristic, direct = {}, {}
+for r in range(1, rounds + 1):
+    h, adapter = layers(f"{out}/heuristic-{r}.json")
+    d, _ = layers(f"{out}/direct-{r}.json")
+    for key, value in h.items():
+        heuristic.setdefault(key, []).append(value)
+    for key, value in d.items():
+        direct.setdefault(key, []).append(value)
+print(f"heuristic (run --no-tune) vs direct (run --kernel direct) on {adapter}: {rounds} "
+      f"interleaved rounds, medians of per-round medians; limit {limit}")
+print(f"{'model':<12}{'layer':<22}{'op':<10}{'phase':<13}{'heuristic ms':>13}{'direct ms':>11}"
+      f"{'ratio':>8}   variant")
+worst, slower = 0.0, 0
+for key in heuristic:
+    if key not in direct:
+        continue
+    h_ms = statistics.median(ms for ms, _, _ in heuristic[key])
+    d_ms = statistics.median(ms for ms, _, _ in direct[key])
+    variant, op = heuristic[key][0][1], heuristic[key][0][2]
+    if variant in ("", "direct"):
+        continue  # the same kernel on both sides
+    ratio = statistics.median(h / d for (h, _, _), (d, _, _) in zip(heuristic[key], direct[key]))
+    worst = max(worst, ratio)
+    mark = "   SLOWER" if ratio > limit else ""
+    slower += ratio > limit
+    print(f"{key[0]:<12}{key[1]:<22}{op:<10}{key[2]:<13}{h_ms:>13.3f}{d_ms:>11.3f}{ratio:>8.2f}"
+          f"   {variant}{mark}")
+def totals(side):
+    """benchmark id -> median over rounds of the total's median (ms)."""
+    per_round = {}
+    for r in range(1, rounds + 1):
+        with open(f"{out}/{side}-{r}.json") as f:
+            for bench in json.load(f)["benchmarks"]:
+                total = next(p for p in bench["phases"] if p["phase"] == "total")
+                per_round.setdefault(bench["model"], []).append(total["summary"]["median_ns"] / 1e6)
+    return {model: statistics.median(ms) for model, ms in per_round.items()}
+h_total, d_total = totals("heuristic"), totals("direct")
+for model, ms in h_total.items():
+    print(f"{model} total: heuristic {ms:.3f} ms, direct {d_total[model]:.3f} ms "
+          f"({ms / d_total[model]:.2f})")
+print(f"worst ratio {worst:.2f}; {slower} op(s) above {limit}; records in {out}")
+sys.exit(1 if slower else 0)
+PY

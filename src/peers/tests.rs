@@ -1,0 +1,93 @@
+use super::*;
+
+fn lenet() -> NetworksFile {
+    NetworksFile::of_models(&["lenet".to_string()]).expect("lenet is in the zoo")
+}
+
+fn output(params: usize, forward_flops: u64) -> PeerOutput {
+    PeerOutput {
+        description: PeerDescription {
+            backend: "torch-cpu".into(),
+            version: "torch 2.15.0".into(),
+            device: "cpu: test, 2 threads".into(),
+            device_kind: "cpu".into(),
+            timing_method: TimingMethod::WallClock,
+            notes: "total: one training step".into(),
+        },
+        benchmarks: vec![PeerBenchmark {
+            model: "lenet".into(),
+            stage: Stage::Train,
+            batch: 8,
+            precision: Precision::F32,
+            params,
+            forward_flops,
+            warmup_iterations: 3,
+            phases: [Phase::Forward, Phase::GradInput, Phase::Total]
+                .into_iter()
+                .map(|phase| PeerPhase {
+                    phase,
+                    samples_ns: vec![1_000, 3_000, 2_000],
+                })
+                .collect(),
+        }],
+    }
+}
+
+#[test]
+fn a_peer_benchmark_becomes_a_record_entry_of_its_backend() {
+    let networks = lenet();
+    let expected = &networks.networks[0];
+    let flops = expected.forward_flops_per_image * 8;
+    let results = output(expected.params, flops)
+        .into_benchmarks(&networks)
+        .expect("the counts match");
+    let bench = &results[0];
+    assert_eq!(bench.id, "lenet/train/b8/f32/torch-cpu");
+    assert_eq!(bench.backend, "torch-cpu");
+    assert_eq!(bench.adapter.runtime_version, "torch 2.15.0");
+    assert_eq!(bench.timing_method, TimingMethod::WallClock);
+    assert_eq!(bench.iteration_flops, 3 * flops);
+    assert_eq!(
+        bench.phase(Phase::Total).expect("total").summary.median_ns,
+        2_000.0
+    );
+    assert_eq!(bench.round_sizes(), vec![3]);
+
+    let mut record = RunRecord::new(None);
+    merge(&mut record, results.clone());
+    merge(&mut record, results);
+    assert_eq!(record.benchmarks.len(), 1);
+    assert_eq!(record.benchmarks[0].round_sizes(), vec![3, 3]);
+    record.validate("the merged record").expect("two rounds add up");
+}
+
+#[test]
+fn a_peer_that_built_another_network_is_a_verification_error() {
+    let networks = lenet();
+    let expected = &networks.networks[0];
+    let error = output(expected.params + 1, expected.forward_flops_per_image * 8)
+        .into_benchmarks(&networks)
+        .expect_err("one parameter too many");
+    assert_eq!(error.kind(), crate::ErrorKind::Verification);
+    assert!(error.to_string().contains("another network"), "{error}");
+}
+
+#[test]
+fn a_peer_that_cannot_start_says_how_to_install_it() {
+    let command = vec!["/nonexistent/convbench-peer".to_string()];
+    let error = describe(Peer::Torch, &command).expect_err("no such program");
+    assert_eq!(error.kind(), crate::ErrorKind::Environment);
+    assert!(error.to_string().contains("pip install ./peers/torch"), "{error}");
+    assert!("pytorch".parse::<Peer>().is_err());
+    assert_eq!("jax".parse::<Peer>().expect("known"), Peer::Jax);
+}
+
+#[test]
+fn the_networks_file_carries_convbench_s_definitions_and_counts() {
+    let networks = lenet();
+    let text = serde_json::to_string(&networks).expect("serialises");
+    let back: NetworksFile = serde_json::from_str(&text).expect("reads back");
+    assert_eq!(back, networks);
+    assert_eq!(back.networks[0].network.name, "lenet");
+    assert_eq!(back.networks[0].params, back.networks[0].network.param_count());
+}
