@@ -165,7 +165,7 @@ pub fn run_ab(
     workspace: &Workspace,
     config: &CompareConfig,
     quiet: bool,
-) -> Result<AbOutcome> {
+) -> Result<(AbOutcome, Option<Error>)> {
     let progress = Progress::new(0, quiet);
     let mut verified = 0;
     let outcome = ab_run::run(

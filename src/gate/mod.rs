@@ -296,7 +296,7 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
         rows,
         config,
         kernel_changes: Vec::new(),
-        current_incomplete: false,
+        current_incomplete: outcome.interrupted,
     };
     let counts = outcome.measured.iter().map(|m| m.base_ns.len());
     let (fewest, most) = (counts.clone().min().unwrap_or(0), counts.max().unwrap_or(0));

@@ -160,6 +160,9 @@ pub struct AbOutcome {
     pub measured: Vec<Measured>,
     /// How many looks the schedule could make: each verdict was tested at `alpha / looks`.
     pub looks: usize,
+    /// Whether the run was interrupted: its benchmarks hold fewer pairs than planned, and some
+    /// may be missing, so a gate treats it as an incomplete run.
+    pub interrupted: bool,
 }
 
 /// An A/B outcome file as written by [`AbOutcome::to_json`].
@@ -169,6 +172,8 @@ struct OutcomeFile {
     mode: String,
     adapter: String,
     looks: usize,
+    #[serde(default)]
+    interrupted: bool,
     rows: Vec<AbRow>,
     samples: BTreeMap<String, PairsFile>,
 }
@@ -251,6 +256,7 @@ impl AbOutcome {
             adapter_label,
             measured,
             looks,
+            interrupted: false,
         }
     }
 
@@ -277,6 +283,7 @@ impl AbOutcome {
             "adapter": self.adapter_label,
             "alpha": alpha,
             "looks": self.looks,
+            "interrupted": self.interrupted,
             "rows": self.rows,
             "samples": samples,
         });
@@ -341,6 +348,7 @@ impl AbOutcome {
         );
         let mut outcome = Self::judge(description, file.adapter, measured, config, file.looks);
         outcome.rows.extend(not_compared);
+        outcome.interrupted = file.interrupted;
         Ok(outcome)
     }
 }
@@ -560,13 +568,17 @@ fn not_comparable(
 
 /// Verifies and measures every selected benchmark on both sides, interleaved, taking pairs
 /// until each verdict settles (see the module docs), and judges them.
+///
+/// An interruption while pairs are taken ends the run with what finished: the outcome judges
+/// the pairs measured so far (its description says it was interrupted) and the error comes
+/// beside it, as [`super::sweep::Sweep::run`] returns a partial record.
 pub fn run(
     request: &AbRequest,
     workspace: &Workspace,
     config: &CompareConfig,
     interrupt: Interrupt,
     on_event: &mut dyn FnMut(AbEvent<'_>),
-) -> Result<AbOutcome> {
+) -> Result<(AbOutcome, Option<Error>)> {
     if request.pairs < MIN_PAIRS_PER_BENCHMARK {
         return Err(Error::InvalidInput(format!(
             "--pairs {}: a verdict needs at least {MIN_PAIRS_PER_BENCHMARK} pairs; the default is {DEFAULT_PAIRS}",
@@ -649,6 +661,7 @@ pub fn run(
     let look_alpha = config.alpha / (schedule.len() * jobs.len().max(1)) as f64;
     let mut measured = Vec::new();
     let mut skipped: Vec<AbRow> = Vec::new();
+    let mut stopped = None;
     for (index, job) in jobs.iter().enumerate() {
         let id = BenchmarkResult::make_id(
             &job.target.name(),
@@ -680,7 +693,7 @@ pub fn run(
             left / (jobs.len() - index) as u32
         });
         let mut forward = |event| on_event(AbEvent::Benchmark { label: &id, event });
-        let mut session = AbSession::start(
+        let mut session = match AbSession::start(
             &base,
             &head,
             &base_kernels,
@@ -689,7 +702,14 @@ pub fn run(
             job.precision,
             &options,
             &mut forward,
-        )?;
+        ) {
+            Ok(session) => session,
+            Err(error @ Error::Interrupted(_)) => {
+                stopped = Some(error);
+                break;
+            }
+            Err(error) => return Err(error),
+        };
         let threshold = config.threshold_for(&id);
         for &look in &schedule {
             let taken = session.samples.base_ns.len();
@@ -702,7 +722,14 @@ pub fn run(
                     break;
                 }
             }
-            session.take(look - taken, request.pairs, &mut forward)?;
+            match session.take(look - taken, request.pairs, &mut forward) {
+                Ok(()) => {}
+                Err(error @ Error::Interrupted(_)) => {
+                    stopped = Some(error);
+                    break;
+                }
+                Err(error) => return Err(error),
+            }
             let row = judge_pairs(
                 &[AbInput {
                     benchmark_id: &id,
@@ -742,11 +769,24 @@ pub fn run(
                 })
                 .collect(),
         });
+        if stopped.is_some() {
+            break;
+        }
+    }
+    if stopped.is_some() {
+        // A benchmark interrupted before its first judgeable look has no verdict to keep.
+        measured.retain(|m| m.base_ns.len() >= crate::compare::ab::MIN_PAIRS);
+        description.push_str(&format!(
+            "; interrupted after {} of {} benchmarks had pairs",
+            measured.len(),
+            jobs.len()
+        ));
     }
     let adapter_label = device.gpu().summary().fingerprint.label();
     let mut outcome = AbOutcome::judge(description, adapter_label, measured, config, schedule.len());
     outcome.rows.extend(skipped);
-    Ok(outcome)
+    outcome.interrupted = stopped.is_some();
+    Ok((outcome, stopped))
 }
 
 /// Fewest pairs `--pairs` accepts: the judge needs [`crate::compare::ab::MIN_PAIRS`].

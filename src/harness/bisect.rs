@@ -88,7 +88,11 @@ pub fn run(
             shaders: None,
             ..request.clone()
         };
-        let outcome = super::ab::run(&step_request, workspace, config, interrupt.clone(), on_event)?;
+        let (outcome, stopped) =
+            super::ab::run(&step_request, workspace, config, interrupt.clone(), on_event)?;
+        if let Some(error) = stopped {
+            return Err(error);
+        }
         let step = Step {
             commit: commit.clone(),
             summary: summary.clone(),

@@ -125,7 +125,7 @@ pub fn measure_and_judge(
             .as_deref()
             .map(|text| parse_duration(text, "--budget"))
             .transpose()?;
-        return Ok((run_ab(&request, workspace, config, args.quiet)?, None));
+        return run_ab(&request, workspace, config, args.quiet);
     };
     let (label, measured, interrupted) = process_mode(args, a, bin)?;
     let mut description = format!("process mode: {} (A) against this build (B)", bin.display());

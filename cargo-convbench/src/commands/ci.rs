@@ -229,9 +229,12 @@ fn ab_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace) -> Result<P
         kernels: a.run.kernels.request(),
         layers: a.run.layers,
     };
-    let outcome = run_ab(&request, workspace, &config, args.quiet)?;
+    let (outcome, stopped) = run_ab(&request, workspace, &config, args.quiet)?;
     if let Some(out) = &a.run.out {
         write_atomic(out, &outcome.to_json(config.alpha))?;
+    }
+    if let Some(error) = stopped {
+        return Err(error);
     }
     let (commit, _) = convbench::baseline::git_state(&workspace.root);
     Ok(ab_parts(&outcome, config, commit))

@@ -419,3 +419,75 @@ fn sigint_during_ab_process_mode_writes_the_pairs_finished() {
     assert!(text.contains("interrupted after"), "{text}");
     assert!(text.contains("lenet/train/b1/f32/wgpu"), "{text}");
 }
+
+/// SIGINT during shader-mode `ab --out` (the default): the pairs taken so far are judged and
+/// written, marked interrupted, and the exit code is 130.
+#[cfg(unix)]
+#[test]
+fn sigint_during_ab_shader_mode_writes_the_pairs_finished() {
+    use std::io::BufRead;
+    if gpu_adapters("sigint_during_ab_shader_mode_writes_the_pairs_finished").is_none() {
+        return;
+    }
+    let package = Package::git();
+    let out = package.path("ab.json");
+    let binary = assert_cmd::cargo::cargo_bin("cargo-convbench");
+    let mut child = std::process::Command::new(&binary)
+        .current_dir(package.path(""))
+        .args([
+            "ab", "--base", "HEAD", "--model", "lenet", "--batch", "1", "--stage", "eval",
+        ])
+        .args([
+            "--warmup",
+            "1",
+            "--warmup-ms",
+            "0",
+            "--pairs",
+            "100000",
+            "--first-look",
+            "100000",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn ab");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.expect("a line");
+        let sampling = line.contains("sample 1/");
+        seen.push(line);
+        if sampling {
+            break;
+        }
+    }
+    assert!(seen.last().is_some_and(|l| l.contains("sample 1/")), "{seen:?}");
+    // Long enough for the judge's fewest pairs even on a loaded runner.
+    std::thread::sleep(Duration::from_secs(4));
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    let outcome: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("the outcome is written")).expect("JSON");
+    assert_eq!(outcome["interrupted"], true, "{outcome}");
+    let pairs = outcome["samples"]["lenet/eval/b1/f32/wgpu"]["base_ns"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert!((5..100_000).contains(&pairs), "{pairs} pairs: {outcome}");
+    // A gate reading the file treats it as an incomplete run.
+    let output = package
+        .convbench()
+        .args(["ci", "--results"])
+        .arg(&out)
+        .output()
+        .expect("ci");
+    assert_code(&output, 1);
+}
