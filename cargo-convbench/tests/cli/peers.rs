@@ -3,7 +3,7 @@
 //! A fake peer (a shell script speaking the peer protocol of docs/peers.md) stands in for
 //! PyTorch, which the tests never install.
 
-use crate::support::{Package, assert_code, read_record, stderr_of, stdout_of, tiny};
+use crate::support::{Package, TRAIN_PHASES, assert_code, read_record, stderr_of, stdout_of, tiny};
 use std::os::unix::fs::PermissionsExt;
 
 /// A peer that describes itself as `torch-cpu` and reports LeNet at batch 1 with convbench's
@@ -12,18 +12,10 @@ fn fake_peer(package: &Package, extra_param: usize) -> String {
     let lenet = convbench::model::network("lenet").expect("lenet");
     let params = lenet.param_count() + extra_param;
     let flops = lenet.forward_flops_per_image().expect("flops");
-    let phases: Vec<String> = [
-        "forward",
-        "loss_forward",
-        "loss_backward",
-        "grad_input",
-        "grad_params",
-        "update",
-        "total",
-    ]
-    .iter()
-    .map(|phase| format!(r#"{{"phase": "{phase}", "samples_ns": [1000, 1200, 1100]}}"#))
-    .collect();
+    let phases: Vec<String> = TRAIN_PHASES
+        .iter()
+        .map(|phase| format!(r#"{{"phase": "{phase}", "samples_ns": [1000, 1200, 1100]}}"#))
+        .collect();
     let description = r#""backend": "torch-cpu", "version": "torch 0.0-fake", "device": "cpu: fake", "device_kind": "cpu", "timing_method": "wall_clock", "notes": "a test double""#;
     let script = format!(
         "#!/bin/sh\nif [ \"$1\" = --describe ]; then echo '{{{description}}}'; exit 0; fi\n\
