@@ -148,22 +148,15 @@ fn write_svgs(dir: &Path, series: &[BenchmarkHistory], commit_url: Option<&str>)
     Ok(())
 }
 
-/// The phases `--phase` selects.
+/// The phases `--phase` selects: `all`, or one phase as ids write it (`grad_input`) or as
+/// tables show it (`grad-input`).
 fn phases(name: &str) -> Result<Vec<Phase>> {
     if name == "all" {
         return Ok(Phase::ALL.to_vec());
     }
-    Phase::ALL
-        .into_iter()
-        .find(|phase| phase.as_str() == name)
+    convbench::report::parse_phase(name)
         .map(|phase| vec![phase])
-        .ok_or_else(|| {
-            let known: Vec<&str> = Phase::ALL.iter().map(|phase| phase.as_str()).collect();
-            Error::InvalidInput(format!(
-                "unknown phase `{name}`; use one of {} or `all`",
-                known.join(", ")
-            ))
-        })
+        .map_err(|error| Error::InvalidInput(format!("{error} or `all`")))
 }
 
 /// The adapter folders to read: `only`, else every folder under the baseline directory.

@@ -188,6 +188,17 @@ fn history_after_two_blessed_commits_shows_two_rows() {
     );
     let table = history("table");
     assert_eq!(table.matches(id.as_str()).count(), 2, "{table}");
+    // A phase as tables show it (`grad-input`) or as ids write it (`grad_input`).
+    for spelling in ["grad-input", "grad_input"] {
+        let output = package
+            .convbench()
+            .args(["history", "--format", "json", "--phase", spelling])
+            .output()
+            .expect("history --phase");
+        assert_code(&output, 0);
+        let series: serde_json::Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+        assert_eq!(series[0]["phase"], "grad_input", "{spelling}: {series}");
+    }
 }
 
 /// Between-run noise of ten blessed runs: log-normal draws with a CV of 3.7%, the spread
