@@ -1,11 +1,13 @@
 //! `cargo convbench list`: models (parameters, forward FLOPs), suites, kernels and kernel
-//! variants.
+//! variants, and in a workspace that declares them, its own networks and kernels (what `run
+//! --model` and `run --kernel user:NAME` accept there).
 
 use super::adapters::ListFormat;
 use crate::cli::Args;
 use crate::output::print;
 use comfy_table::Table;
 use convbench::Result;
+use convbench::config;
 use convbench::kernels::Variant;
 use convbench::kernels::registry::SHADERS;
 use convbench::model::{suites, zoo};
@@ -20,15 +22,31 @@ pub struct ListArgs {
 }
 
 /// Lists models, suites and kernels.
-pub fn run(_args: &Args, a: &ListArgs) -> Result<u8> {
-    let models = zoo();
+pub fn run(args: &Args, a: &ListArgs) -> Result<u8> {
+    // Outside a cargo workspace, or with a configuration that does not load, the zoo alone:
+    // `list` answers what convbench can run before anything is set up.
+    let workspace = config::load(args.manifest_path.as_deref()).ok();
+    let (root, mine, declared) = workspace
+        .map(|w| (w.root, w.config.model, w.kernels))
+        .unwrap_or_default();
+    let source_of = |k: &convbench::kernels::user::Declared| {
+        let source = k.base_dir.join(&k.config.source);
+        source
+            .strip_prefix(&root)
+            .map(|p| p.to_path_buf())
+            .unwrap_or(source)
+    };
+    let workspace_models = mine.len();
+    let models: Vec<_> = mine.into_iter().chain(zoo()).collect();
     let suites = suites();
     if a.format == ListFormat::Json {
         let models: Vec<_> = models
             .iter()
-            .map(|n| {
+            .enumerate()
+            .map(|(index, n)| {
                 json!({
                     "name": n.name,
+                    "from": if index < workspace_models { "workspace" } else { "zoo" },
                     "description": n.description,
                     "input": [n.input.0, n.input.1, n.input.2],
                     "params": n.param_count(),
@@ -53,7 +71,11 @@ pub fn run(_args: &Args, a: &ListArgs) -> Result<u8> {
             .map(|s| json!({"file": s.file, "entries": s.entries}))
             .collect();
         let variants: Vec<String> = Variant::all().iter().map(Variant::id).collect();
-        let doc = json!({"models": models, "suites": suites, "kernels": kernels, "variants": variants});
+        let user_kernels: Vec<_> = declared
+            .iter()
+            .map(|k| json!({"name": format!("user:{}", k.name), "op": k.config.op, "source": source_of(k)}))
+            .collect();
+        let doc = json!({"models": models, "suites": suites, "kernels": kernels, "variants": variants, "user_kernels": user_kernels});
         print(&serde_json::to_string_pretty(&doc).unwrap_or_default());
         return Ok(0);
     }
@@ -68,9 +90,13 @@ pub fn run(_args: &Args, a: &ListArgs) -> Result<u8> {
             "forward GFLOP/image",
             "description",
         ]);
-    for n in &models {
+    for (index, n) in models.iter().enumerate() {
         table.add_row([
-            n.name.clone(),
+            if index < workspace_models {
+                format!("{} (workspace)", n.name)
+            } else {
+                n.name.clone()
+            },
             format!("{}x{}x{}", n.input.0, n.input.1, n.input.2),
             n.layers.len().to_string(),
             format!("{:.1}", n.param_count() as f64 / 1e6),
@@ -116,6 +142,17 @@ pub fn run(_args: &Args, a: &ListArgs) -> Result<u8> {
         "\nkernel variants (`run --kernel`, `tune`): {}\n",
         variants.join(", ")
     ));
+    if !declared.is_empty() {
+        text.push_str("\nthis workspace's kernels (`run --kernel user:NAME`):\n");
+        for k in &declared {
+            text.push_str(&format!(
+                "  user:{}: {} in {}\n",
+                k.name,
+                k.config.op,
+                source_of(k).display()
+            ));
+        }
+    }
     print(&text);
     Ok(0)
 }

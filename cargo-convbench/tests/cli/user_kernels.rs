@@ -292,6 +292,19 @@ fn a_configured_network_and_a_shape_list_run_like_the_zoo() {
         "the network at batch 1, the row at its own batch"
     );
     assert!(record.benchmarks.iter().all(|b| b.verified));
+    // `list` shows the network beside the zoo's, marked as the workspace's.
+    let output = package
+        .convbench()
+        .args(["list", "--format", "json"])
+        .output()
+        .expect("list");
+    assert_code(&output, 0);
+    let listed: serde_json::Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+    let tiny = listed["models"]
+        .as_array()
+        .and_then(|models| models.iter().find(|m| m["name"] == "tiny"))
+        .unwrap_or_else(|| panic!("tiny is not listed: {listed}"));
+    assert_eq!(tiny["from"], "workspace");
 
     // Shapes that do not chain: the error names the model and the layer.
     let broken = format!(
@@ -556,4 +569,28 @@ fn a_kernel_tint_rejects_is_an_input_error_naming_its_file_line_and_tints_messag
         "{stderr}"
     );
     assert!(stderr.contains("uniform control flow"), "{stderr}");
+}
+
+/// `list` in a workspace names its kernels as `run --kernel` takes them, with their sources.
+#[test]
+fn list_names_the_workspaces_kernels() {
+    let package = example_workspace();
+    let output = package.convbench().arg("list").output().expect("list");
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    assert!(
+        stdout.contains("user:conv-tiled: conv2d_forward in kernels/conv_tiled.wgsl"),
+        "{stdout}"
+    );
+    let output = package
+        .convbench()
+        .args(["list", "--format", "json"])
+        .output()
+        .expect("list");
+    let listed: serde_json::Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+    let names: Vec<&str> = listed["user_kernels"]
+        .as_array()
+        .map(|kernels| kernels.iter().filter_map(|k| k["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, ["user:conv-plain", "user:conv-tiled"], "{listed}");
 }
