@@ -42,7 +42,9 @@ pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
             print(&serde_json::to_string_pretty(&list).unwrap_or_default());
         } else {
             let mut table = Table::new();
-            table.set_header(["op", "reads", "writes"]);
+            table
+                .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
+                .set_header(["op", "reads", "writes"]);
             for op in &ops {
                 let names = |read: bool| {
                     op.contract()
@@ -59,7 +61,9 @@ pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
             let mut text = table.to_string();
             if !mine.is_empty() {
                 let mut yours = Table::new();
-                yours.set_header(["your kernel", "op", "source", "f16", "only", "digest"]);
+                yours
+                    .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
+                    .set_header(["your kernel", "op", "source", "f16", "only", "digest"]);
                 for k in &mine {
                     let source = k
                         .source_path
