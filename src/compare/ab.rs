@@ -31,7 +31,7 @@
 //! regression at least 95% of the time and identical code at most `alpha` of the time. A rule
 //! that asked the estimate itself to exceed the threshold would catch a slowdown of exactly the
 //! threshold only about as often as its estimate landed above it (74-82% after adaptive
-//! stopping, in the simulation below run with that rule), so the bar for the estimate is half the
+//! stopping: `scripts/ab-rule-simulation.py`, the same procedure with both rules), so the bar for the estimate is half the
 //! threshold: changes between half the threshold and the threshold are the zone where either
 //! verdict may come. "No change" has to be shown at the same level as a regression (TOST at
 //! `alpha`, not a 95% interval), so that a real slowdown of the threshold is not waved through
@@ -288,7 +288,8 @@ fn row_of(input: &AbInput<'_>, alpha: f64) -> AbRow {
         row.p_value = if mean == 0.0 { 1.0 } else { 0.0 };
     }
     // TOST: both one-sided tests at `alpha` reject a change beyond the threshold.
-    let equivalence = t.inverse_cdf(1.0 - alpha.clamp(1e-12, 0.5)) * standard_error;
+    let critical = t.inverse_cdf(1.0 - alpha.clamp(1e-12, 0.5));
+    let equivalence = critical * standard_error;
     let within =
         (mean - equivalence).exp_m1() >= -row.threshold && (mean + equivalence).exp_m1() <= row.threshold;
     row.verdict = if within {
@@ -298,7 +299,6 @@ fn row_of(input: &AbInput<'_>, alpha: f64) -> AbRow {
     };
     // What would settle it: a change beyond the floor needs a significant difference from 0,
     // one within it an interval inside the threshold.
-    let critical = t.inverse_cdf(1.0 - alpha.clamp(1e-12, 0.5));
     let gap = if row.change.abs() > FLOOR * row.threshold {
         row.change.abs()
     } else {

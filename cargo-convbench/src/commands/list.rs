@@ -25,7 +25,15 @@ pub struct ListArgs {
 pub fn run(args: &Args, a: &ListArgs) -> Result<u8> {
     // Outside a cargo workspace, or with a configuration that does not load, the zoo alone:
     // `list` answers what convbench can run before anything is set up.
-    let workspace = config::load(args.manifest_path.as_deref()).ok();
+    let workspace = match config::load(args.manifest_path.as_deref()) {
+        Ok(workspace) => Some(workspace),
+        Err(error) => {
+            if !args.quiet {
+                eprintln!("notice: listing convbench's own models and kernels only: {error}");
+            }
+            None
+        }
+    };
     let (root, mine, declared) = workspace
         .map(|w| (w.root, w.config.model, w.kernels))
         .unwrap_or_default();
