@@ -4,7 +4,9 @@
 //!
 //! 1. The workspace is found the way cargo finds it: from `--manifest-path`, or else from
 //!    the nearest `Cargo.toml` at or above the current directory, then `cargo metadata
-//!    --no-deps` names the workspace root and target directory.
+//!    --no-deps` names the workspace root and target directory. Where cargo is not installed
+//!    (a GPU machine given the binary alone), the manifest's own folder is the root and its
+//!    `[workspace] members` are read from their files ([`manifest_workspace`]).
 //! 2. If `convbench.toml` exists at the workspace root, it is the whole configuration (its
 //!    keys at the top level) and `[workspace.metadata.convbench]` is ignored: one file
 //!    wins, they are never merged, so what you read is what applies.
@@ -590,28 +592,119 @@ fn cargo_workspace(
         .manifest_path(manifest)
         .current_dir(current_dir)
         .no_deps()
-        .exec()
-        .map_err(|error| match error {
-            cargo_metadata::Error::CargoMetadata { stderr } => Error::InvalidInput(format!(
-                "`cargo metadata` failed for {}: {}; fix the manifest or pass another --manifest-path",
-                manifest.display(),
-                stderr.trim()
-            )),
-            cargo_metadata::Error::Io(source) => Error::Environment(format!(
-                "could not run `cargo metadata` for {} ({source}); is cargo installed and on PATH?",
-                manifest.display()
-            )),
-            other => Error::Environment(format!(
-                "`cargo metadata` for {} gave unreadable output: {other}",
-                manifest.display()
-            )),
-        })?;
+        .exec();
+    let metadata = match metadata {
+        Err(cargo_metadata::Error::Io(source)) if source.kind() == std::io::ErrorKind::NotFound => {
+            return manifest_workspace(manifest);
+        }
+        other => other,
+    };
+    let metadata = metadata.map_err(|error| match error {
+        cargo_metadata::Error::CargoMetadata { stderr } => Error::InvalidInput(format!(
+            "`cargo metadata` failed for {}: {}; fix the manifest or pass another --manifest-path",
+            manifest.display(),
+            stderr.trim()
+        )),
+        cargo_metadata::Error::Io(source) => Error::Environment(format!(
+            "could not run `cargo metadata` for {} ({source}); is cargo installed and on PATH?",
+            manifest.display()
+        )),
+        other => Error::Environment(format!(
+            "`cargo metadata` for {} gave unreadable output: {other}",
+            manifest.display()
+        )),
+    })?;
     let kernels = package_kernels(&metadata)?;
     Ok((
         metadata.workspace_root.into_std_path_buf(),
         metadata.target_directory.into_std_path_buf(),
         kernels,
     ))
+}
+
+/// [`cargo_workspace`] without cargo (a GPU machine that was given the binary but no Rust
+/// toolchain): the manifest's folder is the root, `target/` (or `CARGO_TARGET_DIR`) the target
+/// folder, and the kernels are those of the manifest's own `[package.metadata.convbench]` and of
+/// the members its `[workspace] members` names (a trailing `/*` lists a folder), read from the
+/// files. A manifest inside a workspace it does not define is read as its own root.
+fn manifest_workspace(manifest: &Path) -> Result<(PathBuf, PathBuf, Vec<crate::kernels::user::Declared>)> {
+    #[derive(Deserialize)]
+    struct Manifest {
+        package: Option<toml::Value>,
+        workspace: Option<Members>,
+    }
+    #[derive(Deserialize)]
+    struct Members {
+        #[serde(default)]
+        members: Vec<String>,
+    }
+    #[derive(Deserialize)]
+    struct PackageOnly {
+        package: Option<PackageMetadata>,
+    }
+    #[derive(Deserialize)]
+    struct PackageMetadata {
+        metadata: Option<BTreeMap<String, toml::Value>>,
+    }
+    let parse = |path: &Path| -> Result<Manifest> {
+        toml::from_str(&read_text(path)?)
+            .map_err(|error| Error::InvalidInput(format!("invalid manifest {}: {error}", path.display())))
+    };
+    let root = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+    let top = parse(manifest)?;
+    let mut manifests = Vec::new();
+    if top.package.is_some() {
+        manifests.push(manifest.to_path_buf());
+    }
+    for member in top.workspace.map(|w| w.members).unwrap_or_default() {
+        let dirs = match member.strip_suffix("/*") {
+            Some(parent) => match std::fs::read_dir(root.join(parent)) {
+                Ok(entries) => {
+                    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+                    dirs.sort();
+                    dirs
+                }
+                Err(_) => Vec::new(),
+            },
+            None => vec![root.join(&member)],
+        };
+        manifests.extend(
+            dirs.into_iter()
+                .map(|dir| dir.join("Cargo.toml"))
+                .filter(|m| m.is_file()),
+        );
+    }
+    let mut kernels = Vec::new();
+    for path in manifests {
+        let text = read_text(&path)?;
+        let parsed: PackageOnly = toml::from_str(&text)
+            .map_err(|error| Error::InvalidInput(format!("invalid manifest {}: {error}", path.display())))?;
+        let Some(table) = parsed
+            .package
+            .and_then(|p| p.metadata)
+            .and_then(|mut m| m.remove("convbench"))
+        else {
+            continue;
+        };
+        let table: PackageTable = table.try_into().map_err(|error| {
+            Error::InvalidInput(format!(
+                "invalid [package.metadata.convbench] in {}: {error}; a crate declares only \
+                 `kernels` there, the rest goes in [workspace.metadata.convbench]",
+                path.display()
+            ))
+        })?;
+        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        for (name, config) in table.kernels {
+            kernels.push(crate::kernels::user::Declared {
+                name,
+                config,
+                base_dir: base_dir.clone(),
+                file: path.clone(),
+            });
+        }
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    Ok((root, target, kernels))
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -881,5 +974,67 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
             assert!(error.to_string().contains("ci.dashboard-url"), "{error}");
         }
         assert!("sometimes".parse::<CommentOn>().is_err());
+    }
+}
+
+#[cfg(test)]
+mod without_cargo {
+    use super::*;
+
+    /// A workspace whose root is a crate and which names one member directly and one folder of
+    /// members with `/*`; the root and one member declare kernels.
+    #[test]
+    fn the_manifest_alone_gives_the_root_and_every_members_kernels() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let root = dir.path();
+        let write = |path: &str, text: &str| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("create folder");
+            std::fs::write(path, text).expect("write");
+        };
+        write(
+            "Cargo.toml",
+            "[package]\nname = \"top\"\nversion = \"0.1.0\"\n\n[workspace]\nmembers = [\"tool\", \"crates/*\"]\n\n\
+             [package.metadata.convbench.kernels.mine]\nop = \"conv2d_forward\"\nsource = \"k.wgsl\"\n",
+        );
+        write(
+            "tool/Cargo.toml",
+            "[package]\nname = \"tool\"\nversion = \"0.1.0\"\n",
+        );
+        write(
+            "crates/deep/Cargo.toml",
+            "[package]\nname = \"deep\"\nversion = \"0.1.0\"\n\n\
+             [package.metadata.convbench.kernels.theirs]\nop = \"linear_forward\"\nsource = \"l.wgsl\"\n",
+        );
+        write("crates/not-a-crate/readme.txt", "no manifest here");
+        let (found_root, target, kernels) = manifest_workspace(&root.join("Cargo.toml")).expect("read");
+        assert_eq!(found_root, root);
+        if std::env::var_os("CARGO_TARGET_DIR").is_none() {
+            assert_eq!(target, root.join("target"));
+        }
+        let names: Vec<(&str, PathBuf)> = kernels
+            .iter()
+            .map(|k| (k.name.as_str(), k.base_dir.clone()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![("mine", root.to_path_buf()), ("theirs", root.join("crates/deep"))]
+        );
+    }
+
+    #[test]
+    fn a_bad_member_table_names_its_manifest() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let manifest = dir.path().join("Cargo.toml");
+        std::fs::write(
+            &manifest,
+            "[package]\nname = \"top\"\nversion = \"0.1.0\"\n\n[package.metadata.convbench]\nmodels = [\"lenet\"]\n",
+        )
+        .expect("write");
+        let error = manifest_workspace(&manifest).expect_err("models belong to the workspace table");
+        assert!(
+            error.to_string().contains(&manifest.display().to_string()),
+            "{error}"
+        );
     }
 }

@@ -201,6 +201,12 @@ pub trait Loaded {
     fn run(&mut self, ops: Range<usize>, per_op: bool) -> Result<Timings>;
     /// Bytes of device memory held by the tensors.
     fn memory_bytes(&self) -> u64;
+    /// What runs op `index` where the backend chooses it itself (cuDNN's convolution
+    /// algorithm, cuBLAS), recorded as the layer's variant; `None` where the op runs the
+    /// plan's kernel variant.
+    fn kernel_name(&self, _index: usize) -> Option<String> {
+        None
+    }
 }
 
 /// [`check_write`] for labels, which also checks each value against the class count of every op

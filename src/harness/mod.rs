@@ -366,7 +366,7 @@ pub fn measure(
     ));
 
     let layers = if options.layers {
-        layer_results(&plan, &samples)
+        layer_results(&plan, &samples, &|index| loaded.kernel_name(index))
     } else {
         Vec::new()
     };
@@ -423,7 +423,7 @@ fn kernel_choices(plan: &Plan) -> BTreeMap<String, String> {
     .map(|((layer, phase), ops)| {
         (
             format!("{} {}", plan.layers[layer].name, phase.as_str()),
-            variants_of(plan, &ops),
+            variants_of(plan, &ops, &|_| None),
         )
     })
     .collect()
@@ -441,7 +441,11 @@ fn op_groups(plan: &Plan, keep: impl Fn(&OpCall) -> bool) -> BTreeMap<(usize, Ph
 }
 
 /// Per-layer, per-phase sums of op durations, in plan order.
-fn layer_results(plan: &Plan, samples: &[Sample]) -> Vec<LayerResult> {
+fn layer_results(
+    plan: &Plan,
+    samples: &[Sample],
+    kernel_name: &dyn Fn(usize) -> Option<String>,
+) -> Vec<LayerResult> {
     let mut ordered: Vec<((usize, Phase), Vec<usize>)> = op_groups(plan, |_| true).into_iter().collect();
     ordered.sort_by_key(|((layer, phase), ops)| (*phase, ops.first().copied().unwrap_or(*layer)));
     ordered
@@ -466,7 +470,7 @@ fn layer_results(plan: &Plan, samples: &[Sample]) -> Vec<LayerResult> {
                 }),
                 samples_ns: values,
                 flops: ops.iter().map(|&i| plan.program.ops[i].op.flops()).sum(),
-                variant: variants_of(plan, &ops),
+                variant: variants_of(plan, &ops, kernel_name),
                 bytes: ops
                     .iter()
                     .map(|&i| compulsory_bytes(&plan.program.ops[i].op, plan.program.precision))
@@ -494,11 +498,12 @@ fn compulsory_bytes(op: &Op, precision: Precision) -> u64 {
 }
 
 /// The distinct variants of `ops`, in order, joined with `+` (a layer split into column slices
-/// may run slices with different variants).
-fn variants_of(plan: &Plan, ops: &[usize]) -> String {
+/// may run slices with different variants); an op the backend runs with a routine of its own
+/// choosing is named by `kernel_name` (cuDNN's algorithm).
+fn variants_of(plan: &Plan, ops: &[usize], kernel_name: &dyn Fn(usize) -> Option<String>) -> String {
     let mut ids: Vec<String> = Vec::new();
     for &i in ops {
-        let id = plan.program.ops[i].variant.id();
+        let id = kernel_name(i).unwrap_or_else(|| plan.program.ops[i].variant.id());
         if !ids.contains(&id) {
             ids.push(id);
         }

@@ -195,3 +195,26 @@ fn kernels_emit_writes_every_final_source_and_the_workspaces_kernels() {
     let subgroup_form = std::fs::read_to_string(dir.path().join("conv2d.f16.subgroups.wgsl")).expect("read");
     assert!(subgroup_form.contains("enable f16; enable subgroups; alias T = f16;"));
 }
+
+/// A GPU machine is often given the binary and no Rust toolchain: the workspace's kernels are
+/// then read from the manifests themselves, and every command works without cargo.
+#[test]
+fn list_finds_the_workspaces_kernels_without_cargo_on_path() {
+    let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/my-kernels/Cargo.toml");
+    let empty = tempfile::tempdir().expect("temp dir");
+    let output = convbench()
+        .env("PATH", empty.path())
+        .arg("list")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .args(["--format", "json"])
+        .output()
+        .expect("list");
+    assert_code(&output, 0);
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("list --format json is JSON");
+    let kernels = doc["user_kernels"].to_string();
+    assert!(
+        kernels.contains("conv-tiled") && kernels.contains("conv-plain"),
+        "{kernels}"
+    );
+}

@@ -262,8 +262,12 @@ def cpu_name():
 def describe(device):
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True
+        # Strict f32, as convbench computes it: TF32 would round the inputs of every
+        # convolution and product to 10 bits of mantissa (cuDNN allows it by default).
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
         name = f"cuda: {torch.cuda.get_device_name(device)}"
-        notes = f"cudnn {torch.backends.cudnn.version()}, cudnn.benchmark on"
+        notes = f"cudnn {torch.backends.cudnn.version()}, cudnn.benchmark on, TF32 off"
     else:
         name = f"cpu: {cpu_name()}, {torch.get_num_threads()} threads"
         notes = f"{torch.get_num_threads()} threads, mkldnn {torch.backends.mkldnn.is_available()}"

@@ -359,11 +359,25 @@ impl MathMode {
         }
     }
 
-    /// Whether cuDNN's algorithm of `math` type respects this mode.
+    /// Whether cuDNN's algorithm of `math` type respects this mode. The search runs on a
+    /// descriptor set to [`MathMode::cudnn`], and cuDNN 9 reports its FMA kernels under that
+    /// search as `CUDNN_DEFAULT_MATH` (seen on an H200 with cuDNN 9.x): strict f32 admits both,
+    /// and [`MathMode::run_math`] runs them with `CUDNN_FMA_MATH` set, which rules TF32 out.
     fn admits(self, math: cudnn_sys::cudnnMathType_t) -> bool {
         match self {
-            MathMode::StrictF32 => math == cudnn_sys::cudnnMathType_t::CUDNN_FMA_MATH,
+            MathMode::StrictF32 => matches!(
+                math,
+                cudnn_sys::cudnnMathType_t::CUDNN_FMA_MATH | cudnn_sys::cudnnMathType_t::CUDNN_DEFAULT_MATH
+            ),
             MathMode::Tf32 | MathMode::HalfTensorOps => true,
+        }
+    }
+
+    /// The math type to set on the descriptor when running an algorithm found as `found`.
+    fn run_math(self, found: cudnn_sys::cudnnMathType_t) -> cudnn_sys::cudnnMathType_t {
+        match self {
+            MathMode::StrictF32 => cudnn_sys::cudnnMathType_t::CUDNN_FMA_MATH,
+            MathMode::Tf32 | MathMode::HalfTensorOps => found,
         }
     }
 }
@@ -466,6 +480,56 @@ pub(super) enum ConvAlgo {
     BackwardData(cudnn_sys::cudnnConvolutionBwdDataAlgo_t),
     /// Backward filter.
     BackwardFilter(cudnn_sys::cudnnConvolutionBwdFilterAlgo_t),
+}
+
+impl ConvAlgo {
+    /// The algorithm as records name it: cuDNN's constant, lower case, from `ALGO` on for the
+    /// forward pass (`cudnn_implicit_precomp_gemm`), with the pass for the others
+    /// (`cudnn_bwd_data_algo_1`, `cudnn_bwd_filter_algo_0`).
+    pub(super) fn name(self) -> String {
+        let (constant, prefix) = match self {
+            ConvAlgo::Forward(algo) => (format!("{algo:?}"), "CUDNN_CONVOLUTION_FWD_ALGO_"),
+            ConvAlgo::BackwardData(algo) => (format!("{algo:?}"), "CUDNN_CONVOLUTION_"),
+            ConvAlgo::BackwardFilter(algo) => (format!("{algo:?}"), "CUDNN_CONVOLUTION_"),
+        };
+        format!(
+            "cudnn_{}",
+            constant.strip_prefix(prefix).unwrap_or(&constant).to_lowercase()
+        )
+    }
+
+    /// Whether the algorithm adds the convolution's products themselves (implicit or explicit
+    /// GEMM, direct, atomics in any order), so that each output's error is bounded by its own
+    /// terms, as `convbench::harness::verify` holds every kernel to. FFT and Winograd
+    /// algorithms add transformed tiles instead: their error is spread over the whole tile or
+    /// tensor (seen on an H200: a VGG16 weight gradient whose products are all zero came out
+    /// as -4.7e-10 in f32, and an AlexNet one 10% off in f16), so they are left out of the
+    /// search rather than judged by a bound nobody derived for them.
+    pub(super) fn sums_products(self) -> bool {
+        use cudnn_sys::{
+            cudnnConvolutionBwdDataAlgo_t as Data, cudnnConvolutionBwdFilterAlgo_t as Filter,
+            cudnnConvolutionFwdAlgo_t as Fwd,
+        };
+        match self {
+            ConvAlgo::Forward(algo) => matches!(
+                algo,
+                Fwd::CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM
+                    | Fwd::CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
+                    | Fwd::CUDNN_CONVOLUTION_FWD_ALGO_GEMM
+                    | Fwd::CUDNN_CONVOLUTION_FWD_ALGO_DIRECT
+            ),
+            ConvAlgo::BackwardData(algo) => matches!(
+                algo,
+                Data::CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 | Data::CUDNN_CONVOLUTION_BWD_DATA_ALGO_1
+            ),
+            ConvAlgo::BackwardFilter(algo) => matches!(
+                algo,
+                Filter::CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0
+                    | Filter::CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1
+                    | Filter::CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3
+            ),
+        }
+    }
 }
 
 /// An algorithm chosen by measurement, with what it needs.
@@ -742,7 +806,8 @@ impl Gpu {
 
     /// Measures every algorithm of `pass` (cuDNN's `cudnnFind*AlgorithmEx`, like
     /// `cudnn.benchmark` in Torch) on the given tensors, which it overwrites (the pass's output),
-    /// and returns the fastest one that `math` admits and that fits in `workspace`.
+    /// and returns the fastest one that `math` admits, that sums the products themselves
+    /// ([`ConvAlgo::sums_products`]) and that fits in `workspace`; else why there is none.
     pub(super) fn find_conv(
         &self,
         pass: ConvPass,
@@ -750,13 +815,14 @@ impl Gpu {
         math: MathMode,
         [first, second, output]: [Region<'_>; 3],
         workspace: Option<Region<'_>>,
-    ) -> CallResult<Option<ConvChoice>> {
+    ) -> CallResult<std::result::Result<ConvChoice, String>> {
         let (workspace_ptr, workspace_bytes) = match workspace {
             Some(w) => (w.at_least(w.bytes, "workspace")?, w.bytes),
             None => (ptr::null_mut(), 0),
         };
         let mut returned = 0;
         let mut choices = Vec::new();
+        let mut failed = Vec::new();
         match pass {
             ConvPass::Forward => {
                 let x = first.at_least(descs.x.bytes, "convolution input")?;
@@ -790,6 +856,8 @@ impl Gpu {
                 for r in results.iter().take(returned.max(0) as usize) {
                     if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
                         choices.push((ConvAlgo::Forward(r.algo), r.mathType, r.memory, r.time));
+                    } else {
+                        failed.push(format!("{:?}: {:?}", ConvAlgo::Forward(r.algo), r.status));
                     }
                 }
             }
@@ -824,6 +892,8 @@ impl Gpu {
                 for r in results.iter().take(returned.max(0) as usize) {
                     if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
                         choices.push((ConvAlgo::BackwardData(r.algo), r.mathType, r.memory, r.time));
+                    } else {
+                        failed.push(format!("{:?}: {:?}", ConvAlgo::BackwardData(r.algo), r.status));
                     }
                 }
             }
@@ -859,20 +929,44 @@ impl Gpu {
                 for r in results.iter().take(returned.max(0) as usize) {
                     if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
                         choices.push((ConvAlgo::BackwardFilter(r.algo), r.mathType, r.memory, r.time));
+                    } else {
+                        failed.push(format!("{:?}: {:?}", ConvAlgo::BackwardFilter(r.algo), r.status));
                     }
                 }
             }
         }
         // cuDNN sorts by time; the first admissible one that fits is the fastest.
-        Ok(choices
-            .into_iter()
-            .find(|&(_, m, memory, _)| math.admits(m) && memory <= workspace_bytes)
-            .map(|(algo, math, workspace_bytes, time_ms)| ConvChoice {
+        let found = choices
+            .iter()
+            .find(|&&(algo, m, memory, _)| {
+                algo.sums_products() && math.admits(m) && memory <= workspace_bytes
+            })
+            .map(|&(algo, found, workspace_bytes, time_ms)| ConvChoice {
                 algo,
-                math,
+                math: math.run_math(found),
                 workspace_bytes,
                 time_ms,
-            }))
+            });
+        Ok(found.ok_or_else(|| {
+            let offered: Vec<String> = choices
+                .iter()
+                .map(|(algo, m, memory, _)| format!("{algo:?} ({m:?}, {memory} B)"))
+                .collect();
+            let failed = if failed.is_empty() {
+                String::new()
+            } else {
+                format!("; failed in the search: {}", failed.join(", "))
+            };
+            if offered.is_empty() {
+                format!("cuDNN's search returned {returned} results, none usable{failed}")
+            } else {
+                format!(
+                    "cuDNN offered {} with {workspace_bytes} B of workspace, none of them a direct \
+                     sum of products in this math mode{failed}",
+                    offered.join(", ")
+                )
+            }
+        }))
     }
 
     /// Runs one pass of a convolution with the algorithm `choice`, overwriting the output.

@@ -4,6 +4,10 @@
 //! - Convolutions (forward, backward data, backward filter): cuDNN, with the fastest algorithm
 //!   of each layer measured when a program loads (`cudnnFind*AlgorithmEx`, like
 //!   `cudnn.benchmark` in the seeds' Torch runs) and one workspace for the whole program.
+//!   The search admits only algorithms that add the products themselves (GEMM-like, direct):
+//!   cuDNN's FFT and Winograd algorithms spread rounding over whole tiles and failed the
+//!   per-element bound every kernel is verified against on an H200 (`ConvAlgo::sums_products`),
+//!   so cuDNN is timed under the same accuracy contract as the WGSL kernels.
 //!   Bias: `cudnnAddTensor`; bias gradient: `cudnnConvolutionBackwardBias`.
 //! - Pooling: cuDNN where it computes exactly what the reference does (every window of a
 //!   floor-sized layer, forward; average backward); ceil-mode layers that round up and the
@@ -527,6 +531,10 @@ impl Loaded for CudaProgram<'_> {
 
     fn memory_bytes(&self) -> u64 {
         self.buffers.iter().map(|b| b.bytes() as u64).sum()
+    }
+
+    fn kernel_name(&self, index: usize) -> Option<String> {
+        self.steps.get(index).and_then(Step::kernel_name)
     }
 }
 

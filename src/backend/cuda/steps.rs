@@ -61,6 +61,17 @@ impl Step {
         }
     }
 
+    /// The library routine that runs the step, as records name it (a layer's variant):
+    /// `cudnn_implicit_precomp_gemm`, `cudnn_bwd_filter_algo_1`, `cublas`; `None` for our
+    /// NVRTC kernels and cuDNN's other routines.
+    pub(super) fn kernel_name(&self) -> Option<String> {
+        match self {
+            Step::Conv(s) => Some(s.choice.algo.name()),
+            Step::Linear(_) => Some("cublas".into()),
+            _ => None,
+        }
+    }
+
     /// How the step runs, for messages, e.g. `cuDNN Forward(...)`.
     pub(super) fn describe(&self) -> String {
         match self {
@@ -545,9 +556,10 @@ impl Planner<'_> {
                 let choice = self
                     .gpu
                     .find_conv(pass, &descs, self.math, regions, workspace.map(Buffer::region))?
-                    .ok_or_else(|| {
+                    .map_err(|offered| {
                         PlanError::NotImplemented(format!(
-                            "cuDNN has no {pass:?} convolution algorithm for {g:?} in {:?} with {:?}",
+                            "cuDNN has no {pass:?} convolution algorithm for {g:?} in {:?} with {:?} \
+                             ({offered})",
                             self.dtype, self.math
                         ))
                     })?;
