@@ -251,3 +251,12 @@ impl BaselineArgs {
         }
     }
 }
+
+/// Output format of listings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// A table.
+    Table,
+    /// JSON.
+    Json,
+}

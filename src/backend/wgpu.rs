@@ -39,6 +39,28 @@ impl WgpuBackend {
     pub fn gpu(&self) -> &Gpu {
         &self.gpu
     }
+
+    /// One digest per op of `program`: of the code the op runs here (each dispatch's shader
+    /// source in this device's shader set, entry point, constants, parameters, bindings and
+    /// grid). Two backends of one device (see [`Self::with_shaders`]) run the same code for an
+    /// op exactly when its digests agree, so `ab` verifies such an op once.
+    pub fn kernel_digests(&self, program: &Program) -> Result<Vec<u64>> {
+        program
+            .ops
+            .iter()
+            .map(|call| {
+                let mut text = String::new();
+                for d in crate::kernels::plan(&call.op, call.variant)? {
+                    text.push_str(self.gpu.shaders().source_of(d.shader));
+                    text.push_str(&format!(
+                        "\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0",
+                        d.entry, d.constants, d.params, d.bindings, d.grid
+                    ));
+                }
+                Ok(crate::fnv1a64(text.bytes()))
+            })
+            .collect()
+    }
 }
 
 impl Backend for WgpuBackend {

@@ -213,6 +213,28 @@ impl GitBaselineStore {
         &self.baseline_dir
     }
 
+    /// The adapter folders under the baseline directory in the working tree, sorted (`only`
+    /// alone when given).
+    pub fn adapter_slugs(&self, only: Option<&str>) -> Result<Vec<String>> {
+        if let Some(slug) = only {
+            return Ok(vec![slug.to_string()]);
+        }
+        let dir = self.workdir.join(&self.baseline_dir);
+        let mut slugs: Vec<String> = std::fs::read_dir(&dir)
+            .map_err(|e| {
+                Error::InvalidInput(format!(
+                    "no baselines in {}: {e}; bless some with `cargo convbench baseline update`",
+                    dir.display()
+                ))
+            })?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        slugs.sort();
+        Ok(slugs)
+    }
+
     /// The URL of remote `name` (e.g. `origin`), when it exists and is UTF-8.
     pub fn remote_url(&self, name: &str) -> Option<String> {
         self.repo.find_remote(name).ok()?.url().ok().map(str::to_string)

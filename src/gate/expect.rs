@@ -6,6 +6,7 @@
 
 use crate::baseline::{BaseRevision, GitBaselineStore};
 use crate::compare::{Comparison, Verdict};
+use crate::github::{GithubApi, Repository, merge_base, run_jobs};
 use crate::results::RunRecord;
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -370,4 +371,67 @@ fn blessed_runners(store: &GitBaselineStore, rev: &BaseRevision, set: &str) -> R
         });
     }
     Ok(runners)
+}
+
+/// The base of `comment`'s judgment: the merge-base GitHub computes for `head_sha` with
+/// `branch` (the pull request cannot choose it). A different base the benchmark run `claimed`
+/// is reported in `notes`, never used.
+pub fn trusted_base(
+    api: &GithubApi,
+    repository: &Repository,
+    branch: &str,
+    head_sha: &str,
+    claimed: Option<&str>,
+    notes: &mut Vec<String>,
+) -> Result<String> {
+    let base = merge_base(api, &repository.owner, &repository.name, branch, head_sha)?;
+    if let Some(claimed) = claimed
+        && !claimed.eq_ignore_ascii_case(&base)
+    {
+        notes.push(format!(
+            "the benchmark run named base {} but the merge-base of {} with {branch} is {}: the numbers \
+             are judged against {}",
+            claimed.chars().take(40).collect::<String>(),
+            &head_sha[..7],
+            &base[..7],
+            &base[..7]
+        ));
+    }
+    Ok(base)
+}
+
+/// The legs of run `run_id` that did not end well (cancelled, timed out, never started...),
+/// and one more when the run's jobs outnumber the `records` that reached the gate (a failed
+/// leg that uploaded nothing).
+pub fn failed_legs(
+    api: &GithubApi,
+    repository: &Repository,
+    run_id: u64,
+    records: usize,
+) -> Result<Vec<FailedLeg>> {
+    let jobs = run_jobs(api, &repository.owner, &repository.name, run_id)?;
+    let mut legs: Vec<FailedLeg> = jobs
+        .iter()
+        .filter(|job| !matches!(job.conclusion.as_deref(), Some("success" | "failure")))
+        .map(|job| FailedLeg {
+            name: job.name.clone(),
+            conclusion: job.conclusion.clone().unwrap_or_else(|| job.status.clone()),
+        })
+        .collect();
+    let finished = jobs.len() - legs.len();
+    if records < finished {
+        let mut failed: Vec<&str> = jobs
+            .iter()
+            .filter(|job| job.conclusion.as_deref() == Some("failure"))
+            .map(|job| job.name.as_str())
+            .collect();
+        if failed.is_empty() {
+            failed = jobs.iter().map(|job| job.name.as_str()).collect();
+        }
+        legs.push(FailedLeg {
+            name: failed.join(", "),
+            conclusion: format!("failure, and {records} of {finished} finished legs uploaded a record"),
+        });
+    }
+    Ok(legs)
 }

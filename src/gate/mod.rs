@@ -17,7 +17,7 @@ pub mod publish;
 
 use crate::baseline::{BaseRevision, GitBaselineStore};
 use crate::compare::{CompareConfig, Comparison, PhaseComparison, Verdict, compare};
-use crate::config::{CommentOn, Workspace};
+use crate::config::{CiMode, CommentOn, Workspace};
 use crate::github::{
     ActionsEnv, CheckConclusion, CommentContext, comment_body, escape_markdown, sections_from,
 };
@@ -554,6 +554,64 @@ fn waivers(
         }
     }
     waived
+}
+
+/// How `ci` decides this time, and why, when it is not A/B.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// A/B; `forced` when asked for (its errors are the command's), else chosen by default
+    /// (an environment error falls back to baseline mode).
+    Ab {
+        /// Whether the flags or the configuration asked for A/B.
+        forced: bool,
+    },
+    /// Baseline mode, with the reason.
+    Baseline(String),
+}
+
+/// What the command line says about `ci`'s mode.
+#[derive(Debug, Clone, Default)]
+pub struct ModeRequest<'a> {
+    /// Saved files are given to judge (`--results`): nothing is run.
+    pub judging_files: bool,
+    /// The mode the flags ask for (`--mode`, `--ab`, `--ab-base`).
+    pub asked: Option<CiMode>,
+    /// A backend other than wgpu is selected.
+    pub other_backend: bool,
+    /// The base revision named (`--ab-base` or `--baseline-rev`).
+    pub base: Option<&'a str>,
+}
+
+/// `ci`'s mode: the flags, then `ci.mode` (or `ci.ab`), then A/B whenever a base revision can
+/// be read and the backends are wgpu's; baseline mode otherwise, with the reason.
+pub fn choose_mode(request: &ModeRequest<'_>, workspace: &Workspace) -> Mode {
+    let config = &workspace.config.ci;
+    if request.judging_files {
+        return Mode::Baseline("judging the saved files of --results".into());
+    }
+    match request.asked.or(config.mode).or(config.ab.then_some(CiMode::Ab)) {
+        Some(CiMode::Ab) => return Mode::Ab { forced: true },
+        Some(CiMode::Baseline) => {
+            let by = if request.asked.is_some() {
+                "--mode baseline"
+            } else {
+                "`ci.mode = \"baseline\"`"
+            };
+            return Mode::Baseline(format!("asked for by {by}"));
+        }
+        None => {}
+    }
+    if request.other_backend {
+        return Mode::Baseline(
+            "--backend names a backend other than wgpu, and A/B runs convbench's WGSL".into(),
+        );
+    }
+    let base = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())
+        .and_then(|store| store.resolve_base(request.base));
+    match base {
+        Ok(_) => Mode::Ab { forced: false },
+        Err(e) => Mode::Baseline(format!("no base revision to run A/B against: {e}")),
+    }
 }
 
 /// The decision on `parts`: the accept labels, what was expected and not judged, the

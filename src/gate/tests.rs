@@ -344,3 +344,51 @@ fn a_runner_blessed_at_the_base_that_sent_no_record_fails_the_check() {
         decision.gaps
     );
 }
+
+#[test]
+fn the_mode_follows_the_flags_then_the_configuration_then_the_base() {
+    let mut ws = workspace(None);
+    let files = ModeRequest {
+        judging_files: true,
+        asked: Some(CiMode::Ab),
+        ..ModeRequest::default()
+    };
+    assert_eq!(
+        choose_mode(&files, &ws),
+        Mode::Baseline("judging the saved files of --results".into())
+    );
+    let asked = ModeRequest {
+        asked: Some(CiMode::Baseline),
+        ..ModeRequest::default()
+    };
+    assert_eq!(
+        choose_mode(&asked, &ws),
+        Mode::Baseline("asked for by --mode baseline".into())
+    );
+    ws.config.ci.mode = Some(CiMode::Ab);
+    assert_eq!(
+        choose_mode(&ModeRequest::default(), &ws),
+        Mode::Ab { forced: true }
+    );
+    ws.config.ci.mode = Some(CiMode::Baseline);
+    let Mode::Baseline(why) = choose_mode(&ModeRequest::default(), &ws) else {
+        panic!("ci.mode = baseline decides in baseline mode");
+    };
+    assert!(why.contains("ci.mode"), "{why}");
+    ws.config.ci.mode = None;
+    let other = ModeRequest {
+        other_backend: true,
+        ..ModeRequest::default()
+    };
+    let Mode::Baseline(why) = choose_mode(&other, &ws) else {
+        panic!("a cuda run cannot be A/B");
+    };
+    assert!(why.contains("other than wgpu"), "{why}");
+    // No repository at the root: no base, so baseline mode says why.
+    let dir = tempfile::tempdir().expect("temporary directory");
+    ws.root = dir.path().to_path_buf();
+    let Mode::Baseline(why) = choose_mode(&ModeRequest::default(), &ws) else {
+        panic!("without a repository there is no base");
+    };
+    assert!(why.starts_with("no base revision"), "{why}");
+}

@@ -208,6 +208,19 @@ pub fn verify_target(
     options: &RunOptions,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<verify::Summary> {
+    let plan = verification_plan(backend, target, batch, precision, options)?;
+    verify_plan(backend, target, &plan, &|_| false, options, on_event)
+}
+
+/// The plan [`verify_target`] checks: `target` at [`VERIFY_BATCH`] (or `batch` if smaller),
+/// running the variants chosen for `batch`.
+pub fn verification_plan(
+    backend: &dyn Backend,
+    target: &Target,
+    batch: usize,
+    precision: Precision,
+    options: &RunOptions,
+) -> Result<Plan> {
     check_batch(batch)?;
     let plan_options = PlanOptions {
         stage: options.stage,
@@ -220,11 +233,29 @@ pub fn verify_target(
         select::choose(&mut measured.program, &options.kernels);
         select::copy_variants(&measured.program, &mut plan.program, &options.kernels);
     }
+    Ok(plan)
+}
+
+/// Checks every op of `plan` (from [`verification_plan`]) on `backend` against the reference,
+/// except those `skip` names (by index): `ab` verifies an op whose kernel is the same code on
+/// both sides once.
+pub fn verify_plan(
+    backend: &dyn Backend,
+    target: &Target,
+    plan: &Plan,
+    skip: &dyn Fn(usize) -> bool,
+    options: &RunOptions,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<verify::Summary> {
+    if (0..plan.program.ops.len()).all(skip) {
+        on_event(Event::Verifying { ops: 0 });
+        return Ok(verify::Summary::default());
+    }
     let mut loaded = backend.load(&plan.program)?;
     let seed: u64 = rand::rng().random();
-    fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(seed))?;
+    fill(loaded.as_mut(), plan, &mut StdRng::seed_from_u64(seed))?;
     on_event(Event::Verifying {
-        ops: plan.program.ops.len(),
+        ops: (0..plan.program.ops.len()).filter(|&index| !skip(index)).count(),
     });
     let name = target.name();
     let describe = |index: usize| {
@@ -238,7 +269,7 @@ pub fn verify_target(
         )
     };
     let mut summary = verify::Summary::default();
-    for index in 0..plan.program.ops.len() {
+    for index in (0..plan.program.ops.len()).filter(|&index| !skip(index)) {
         options.interrupt.check(&format!("{name} was verified"))?;
         let check = verify::check_op(loaded.as_mut(), &plan.program, index)?;
         if !check.passed() {

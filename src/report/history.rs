@@ -401,6 +401,162 @@ pub fn github_commit_url(remote: &str) -> Option<String> {
         .then(|| format!("https://github.com/{owner}/{repo}/commit/{{commit}}"))
 }
 
+/// One JSON object per series: its points with their spread, and its change points.
+pub fn history_json(series: &[BenchmarkHistory]) -> String {
+    let rows: Vec<_> = series
+        .iter()
+        .map(|history| {
+            let points: Vec<_> = history
+                .points
+                .iter()
+                .map(|p| {
+                    serde_json::json!({
+                        "commit": p.commit, "time_unix_s": p.time_unix_s, "summary": p.summary,
+                        "median_ns": p.median_ns,
+                        "round_medians_ns": p.round_medians_ns, "round_spread": p.round_spread(),
+                        "run_medians_ns": p.run_medians_ns, "run_spread": p.run_spread(),
+                    })
+                })
+                .collect();
+            let first = history.points.first();
+            serde_json::json!({
+                "adapter": history.slug,
+                "adapter_label": first.map(|p| p.adapter.as_str()),
+                "benchmark": history.benchmark_id,
+                "model": first.map(|p| p.model.as_str()),
+                "stage": first.map(|p| p.stage),
+                "batch": first.map(|p| p.batch),
+                "precision": first.map(|p| p.precision),
+                "backend": first.map(|p| p.backend.as_str()),
+                "phase": history.phase,
+                "points": points,
+                "change_points": history.steps,
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&rows).unwrap_or_default()
+}
+
+/// Milliseconds with three decimals.
+fn ms(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+/// The points of every series as a table, then the change points and, for each slowdown, the
+/// `bisect` command that finds its commit among those between two blessings.
+pub fn history_table(series: &[BenchmarkHistory]) -> String {
+    let mut points = comfy_table::Table::new();
+    points
+        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
+        .set_header([
+            "benchmark",
+            "phase",
+            "commit",
+            "time (UTC)",
+            "median ms",
+            "rounds min–max ms",
+            "kept runs min–max ms",
+            "step",
+            "commit message",
+        ]);
+    for history in series {
+        for (index, p) in history.points.iter().enumerate() {
+            let (rounds, runs) = (p.round_spread(), p.run_spread());
+            let step = history
+                .steps
+                .iter()
+                .find(|step| step.index == index)
+                .map(|step| format!("{:+.1}%", step.relative_step * 100.0))
+                .unwrap_or_default();
+            points.add_row([
+                p.benchmark_id.clone(),
+                p.phase.as_str().to_string(),
+                p.commit.chars().take(10).collect(),
+                rfc3339_utc(p.time_unix_s.max(0) as u64),
+                ms(p.median_ns),
+                format!("{}–{} ({})", ms(rounds.min_ns), ms(rounds.max_ns), rounds.count),
+                format!("{}–{} ({})", ms(runs.min_ns), ms(runs.max_ns), runs.count),
+                step,
+                p.summary.clone(),
+            ]);
+        }
+    }
+    let steps: Vec<_> = series
+        .iter()
+        .flat_map(|history| history.steps.iter().map(move |step| (history, step)))
+        .collect();
+    if steps.is_empty() {
+        return format!("{points}\nno change points");
+    }
+    let mut changes = comfy_table::Table::new();
+    changes
+        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
+        .set_header([
+            "benchmark",
+            "phase",
+            "step at commit",
+            "before ms",
+            "after ms",
+            "step",
+            "p",
+            "commit message",
+        ]);
+    let mut bisects = Vec::new();
+    for (history, step) in steps {
+        if let Some(command) = bisect_command(history, step) {
+            bisects.push(command);
+        }
+        changes.add_row([
+            history.benchmark_id.clone(),
+            history.phase.as_str().to_string(),
+            step.commit.chars().take(10).collect(),
+            ms(step.before_ns),
+            ms(step.after_ns),
+            format!("{:+.1}%", step.relative_step * 100.0),
+            format!("{:.3}", step.p_value),
+            step.summary.clone(),
+        ]);
+    }
+    let mut text = format!("{points}\nchange points:\n{changes}");
+    if !bisects.is_empty() {
+        bisects.dedup();
+        text.push_str("\nto find the commit of a step among those between two blessings:\n");
+        for command in bisects {
+            text.push_str(&format!("  {command}\n"));
+        }
+    }
+    text
+}
+
+/// The `bisect` command over a slowdown's range: from the last commit blessed at the old level
+/// to the first at the new one, with the benchmark's selection flags where its id names them
+/// (`model/stage/bBATCH/precision/backend`).
+fn bisect_command(history: &BenchmarkHistory, step: &crate::baseline::Step) -> Option<String> {
+    let before = history.points.get(step.index.checked_sub(1)?)?;
+    if step.relative_step <= 0.0 || before.commit == step.commit {
+        return None;
+    }
+    let short = |commit: &str| commit.chars().take(12).collect::<String>();
+    let mut command = format!(
+        "cargo convbench bisect --good {} --bad {}",
+        short(&before.commit),
+        short(&step.commit)
+    );
+    if let [model, stage, batch, precision, _backend] =
+        history.benchmark_id.split('/').collect::<Vec<_>>()[..]
+        && let Some(batch) = batch.strip_prefix('b')
+        && [model, stage, batch, precision].iter().all(|part| {
+            part.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        })
+    {
+        command.push_str(&format!(
+            " --model {model} --batch {batch} --precision {precision} --stage {stage}"
+        ));
+    }
+    Some(command)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

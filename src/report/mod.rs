@@ -21,6 +21,7 @@
 //! [`RunRecord`]: crate::results::RunRecord
 //! [`Comparison`]: crate::compare::Comparison
 
+mod ab;
 mod cells;
 mod charts;
 mod comparison;
@@ -32,15 +33,20 @@ mod pivot;
 mod ratio;
 mod svg;
 mod terminal;
+mod tune;
+mod verify;
 
 #[cfg(test)]
 mod tests;
 
+pub use ab::ab_table;
 pub use charts::{ChartKind, ChartSpec, chart_svg};
 pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
 pub use dashboards::{BMF_MEASURE, DashboardFormat, bmf, github_action_benchmark, render_dashboard};
-pub use history::{github_commit_url, history_html, history_svg, history_svg_file_name};
+pub use history::{
+    github_commit_url, history_html, history_json, history_svg, history_svg_file_name, history_table,
+};
 pub use markdown::{escape_markdown, markdown};
 pub use pivot::{
     Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, pivot, pivot_csv, pivot_json,
@@ -49,6 +55,8 @@ pub use pivot::{
 pub use ratio::vendor_ratio_table;
 pub use svg::escape_xml;
 pub use terminal::{layers_table, table, verification_table};
+pub use tune::tune_table;
+pub use verify::{variant_sweep_table, variant_table};
 
 use crate::results::{BenchmarkResult, RunRecord};
 

@@ -14,17 +14,12 @@ use crate::args::{KernelArgs, SelectionArgs, StageArg, count, count_u64};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, write_atomic};
 use crate::progress::run_ab;
-use comfy_table::Table;
-use convbench::compare::ab::AbRow;
-use convbench::compare::{CompareConfig, Verdict};
+use convbench::compare::CompareConfig;
 use convbench::config::parse_duration;
 use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, Workspace};
-use convbench::github::{format_change, format_duration_ns};
-use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK, Measured};
+use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK, Measured, process_pairs};
 use convbench::harness::sweep::MAX_SAMPLES_PER_BENCHMARK;
-use convbench::results::{BenchmarkResult, Phase, RunRecord};
 use convbench::{Error, Result};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Pairs of rounds in process mode by default: each is two whole `run` processes.
@@ -154,7 +149,7 @@ pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
     if interrupted.is_some() && outcome.measured.is_empty() {
         return Err(interrupted.unwrap_or_else(|| Error::Interrupted("a pair was measured".into())));
     }
-    print(&render(&outcome.description, &outcome.rows));
+    print(&convbench::report::ab_table(&outcome.description, &outcome.rows));
     if let Some(out) = &a.out {
         write_atomic(out, &outcome.to_json(config.alpha))?;
         if !args.quiet && interrupted.is_some() {
@@ -174,165 +169,25 @@ pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
     })
 }
 
-/// Whether a row moved beyond its threshold (a regression or an improvement).
-fn moved(row: &AbRow) -> bool {
-    matches!(row.verdict, Verdict::Regression | Verdict::Improvement)
-}
-
-/// The table of verdicts, the rows that moved first (a phase that moved says where a change
-/// of the whole iteration came from), then the evidence of each benchmark and of each row that
-/// moved.
-fn render(description: &str, rows: &[AbRow]) -> String {
-    let mut table = Table::new();
-    table
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header([
-            "benchmark",
-            "phase",
-            "pairs",
-            "base",
-            "head",
-            "change",
-            "95% CI",
-            "verdict",
-        ]);
-    let ordered: Vec<&AbRow> = rows
-        .iter()
-        .filter(|r| moved(r))
-        .chain(rows.iter().filter(|r| !moved(r)))
-        .collect();
-    for row in &ordered {
-        table.add_row([
-            row.benchmark_id.clone(),
-            row.layer.as_ref().map_or_else(
-                || row.phase.as_str().to_string(),
-                |layer| format!("layer {layer}"),
-            ),
-            row.pairs.to_string(),
-            format_duration_ns(row.base_median_ns),
-            format_duration_ns(row.head_median_ns),
-            if row.estimated() {
-                format_change(row.change)
-            } else {
-                "–".to_string()
-            },
-            if row.estimated() {
-                format!("{} to {}", format_change(row.ci.0), format_change(row.ci.1))
-            } else {
-                "–".to_string()
-            },
-            row.verdict.as_str().to_string(),
-        ]);
-    }
-    let mut text = format!("A/B, {description}\n{table}\n");
-    for row in ordered
-        .iter()
-        .filter(|r| (r.phase == Phase::Total && r.layer.is_none()) || moved(r))
-    {
-        text.push_str(&format!(
-            "{} {}: {} (threshold {:.1}%)\n",
-            row.benchmark_id,
-            row.phase.as_str(),
-            row.evidence,
-            row.threshold * 100.0
-        ));
-    }
-    text
-}
-
-/// Process mode: `pairs` rounds of each binary, alternating ABBA, each round one `run
-/// --rounds 1` writing a record; a pair is the two rounds' total medians per benchmark.
-/// SIGINT or SIGTERM ends the loop after the round in flight; the third value is then the
-/// interruption, beside the pairs finished.
+/// Process mode: `convbench::harness::ab::process_pairs` with this binary as the head and a
+/// round's `run` arguments from `a`; SIGINT or SIGTERM ends it after the round in flight.
 fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec<Measured>, Option<Error>)> {
-    if !base_bin.is_file() {
-        return Err(Error::InvalidInput(format!(
-            "--base-bin {} is not a file; build the base revision first (`git worktree add ../base REV && \
-             cargo build --release --manifest-path ../base/Cargo.toml`) and pass its target/release/cargo-convbench",
-            base_bin.display()
-        )));
-    }
     let head_bin = std::env::current_exe()
         .map_err(|e| Error::Environment(format!("cannot find this binary to run it again: {e}")))?;
-    let dir = tempfile::tempdir()
-        .map_err(|e| Error::Environment(format!("cannot create a temporary folder: {e}")))?;
     let interrupt = crate::interrupt::install();
-    let mut by_id: BTreeMap<String, Measured> = BTreeMap::new();
-    let mut adapter_label = String::new();
     let pairs = a.pairs.unwrap_or(PROCESS_PAIRS);
-    let finished = |by_id: BTreeMap<String, Measured>, label: String, index: usize| {
-        let stop = Error::Interrupted(format!("all {pairs} pairs of rounds were run ({index} were)"));
-        Ok((label, by_id.into_values().collect(), Some(stop)))
-    };
-    for index in 0..pairs {
-        let order = if index % 2 == 0 {
-            ["base", "head"]
-        } else {
-            ["head", "base"]
-        };
-        let mut records: BTreeMap<&str, RunRecord> = BTreeMap::new();
-        for side in order {
-            if interrupt.requested() {
-                return finished(by_id, adapter_label, index);
+    process_pairs(
+        base_bin,
+        &head_bin,
+        pairs,
+        &|out| run_args(args, a, out),
+        &|| interrupt.requested(),
+        &mut |done| {
+            if !args.quiet {
+                eprintln!("round pair {done} of {pairs} done");
             }
-            let bin = if side == "base" {
-                base_bin
-            } else {
-                head_bin.as_path()
-            };
-            let out = dir.path().join(format!("{side}-{index}.json"));
-            let status = std::process::Command::new(bin)
-                .args(run_args(args, a, &out))
-                .stdout(std::process::Stdio::null())
-                .status()
-                .map_err(|e| Error::Environment(format!("cannot start {}: {e}", bin.display())))?;
-            // Ctrl-C reaches the round's process too: its failure is the interruption.
-            if interrupt.requested() {
-                return finished(by_id, adapter_label, index);
-            }
-            if !status.success() {
-                return Err(Error::Environment(format!(
-                    "the {side} build ({}) failed its run with {status}; run it alone to see why",
-                    bin.display()
-                )));
-            }
-            if !out.is_file() {
-                return Err(Error::Environment(format!(
-                    "the {side} build ({}) ended without writing a record; --base-bin must be a \
-                     cargo-convbench binary built from the base revision",
-                    bin.display()
-                )));
-            }
-            records.insert(side, RunRecord::read(&out)?);
-        }
-        for benchmark in &records["head"].benchmarks {
-            adapter_label = benchmark.adapter.label();
-            let Some(base) = records["base"].benchmarks.iter().find(|b| b.id == benchmark.id) else {
-                continue;
-            };
-            let total = |b: &BenchmarkResult| {
-                b.phases
-                    .iter()
-                    .find(|p| p.phase == Phase::Total)
-                    .map_or(0, |p| p.summary.median_ns.round() as u64)
-            };
-            let entry = by_id.entry(benchmark.id.clone()).or_insert_with(|| Measured {
-                id: benchmark.id.clone(),
-                base_ns: Vec::new(),
-                head_ns: Vec::new(),
-                base_first: Vec::new(),
-                phases: Vec::new(),
-                layers: Vec::new(),
-            });
-            entry.base_ns.push(total(base));
-            entry.head_ns.push(total(benchmark));
-            entry.base_first.push(order[0] == "base");
-        }
-        if !args.quiet {
-            eprintln!("round pair {} of {pairs} done", index + 1);
-        }
-    }
-    Ok((adapter_label, by_id.into_values().collect(), None))
+        },
+    )
 }
 
 /// The `run` arguments of one round in process mode: the same selection on both builds.

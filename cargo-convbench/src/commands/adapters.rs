@@ -2,22 +2,13 @@
 //! `--calibrate`, each adapter's measured peak arithmetic rate and bandwidth, cached for the
 //! roofline of `run --layers` (see `convbench::roofline`).
 
+use crate::args::ListFormat;
 use crate::cli::Args;
 use crate::output::print;
-use clap::ValueEnum;
 use comfy_table::Table;
 use convbench::gpu::{CALIBRATION_METHOD, Gpu, calibrate, list_adapters};
 use convbench::roofline::{CALIBRATION_FORMAT_VERSION, Calibration};
 use convbench::{Error, Result, config};
-
-/// Output format of listings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ListFormat {
-    /// A table.
-    Table,
-    /// JSON.
-    Json,
-}
 
 /// Arguments of `adapters`.
 #[derive(Debug, clap::Args)]

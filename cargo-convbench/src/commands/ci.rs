@@ -20,15 +20,13 @@ use crate::progress::{run_ab, run_sweep};
 use convbench::backend::BackendKind;
 use convbench::baseline::GitBaselineStore;
 use convbench::config::{self, CiMode, CommentOn, Workspace, parse_duration};
-use convbench::gate::expect::expected_at;
+use convbench::gate::expect::{expected_at, failed_legs as failed_legs_of, trusted_base as trusted_base_of};
 use convbench::gate::publish::{create_check, describe, post_comment};
 use convbench::gate::{
-    Decision, Expected, FailedLeg, OnGap, Parts, Provided, ab_parts, baseline_parts, compare_config, decide,
-    parts_from_files, regression_history,
+    Decision, Expected, FailedLeg, Mode, ModeRequest, OnGap, Parts, Provided, ab_parts, baseline_parts,
+    choose_mode as gate_mode, compare_config, decide, parts_from_files, regression_history,
 };
-use convbench::github::{
-    ActionsEnv, GithubApi, annotations, escape_workflow_data, merge_base, run_jobs, write_step_summary,
-};
+use convbench::github::{ActionsEnv, GithubApi, annotations, escape_workflow_data, write_step_summary};
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::{Error, ErrorKind, Result};
 use std::path::PathBuf;
@@ -165,47 +163,19 @@ fn exit_code(decision: Decision) -> Result<u8> {
     Ok(if decision.finish()? { EXIT_REGRESSION } else { 0 })
 }
 
-/// How `ci` decides this time, and why, when it is not A/B.
-enum Mode {
-    /// A/B; `forced` when asked for (its errors are the command's), else chosen by default
-    /// (an environment error falls back to baseline mode).
-    Ab { forced: bool },
-    /// Baseline mode, with the reason.
-    Baseline(String),
-}
-
+/// How `ci` decides this time: [`convbench::gate::choose_mode`] of what the flags ask.
 fn choose_mode(a: &CiArgs, workspace: &Workspace) -> Mode {
-    let config = &workspace.config.ci;
-    if !a.results.is_empty() {
-        return Mode::Baseline("judging the saved files of --results".into());
-    }
     let asked = a
         .mode
         .or(a.ab.then_some(CiMode::Ab))
         .or(a.ab_base.as_ref().map(|_| CiMode::Ab));
-    match asked.or(config.mode).or(config.ab.then_some(CiMode::Ab)) {
-        Some(CiMode::Ab) => return Mode::Ab { forced: true },
-        Some(CiMode::Baseline) => {
-            let by = if asked.is_some() {
-                "--mode baseline"
-            } else {
-                "`ci.mode = \"baseline\"`"
-            };
-            return Mode::Baseline(format!("asked for by {by}"));
-        }
-        None => {}
-    }
-    if a.run.device.backend.iter().any(|b| *b != BackendKind::Wgpu) {
-        return Mode::Baseline(
-            "--backend names a backend other than wgpu, and A/B runs convbench's WGSL".into(),
-        );
-    }
-    let base = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())
-        .and_then(|store| store.resolve_base(a.ab_base.as_deref().or(a.baseline.baseline_rev.as_deref())));
-    match base {
-        Ok(_) => Mode::Ab { forced: false },
-        Err(e) => Mode::Baseline(format!("no base revision to run A/B against: {e}")),
-    }
+    let request = ModeRequest {
+        judging_files: !a.results.is_empty(),
+        asked,
+        other_backend: a.run.device.backend.iter().any(|b| *b != BackendKind::Wgpu),
+        base: a.ab_base.as_deref().or(a.baseline.baseline_rev.as_deref()),
+    };
+    gate_mode(&request, workspace)
 }
 
 /// A/B mode: the base revision against the working tree, interleaved in this process.
@@ -431,7 +401,7 @@ pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
 }
 
 /// The base of `comment`'s judgment: with --default-branch, the merge-base GitHub computes for
-/// --head-sha (a different --baseline-rev is reported, never used); else none here, and the
+/// --head-sha (see [`convbench::gate::expect::trusted_base`]); else none here, and the
 /// baseline options decide as before.
 fn trusted_base(env: &ActionsEnv, a: &CommentArgs, notes: &mut Vec<String>) -> Result<Option<String>> {
     let (Some(branch), Some(head_sha)) = (&a.default_branch, &a.head_sha) else {
@@ -442,63 +412,15 @@ fn trusted_base(env: &ActionsEnv, a: &CommentArgs, notes: &mut Vec<String>) -> R
             "GITHUB_REPOSITORY is not set; it names the repository to ask for the merge-base".into(),
         )
     })?;
-    let base = merge_base(
-        &GithubApi::from_env(env),
-        &repository.owner,
-        &repository.name,
-        branch,
-        head_sha,
-    )?;
-    if let Some(claimed) = &a.baseline.baseline_rev
-        && !claimed.eq_ignore_ascii_case(&base)
-    {
-        notes.push(format!(
-            "the benchmark run named base {} but the merge-base of {} with {branch} is {}: the numbers \
-             are judged against {}",
-            claimed.chars().take(40).collect::<String>(),
-            &head_sha[..7],
-            &base[..7],
-            &base[..7]
-        ));
-    }
-    Ok(Some(base))
+    let api = GithubApi::from_env(env);
+    let claimed = a.baseline.baseline_rev.as_deref();
+    trusted_base_of(&api, repository, branch, head_sha, claimed, notes).map(Some)
 }
 
-/// The legs of --run-id that did not end well (cancelled, timed out, never started...), and
-/// one more when the run's jobs outnumber the records that reached the gate (a failed leg that
-/// uploaded nothing).
+/// The legs of --run-id that did not end well (see [`convbench::gate::expect::failed_legs`]).
 fn failed_legs(env: &ActionsEnv, a: &CommentArgs, records: usize) -> Result<Vec<FailedLeg>> {
     let (Some(run_id), Some(repository)) = (a.run_id, env.repository.as_ref()) else {
         return Ok(Vec::new());
     };
-    let jobs = run_jobs(
-        &GithubApi::from_env(env),
-        &repository.owner,
-        &repository.name,
-        run_id,
-    )?;
-    let mut legs: Vec<FailedLeg> = jobs
-        .iter()
-        .filter(|job| !matches!(job.conclusion.as_deref(), Some("success" | "failure")))
-        .map(|job| FailedLeg {
-            name: job.name.clone(),
-            conclusion: job.conclusion.clone().unwrap_or_else(|| job.status.clone()),
-        })
-        .collect();
-    let finished = jobs.len() - legs.len();
-    if records < finished {
-        let mut failed: Vec<&str> = jobs
-            .iter()
-            .filter(|job| job.conclusion.as_deref() == Some("failure"))
-            .map(|job| job.name.as_str())
-            .collect();
-        if failed.is_empty() {
-            failed = jobs.iter().map(|job| job.name.as_str()).collect();
-        }
-        legs.push(FailedLeg {
-            name: failed.join(", "),
-            conclusion: format!("failure, and {records} of {finished} finished legs uploaded a record"),
-        });
-    }
-    Ok(legs)
+    failed_legs_of(&GithubApi::from_env(env), repository, run_id, records)
 }

@@ -2,7 +2,7 @@
 //! contract a WGSL kernel for that op follows, as a skeleton, and with `--emit DIR` every final
 //! WGSL source (convbench's and the workspace's kernels) as the device loads it.
 
-use super::adapters::ListFormat;
+use crate::args::ListFormat;
 use crate::cli::Args;
 use crate::output::print;
 use comfy_table::Table;

@@ -2,7 +2,7 @@
 //! variants, and in a workspace that declares them, its own networks and kernels (what `run
 //! --model` and `run --kernel user:NAME` accept there).
 
-use super::adapters::ListFormat;
+use crate::args::ListFormat;
 use crate::cli::Args;
 use crate::output::print;
 use comfy_table::Table;

@@ -5,15 +5,12 @@
 use crate::args::{SelectionArgs, count};
 use crate::cli::Args;
 use crate::output::print;
-use comfy_table::Table;
 use convbench::backend::Backend;
 use convbench::backend::wgpu::WgpuBackend;
 use convbench::config::{self, MAX_REPETITIONS, MAX_WARMUP_ITERATIONS};
 use convbench::harness::plan::PlanOptions;
 use convbench::harness::sweep::is_real_gpu;
-use convbench::harness::tune::{
-    Outcome, TuneCache, TuneEvent, TuneOptions, TuneResult, shape_key, tune_jobs, tune_op,
-};
+use convbench::harness::tune::{Outcome, TuneCache, TuneEvent, TuneOptions, shape_key, tune_jobs, tune_op};
 use convbench::kernels::Variant;
 use convbench::{Error, Result};
 use std::collections::HashSet;
@@ -39,79 +36,6 @@ pub struct TuneArgs {
     /// Time variants without verifying them against the CPU reference first.
     #[arg(long)]
     pub no_verify: bool,
-}
-
-fn ms(ns: f64) -> String {
-    format!("{:.2}", ns / 1e6)
-}
-
-/// One line per variant: id, median ms and GFLOP/s, or why it was not timed.
-fn timings_cell(result: &TuneResult) -> String {
-    let flops = result.job.op.flops() as f64;
-    result
-        .variants
-        .iter()
-        .map(|v| {
-            let what = match &v.outcome {
-                Outcome::Timed { median_ns, .. } if flops > 0.0 => {
-                    format!("{} ms  {:.2} GFLOP/s", ms(*median_ns), flops / median_ns)
-                }
-                Outcome::Timed { median_ns, .. } => format!("{} ms", ms(*median_ns)),
-                Outcome::Pruned { first_ns } => {
-                    format!(">{} ms (first sample, not timed further)", ms(*first_ns as f64))
-                }
-                Outcome::Failed { ratio } => {
-                    format!("FAILED verification (error {ratio:.1} times its rounding bound)")
-                }
-            };
-            format!("{}  {what}", v.variant)
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// The median of `variant`, or (`true`) a lower bound of it when it was pruned.
-fn median_of(result: &TuneResult, variant: Variant) -> Option<(f64, bool)> {
-    result.variants.iter().find_map(|v| match v.outcome {
-        Outcome::Timed { median_ns, .. } if v.variant == variant => Some((median_ns, false)),
-        Outcome::Pruned { first_ns } if v.variant == variant => Some((first_ns as f64, true)),
-        _ => None,
-    })
-}
-
-fn table(results: &[TuneResult]) -> String {
-    let mut table = Table::new();
-    table
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header([
-            "op",
-            "shape",
-            "precision",
-            "variant timings (median)",
-            "winner",
-            "vs direct",
-        ]);
-    for r in results {
-        let winner = r.winner.map_or_else(|| "none".into(), |w| w.id());
-        let speedup = match (
-            r.winner.and_then(|w| median_of(r, w)),
-            median_of(r, Variant::Direct),
-        ) {
-            (Some((best, _)), Some((direct, pruned))) => {
-                format!("{}{:.1}x", if pruned { ">" } else { "" }, direct / best)
-            }
-            _ => "-".into(),
-        };
-        table.add_row([
-            r.job.op.name().to_string(),
-            shape_key(&r.job.op),
-            r.job.precision.to_string(),
-            timings_cell(r),
-            winner,
-            speedup,
-        ]);
-    }
-    table.to_string()
 }
 
 /// `cargo convbench tune`.
@@ -185,7 +109,7 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
     let mut unverified = Vec::new();
     for (index, job) in ops.iter().enumerate() {
         if interrupt.requested() {
-            print(&table(&results));
+            print(&convbench::report::tune_table(&results));
             say(&format!(
                 "tuned {index} of {} ops before the interruption; {} keeps them",
                 ops.len(),
@@ -226,7 +150,7 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
         }
         results.push(result);
     }
-    print(&table(&results));
+    print(&convbench::report::tune_table(&results));
     say(&format!("wrote {}", path.display()));
     if !unverified.is_empty() {
         return Err(Error::Verification(format!(

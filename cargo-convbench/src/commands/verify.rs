@@ -6,7 +6,6 @@
 use crate::args::{DeviceArgs, KernelArgs, SelectionArgs, count, count_u64};
 use crate::cli::Args;
 use crate::progress::Progress;
-use comfy_table::Table;
 use convbench::config::{self, MAX_REPETITIONS};
 use convbench::harness::conformance;
 use convbench::harness::select::{KernelChoice, has_variants};
@@ -57,35 +56,6 @@ pub struct VerifyArgs {
     pub seeds: Option<u64>,
 }
 
-/// The kernel-variant table of `rows`.
-fn variant_table(rows: &[conformance::Row]) -> String {
-    let mut table = Table::new();
-    table.load_preset(comfy_table::presets::ASCII_FULL_CONDENSED);
-    table.set_header([
-        "op",
-        "variant",
-        "precision",
-        "shapes",
-        "worst error",
-        "tolerance",
-        "error/tolerance",
-        "pass",
-    ]);
-    for row in rows {
-        table.add_row([
-            row.op.to_string(),
-            row.variant.clone(),
-            row.precision.to_string(),
-            row.shapes.to_string(),
-            format!("{:.2e}", row.worst_error),
-            format!("{:.2e}", row.bound),
-            format!("{:.3}", row.ratio),
-            if row.passed() { "yes" } else { "NO" }.to_string(),
-        ]);
-    }
-    table.to_string()
-}
-
 /// Verifies every kernel variant (and the user's kernels) on random shapes on each backend with
 /// variants; prints the table; the first failed row is the error.
 fn verify_variants(
@@ -115,7 +85,7 @@ fn verify_variants(
         crate::output::print(&format!(
             "{label}: kernel variants on {} random shapes each (seed {seed})\n{}",
             a.random_shapes,
-            variant_table(&rows)
+            convbench::report::variant_table(&rows)
         ));
         if let Some(failed) = rows.iter().find(|row| !row.passed()) {
             return Err(conformance::failure(failed, seed));
@@ -158,42 +128,7 @@ fn sweep_variants(
                 }
             },
         )?;
-        let mut table = Table::new();
-        table.load_preset(comfy_table::presets::ASCII_FULL_CONDENSED);
-        table.set_header([
-            "op",
-            "variant",
-            "precision",
-            "seeds",
-            "shapes",
-            "worst error/tolerance",
-            "worst seed",
-            "failed seeds",
-        ]);
-        for line in &lines {
-            let failed = if line.failed_seeds.is_empty() {
-                "0".to_string()
-            } else {
-                let shown: Vec<String> = line.failed_seeds.iter().take(5).map(u64::to_string).collect();
-                let more = line.failed_seeds.len().saturating_sub(shown.len());
-                let more = if more > 0 {
-                    format!(", +{more}")
-                } else {
-                    String::new()
-                };
-                format!("{} ({}{more})", line.failed_seeds.len(), shown.join(", "))
-            };
-            table.add_row([
-                line.worst.op.to_string(),
-                line.worst.variant.clone(),
-                line.worst.precision.to_string(),
-                line.seeds.to_string(),
-                line.worst.shapes.to_string(),
-                format!("{:.3}", line.worst.ratio),
-                line.worst_seed.to_string(),
-                failed,
-            ]);
-        }
+        let table = convbench::report::variant_sweep_table(&lines);
         crate::output::print(&format!(
             "{label}: kernel variants over seeds {first}..{last} ({seeds} seeds, {} random shapes each)\n{table}",
             a.random_shapes

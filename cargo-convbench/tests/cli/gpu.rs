@@ -290,6 +290,48 @@ fn ab_interleaves_two_shader_sets_and_verifies_both_first() {
     assert_eq!(pairs["head_ns"].as_array().map(Vec::len), Some(6), "{saved}");
     assert_eq!(pairs["base_first"][0], true);
     assert_eq!(pairs["base_first"][1], false, "ABBA order");
+    // Verified once where both sides run the same code: identical shaders leave nothing to
+    // verify on the base; an equivalent rewrite of ReLU leaves only the ops that run it.
+    let verified = |output: &std::process::Output, side: &str| -> usize {
+        let stderr = stderr_of(output);
+        let prefix = format!("({side}): verifying ");
+        let line = stderr
+            .lines()
+            .find_map(|line| line.split_once(&prefix).map(|(_, rest)| rest.to_string()))
+            .unwrap_or_else(|| panic!("no `{prefix}` line in {stderr}"));
+        line.split(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("a count")
+    };
+    let loud = |package: &Package| {
+        package
+            .convbench()
+            .args([
+                "ab", "--base", "HEAD", "--model", "lenet", "--batch", "1", "--pairs", "6",
+            ])
+            .args(["--warmup", "1", "--warmup-ms", "0", "--shaders", "head"])
+            .output()
+            .expect("ab")
+    };
+    let output = loud(&package);
+    let head_ops = verified(&output, "head");
+    assert_eq!(verified(&output, "base"), 0, "{}", stderr_of(&output));
+    assert!(head_ops > 10, "{}", stderr_of(&output));
+    let relu = package.path("head/activation.wgsl");
+    let original = std::fs::read_to_string(&relu).expect("read");
+    let rewritten = original.replacen(
+        "fwd_y[i] = max(fwd_x[i], T(0.0));",
+        "fwd_y[i] = max(T(0.0), fwd_x[i]);",
+        1,
+    );
+    assert_ne!(rewritten, original, "relu_forward is where this test expects it");
+    std::fs::write(&relu, &rewritten).expect("write");
+    let output = loud(&package);
+    let base_ops = verified(&output, "base");
+    assert!(base_ops > 0 && base_ops < head_ops, "{}", stderr_of(&output));
+    assert_eq!(verified(&output, "head"), head_ops);
+    std::fs::write(&relu, &original).expect("write");
     // --layers judges each layer too, and keeps each layer's pairs.
     let output = ab(&["--layers", "--out", "layers.json"]);
     assert!(

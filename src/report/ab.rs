@@ -1,0 +1,72 @@
+//! The table `ab` prints.
+
+use crate::compare::Verdict;
+use crate::compare::ab::AbRow;
+use crate::github::{format_change, format_duration_ns};
+use crate::results::Phase;
+
+/// Whether a row moved beyond its threshold (a regression or an improvement).
+fn moved(row: &AbRow) -> bool {
+    matches!(row.verdict, Verdict::Regression | Verdict::Improvement)
+}
+
+/// What `ab` prints: the table of verdicts, the rows that moved first (a phase that moved says where a change
+/// of the whole iteration came from), then the evidence of each benchmark and of each row that
+/// moved.
+pub fn ab_table(description: &str, rows: &[AbRow]) -> String {
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
+        .set_header([
+            "benchmark",
+            "phase",
+            "pairs",
+            "base",
+            "head",
+            "change",
+            "95% CI",
+            "verdict",
+        ]);
+    let ordered: Vec<&AbRow> = rows
+        .iter()
+        .filter(|r| moved(r))
+        .chain(rows.iter().filter(|r| !moved(r)))
+        .collect();
+    for row in &ordered {
+        table.add_row([
+            row.benchmark_id.clone(),
+            row.layer.as_ref().map_or_else(
+                || row.phase.as_str().to_string(),
+                |layer| format!("layer {layer}"),
+            ),
+            row.pairs.to_string(),
+            format_duration_ns(row.base_median_ns),
+            format_duration_ns(row.head_median_ns),
+            if row.estimated() {
+                format_change(row.change)
+            } else {
+                "–".to_string()
+            },
+            if row.estimated() {
+                format!("{} to {}", format_change(row.ci.0), format_change(row.ci.1))
+            } else {
+                "–".to_string()
+            },
+            row.verdict.as_str().to_string(),
+        ]);
+    }
+    let mut text = format!("A/B, {description}\n{table}\n");
+    for row in ordered
+        .iter()
+        .filter(|r| (r.phase == Phase::Total && r.layer.is_none()) || moved(r))
+    {
+        text.push_str(&format!(
+            "{} {}: {} (threshold {:.1}%)\n",
+            row.benchmark_id,
+            row.phase.as_str(),
+            row.evidence,
+            row.threshold * 100.0
+        ));
+    }
+    text
+}
