@@ -26,6 +26,7 @@ pub mod gate;
 pub mod github;
 pub mod gpu;
 pub mod harness;
+pub mod init;
 pub mod kernels;
 pub mod model;
 pub mod peers;

@@ -5,6 +5,7 @@ use crate::fs::write_atomically;
 use crate::results::RunRecord;
 use crate::{Error, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Sort, Tree};
+use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 /// The advice for a clone too shallow to hold the base commit (the GitHub Actions default).
@@ -211,6 +212,78 @@ impl GitBaselineStore {
     /// The baseline folder, relative to the repository root.
     pub fn baseline_dir(&self) -> &Path {
         &self.baseline_dir
+    }
+
+    /// Whether a benchmark of `record` has no blessed run in the working tree's baseline.
+    pub fn has_unblessed(&self, record: &RunRecord, set: &str) -> Result<bool> {
+        let store = self;
+        let mut known: BTreeMap<String, Option<RunRecord>> = BTreeMap::new();
+        for benchmark in &record.benchmarks {
+            let slug = benchmark.adapter.slug();
+            if !known.contains_key(&slug) {
+                let existing = store.load_worktree(&slug, set)?;
+                known.insert(slug.clone(), existing);
+            }
+            let blessed = known[&slug]
+                .as_ref()
+                .is_some_and(|existing| existing.benchmarks.iter().any(|b| b.id == benchmark.id));
+            if !blessed {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Blesses one record, per adapter (under the store's lock, so that a concurrent blessing
+    /// merges), and commits each file when `commit`; returns what changed, one line per file.
+    pub fn bless(
+        &self,
+        record: &RunRecord,
+        set: &str,
+        dry_run: bool,
+        commit: bool,
+        message: Option<&str>,
+    ) -> Result<Vec<String>> {
+        let store = self;
+        let mut lines = Vec::new();
+        if !record.benchmarks.is_empty() {
+            // Duplicates, zero-time samples and rounds that do not add up would corrupt the history.
+            record.validate("the record to bless")?;
+        }
+        if !record.complete {
+            return Err(Error::InvalidInput(
+                "the record comes from an interrupted run; bless a complete one (run the benchmarks again)"
+                    .into(),
+            ));
+        }
+        if record.benchmarks.is_empty() {
+            return Err(Error::InvalidInput(
+                "the record holds no benchmarks; nothing to bless".into(),
+            ));
+        }
+        let mut by_slug: BTreeMap<String, RunRecord> = BTreeMap::new();
+        for b in &record.benchmarks {
+            by_slug
+                .entry(b.adapter.slug())
+                .or_insert_with(|| RunRecord {
+                    benchmarks: Vec::new(),
+                    ..record.clone()
+                })
+                .benchmarks
+                .push(b.clone());
+        }
+        // Held from the first read to the last commit: a concurrent `baseline update` waits, then
+        // merges into what this one blessed.
+        let _lock = if dry_run { None } else { Some(store.lock()?) };
+        for (slug, part) in &by_slug {
+            let change = store.write(part, slug, set, dry_run)?;
+            lines.push(change.describe(dry_run));
+            if commit && change.written {
+                let sha = store.commit(&change, message)?;
+                lines.push(format!("committed {}", &sha[..sha.len().min(12)]));
+            }
+        }
+        Ok(lines)
     }
 
     /// The adapter folders under the baseline directory in the working tree, sorted (`only`

@@ -44,6 +44,12 @@ pub trait BaselineStore {
     fn write(&self, record: &RunRecord, slug: &str, set: &str, dry_run: bool) -> Result<BaselineChange>;
 }
 
+/// The most runs `baseline update --runs` blesses at once.
+pub const MAX_RUNS: usize = 20;
+
+/// Runs `baseline update` blesses at once by default when a benchmark has no blessed run yet.
+pub const NEW_BENCHMARK_RUNS: usize = 3;
+
 /// What writing a baseline changed (or, on a dry run, would change).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaselineChange {
@@ -69,6 +75,33 @@ impl BaselineChange {
     /// Whether any benchmark was added or updated.
     pub fn has_changes(&self) -> bool {
         !self.added.is_empty() || !self.updated.is_empty()
+    }
+
+    /// What `baseline update` says of it: the file, the counts and each added (`+`) and
+    /// updated (`~`) id.
+    pub fn describe(&self, dry_run: bool) -> String {
+        let change = self;
+        let verb = if dry_run {
+            "would update"
+        } else if change.written {
+            "updated"
+        } else {
+            "unchanged"
+        };
+        let mut text = format!(
+            "{verb} {}: {} added, {} updated, {} unchanged",
+            change.path.display(),
+            change.added.len(),
+            change.updated.len(),
+            change.unchanged_count
+        );
+        for id in &change.added {
+            text.push_str(&format!("\n  + {id}"));
+        }
+        for id in &change.updated {
+            text.push_str(&format!("\n  ~ {id}"));
+        }
+        text
     }
 }
 

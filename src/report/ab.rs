@@ -1,8 +1,9 @@
-//! The table `ab` prints.
+//! What `ab` and `bisect` print.
 
 use crate::compare::Verdict;
 use crate::compare::ab::AbRow;
 use crate::github::{format_change, format_duration_ns};
+use crate::harness::bisect::BisectOutcome;
 use crate::results::Phase;
 
 /// Whether a row moved beyond its threshold (a regression or an improvement).
@@ -67,6 +68,52 @@ pub fn ab_table(description: &str, rows: &[AbRow]) -> String {
             row.evidence,
             row.threshold * 100.0
         ));
+    }
+    text
+}
+
+/// What `bisect` prints: the commits tried, one line each, and the answer.
+pub fn bisect_text(outcome: &BisectOutcome) -> String {
+    let mut text = format!("bisect over {} commits after --good:\n", outcome.commits);
+    for step in &outcome.steps {
+        let moved = step
+            .outcome
+            .rows
+            .iter()
+            .max_by(|a, b| a.change.total_cmp(&b.change))
+            .map_or_else(String::new, |row| {
+                format!(
+                    "{} {} ({})",
+                    row.benchmark_id,
+                    format_change(row.change),
+                    row.verdict.as_str()
+                )
+            });
+        text.push_str(&format!(
+            "  {} {}  {}  {}\n",
+            &step.commit[..step.commit.len().min(10)],
+            if step.slower() { "slower" } else { "as fast" },
+            moved,
+            step.summary
+        ));
+    }
+    match outcome.first_slow.map(|index| &outcome.steps[index]) {
+        Some(step) => {
+            let rows: Vec<String> = step
+                .outcome
+                .rows
+                .iter()
+                .filter(|row| row.verdict == Verdict::Regression)
+                .map(|row| format!("{} {}", row.benchmark_id, format_change(row.change)))
+                .collect();
+            text.push_str(&format!(
+                "first slower commit: {} {}\n  {}\n",
+                step.commit,
+                step.summary,
+                rows.join("\n  ")
+            ));
+        }
+        None => text.push_str("--bad is not slower than --good beyond the threshold: nothing to bisect\n"),
     }
     text
 }

@@ -28,6 +28,8 @@ mod comparison;
 mod csv_export;
 mod dashboards;
 mod history;
+mod kernels;
+mod listing;
 mod markdown;
 mod pivot;
 mod ratio;
@@ -39,7 +41,7 @@ mod verify;
 #[cfg(test)]
 mod tests;
 
-pub use ab::ab_table;
+pub use ab::{ab_table, bisect_text};
 pub use charts::{ChartKind, ChartSpec, chart_svg};
 pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
@@ -47,6 +49,8 @@ pub use dashboards::{BMF_MEASURE, DashboardFormat, bmf, github_action_benchmark,
 pub use history::{
     github_commit_url, history_html, history_json, history_svg, history_svg_file_name, history_table,
 };
+pub use kernels::{contract_json, emitted_json, ops_table};
+pub use listing::listing;
 pub use markdown::{escape_markdown, markdown};
 pub use pivot::{
     Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, pivot, pivot_csv, pivot_json,

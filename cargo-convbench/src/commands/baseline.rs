@@ -5,11 +5,10 @@ use crate::args::RunArgs;
 use crate::cli::Args;
 use crate::output::print;
 use crate::progress::run_sweep;
-use convbench::baseline::{BaselineChange, GitBaselineStore};
+use convbench::baseline::{GitBaselineStore, MAX_RUNS, NEW_BENCHMARK_RUNS};
 use convbench::config;
 use convbench::results::RunRecord;
 use convbench::{Error, Result};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Arguments of `baseline`.
@@ -55,30 +54,6 @@ pub struct UpdateArgs {
     pub run: RunArgs,
 }
 
-fn describe(change: &BaselineChange, dry_run: bool) -> String {
-    let verb = if dry_run {
-        "would update"
-    } else if change.written {
-        "updated"
-    } else {
-        "unchanged"
-    };
-    let mut text = format!(
-        "{verb} {}: {} added, {} updated, {} unchanged",
-        change.path.display(),
-        change.added.len(),
-        change.updated.len(),
-        change.unchanged_count
-    );
-    for id in &change.added {
-        text.push_str(&format!("\n  + {id}"));
-    }
-    for id in &change.updated {
-        text.push_str(&format!("\n  ~ {id}"));
-    }
-    text
-}
-
 /// `cargo convbench baseline update`.
 pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
     let BaselineAction::Update(a) = &command.action;
@@ -107,7 +82,7 @@ pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
     if a.from.is_none() {
         let wanted = match a.runs {
             Some(runs) => runs,
-            None if has_new_benchmark(&store, &records[0], &a.set)? => NEW_BENCHMARK_RUNS,
+            None if store.has_unblessed(&records[0], &a.set)? => NEW_BENCHMARK_RUNS,
             None => 1,
         };
         for index in 1..wanted {
@@ -128,83 +103,11 @@ pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
         if index > 0 {
             lines.push(format!("blessed run {} of {}:", index + 1, records.len()));
         }
-        bless(&store, record, a, &mut lines)?;
+        lines.extend(store.bless(record, &a.set, a.dry_run, a.commit, a.message.as_deref())?);
     }
     print(&lines.join("\n"));
     match stopped {
         Some(error) => Err(error),
         None => Ok(0),
     }
-}
-
-/// The most runs `--runs` blesses at once.
-pub const MAX_RUNS: usize = 20;
-
-/// Runs blessed at once by default when a benchmark has no blessed run yet.
-pub const NEW_BENCHMARK_RUNS: usize = 3;
-
-/// Whether a benchmark of `record` has no blessed run in the working tree's baseline.
-fn has_new_benchmark(store: &GitBaselineStore, record: &RunRecord, set: &str) -> Result<bool> {
-    let mut known: BTreeMap<String, Option<RunRecord>> = BTreeMap::new();
-    for benchmark in &record.benchmarks {
-        let slug = benchmark.adapter.slug();
-        if !known.contains_key(&slug) {
-            let existing = store.load_worktree(&slug, set)?;
-            known.insert(slug.clone(), existing);
-        }
-        let blessed = known[&slug]
-            .as_ref()
-            .is_some_and(|existing| existing.benchmarks.iter().any(|b| b.id == benchmark.id));
-        if !blessed {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
-/// Blesses one record, per adapter, appending what changed to `lines`.
-fn bless(
-    store: &GitBaselineStore,
-    record: &RunRecord,
-    a: &UpdateArgs,
-    lines: &mut Vec<String>,
-) -> Result<()> {
-    if !record.benchmarks.is_empty() {
-        // Duplicates, zero-time samples and rounds that do not add up would corrupt the history.
-        record.validate("the record to bless")?;
-    }
-    if !record.complete {
-        return Err(Error::InvalidInput(
-            "the record comes from an interrupted run; bless a complete one (run the benchmarks again)"
-                .into(),
-        ));
-    }
-    if record.benchmarks.is_empty() {
-        return Err(Error::InvalidInput(
-            "the record holds no benchmarks; nothing to bless".into(),
-        ));
-    }
-    let mut by_slug: BTreeMap<String, RunRecord> = BTreeMap::new();
-    for b in &record.benchmarks {
-        by_slug
-            .entry(b.adapter.slug())
-            .or_insert_with(|| RunRecord {
-                benchmarks: Vec::new(),
-                ..record.clone()
-            })
-            .benchmarks
-            .push(b.clone());
-    }
-    // Held from the first read to the last commit: a concurrent `baseline update` waits, then
-    // merges into what this one blessed.
-    let _lock = if a.dry_run { None } else { Some(store.lock()?) };
-    for (slug, part) in &by_slug {
-        let change = store.write(part, slug, &a.set, a.dry_run)?;
-        lines.push(describe(&change, a.dry_run));
-        if a.commit && change.written {
-            let sha = store.commit(&change, a.message.as_deref())?;
-            lines.push(format!("committed {}", &sha[..sha.len().min(12)]));
-        }
-    }
-    Ok(())
 }

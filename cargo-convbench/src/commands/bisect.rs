@@ -9,9 +9,8 @@ use crate::output::print;
 use crate::progress::Progress;
 use convbench::Result;
 use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, parse_duration};
-use convbench::github::format_change;
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
-use convbench::harness::bisect::{self, BisectOutcome};
+use convbench::harness::bisect;
 
 /// Arguments of `bisect`.
 #[derive(Debug, Clone, clap::Args)]
@@ -46,52 +45,6 @@ pub struct BisectArgs {
     /// Slowdown that counts, as a fraction (default: the config's threshold).
     #[arg(long)]
     pub threshold: Option<f64>,
-}
-
-/// The steps, one line each, and the answer.
-fn render(outcome: &BisectOutcome) -> String {
-    let mut text = format!("bisect over {} commits after --good:\n", outcome.commits);
-    for step in &outcome.steps {
-        let moved = step
-            .outcome
-            .rows
-            .iter()
-            .max_by(|a, b| a.change.total_cmp(&b.change))
-            .map_or_else(String::new, |row| {
-                format!(
-                    "{} {} ({})",
-                    row.benchmark_id,
-                    format_change(row.change),
-                    row.verdict.as_str()
-                )
-            });
-        text.push_str(&format!(
-            "  {} {}  {}  {}\n",
-            &step.commit[..step.commit.len().min(10)],
-            if step.slower() { "slower" } else { "as fast" },
-            moved,
-            step.summary
-        ));
-    }
-    match outcome.first_slow.map(|index| &outcome.steps[index]) {
-        Some(step) => {
-            let rows: Vec<String> = step
-                .outcome
-                .rows
-                .iter()
-                .filter(|row| row.verdict == convbench::compare::Verdict::Regression)
-                .map(|row| format!("{} {}", row.benchmark_id, format_change(row.change)))
-                .collect();
-            text.push_str(&format!(
-                "first slower commit: {} {}\n  {}\n",
-                step.commit,
-                step.summary,
-                rows.join("\n  ")
-            ));
-        }
-        None => text.push_str("--bad is not slower than --good beyond the threshold: nothing to bisect\n"),
-    }
-    text
 }
 
 /// `cargo convbench bisect`.
@@ -134,7 +87,7 @@ pub fn run(args: &Args, a: &BisectArgs) -> Result<u8> {
     );
     progress.finish();
     let outcome = outcome?;
-    print(&render(&outcome));
+    print(&convbench::report::bisect_text(&outcome));
     Ok(if outcome.first_slow.is_some() {
         EXIT_REGRESSION
     } else {

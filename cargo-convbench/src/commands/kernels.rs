@@ -5,14 +5,11 @@
 use crate::args::ListFormat;
 use crate::cli::Args;
 use crate::output::print;
-use comfy_table::Table;
 use convbench::harness::plan::representative_ops;
-use convbench::kernels::Access;
 use convbench::kernels::contract::wgsl_skeleton;
 use convbench::kernels::shader_set::ShaderSet;
 use convbench::kernels::{emit, user};
 use convbench::{Error, Result};
-use serde_json::json;
 use std::path::{Path, PathBuf};
 
 /// Arguments of `kernels`.
@@ -38,48 +35,12 @@ pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
     let ops = representative_ops()?;
     let Some(name) = &a.contract else {
         if a.format == ListFormat::Json {
-            let list: Vec<_> = ops.iter().map(contract_json).collect();
+            let list: Vec<_> = ops.iter().map(convbench::report::contract_json).collect();
             print(&serde_json::to_string_pretty(&list).unwrap_or_default());
         } else {
-            let mut table = Table::new();
-            table
-                .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-                .set_header(["op", "reads", "writes"]);
-            for op in &ops {
-                let names = |read: bool| {
-                    op.contract()
-                        .iter()
-                        .filter(|b| (b.access == Access::Read) == read)
-                        .map(|b| b.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                };
-                table.add_row([op.name().to_string(), names(true), names(false)]);
-            }
             let workspace = convbench::config::load(_args.manifest_path.as_deref())?;
             let mine = convbench::kernels::user::load_all(&workspace.kernels)?;
-            let mut text = table.to_string();
-            if !mine.is_empty() {
-                let mut yours = Table::new();
-                yours
-                    .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-                    .set_header(["your kernel", "op", "source", "f16", "only", "digest"]);
-                for k in &mine {
-                    let source = k
-                        .source_path
-                        .strip_prefix(&workspace.root)
-                        .unwrap_or(&k.source_path);
-                    yours.add_row([
-                        k.id(),
-                        k.op.to_string(),
-                        source.display().to_string(),
-                        if k.f16 { "yes" } else { "no" }.to_string(),
-                        k.only.describe(),
-                        k.digest.clone(),
-                    ]);
-                }
-                text = format!("{text}\n\n{yours}");
-            }
+            let text = convbench::report::ops_table(&ops, &mine, &workspace.root);
             print(&format!(
                 "{text}\n\n`cargo convbench kernels --contract OP` prints an op's contract as a WGSL skeleton."
             ));
@@ -91,29 +52,12 @@ pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
         Error::InvalidInput(format!("no op named {name}; the ops are: {}", known.join(", ")))
     })?;
     match a.format {
-        ListFormat::Json => print(&serde_json::to_string_pretty(&contract_json(op)).unwrap_or_default()),
+        ListFormat::Json => {
+            print(&serde_json::to_string_pretty(&convbench::report::contract_json(op)).unwrap_or_default())
+        }
         ListFormat::Table => print(wgsl_skeleton(op).trim_end()),
     }
     Ok(0)
-}
-
-fn contract_json(op: &convbench::kernels::Op) -> serde_json::Value {
-    let bindings: Vec<_> = op
-        .contract()
-        .iter()
-        .enumerate()
-        .map(|(k, b)| {
-            json!({
-                "binding": k + 1,
-                "name": b.name,
-                "access": format!("{:?}", b.access).to_lowercase(),
-                "dtype": format!("{:?}", b.dtype).to_lowercase(),
-                "about": b.about,
-                "optional": b.is_optional(),
-            })
-        })
-        .collect();
-    json!({ "op": op.name(), "bindings": bindings })
 }
 
 /// `kernels --emit DIR`: convbench's final sources, then the workspace's kernels.
@@ -127,18 +71,7 @@ fn emit_sources(args: &Args, dir: &Path, format: ListFormat) -> Result<u8> {
     emit::write_sources(dir, &all)?;
     match format {
         ListFormat::Json => {
-            let list: Vec<_> = all
-                .iter()
-                .map(|s| {
-                    json!({
-                        "file": s.name,
-                        "origin": s.origin,
-                        "precision": s.precision.as_str(),
-                        "subgroups": s.subgroups,
-                        "constants": s.constants.iter().map(|(n, v)| json!({ "name": n, "value": v })).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
+            let list = convbench::report::emitted_json(&all);
             print(&serde_json::to_string_pretty(&list).unwrap_or_default());
         }
         ListFormat::Table => print(&format!(

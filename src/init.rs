@@ -1,0 +1,153 @@
+//! `cargo convbench init`: puts a workspace under convbench's gate. It writes a sample kernel
+//! with its contract (`kernels/<name>.wgsl`, a plain `conv2d_forward`), declares it in the
+//! configuration, and adds the three GitHub Actions workflows (`convbench.yml` benchmarks pull
+//! requests with a read-only token, `comment.yml` posts the one PR comment, `baseline.yml`
+//! blesses numbers on the default branch).
+//!
+//! It is idempotent: a file that already says the same is left alone, a file that says
+//! something else is kept (and named) unless `--force`, and a kernel already declared is not
+//! declared again. Nothing is ever overwritten without `--force`.
+
+use crate::config::{CONFIG_FILE_NAME, Workspace};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+
+/// The sample kernel: a plain one-invocation-per-output `conv2d_forward`.
+const SAMPLE_KERNEL: &str = include_str!("../examples/my-kernels/kernels/conv_plain.wgsl");
+
+/// The workflows, as this repository runs them, with convbench installed from crates.io.
+const WORKFLOWS: [(&str, &str); 3] = [
+    (
+        "convbench.yml",
+        include_str!("../.github/workflows/convbench.yml"),
+    ),
+    ("comment.yml", include_str!("../.github/workflows/comment.yml")),
+    ("baseline.yml", include_str!("../.github/workflows/baseline.yml")),
+];
+
+/// What became of one file.
+enum Outcome {
+    Created,
+    Unchanged,
+    Kept,
+    Overwritten,
+}
+
+fn write(path: &Path, text: &str, force: bool) -> Result<Outcome> {
+    match std::fs::read_to_string(path) {
+        Ok(existing) if existing == text => return Ok(Outcome::Unchanged),
+        Ok(_) if !force => return Ok(Outcome::Kept),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(path, e)),
+    }
+    let existed = path.exists();
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+    }
+    crate::fs::write_atomically(path, text.as_bytes())?;
+    Ok(if existed {
+        Outcome::Overwritten
+    } else {
+        Outcome::Created
+    })
+}
+
+/// The workflow text for a user's repository: convbench from crates.io at this version.
+pub fn workflow_for_users(text: &str) -> String {
+    text.replace(
+        "cargo install --path cargo-convbench --locked",
+        &format!(
+            "cargo install cargo-convbench --locked --version {}",
+            env!("CARGO_PKG_VERSION")
+        ),
+    )
+}
+
+/// Writes the sample kernel `kernel` (`kernels/<kernel>.wgsl`), declares it in the workspace's
+/// configuration (`convbench.toml` when there is one, else the root `Cargo.toml`) and, with
+/// `workflows`, writes the three workflows; returns what became of each file, one line each,
+/// then what to do next. `force` overwrites files that say something else.
+pub fn init(workspace: &Workspace, kernel: &str, workflows: bool, force: bool) -> Result<Vec<String>> {
+    if kernel.is_empty()
+        || !kernel
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(Error::InvalidInput(format!(
+            "--kernel {kernel}: a kernel name is letters, digits, `-` and `_`"
+        )));
+    }
+    let root = workspace.root.clone();
+    let cargo_toml = root.join("Cargo.toml");
+    if !cargo_toml.is_file() {
+        return Err(Error::InvalidInput(format!(
+            "{} has no Cargo.toml: run `cargo convbench init` in a cargo workspace (or pass \
+             --manifest-path)",
+            root.display()
+        )));
+    }
+    let mut lines = Vec::new();
+    let report = |path: &Path, outcome: Outcome| -> String {
+        let shown = path.strip_prefix(&root).unwrap_or(path).display().to_string();
+        match outcome {
+            Outcome::Created => format!("created     {shown}"),
+            Outcome::Unchanged => format!("unchanged   {shown}"),
+            Outcome::Overwritten => format!("overwritten {shown}"),
+            Outcome::Kept => format!("kept        {shown} (it differs; --force overwrites it)"),
+        }
+    };
+
+    let source = PathBuf::from("kernels").join(format!("{}.wgsl", kernel.replace('-', "_")));
+    lines.push(report(
+        &root.join(&source),
+        write(&root.join(&source), SAMPLE_KERNEL, force)?,
+    ));
+
+    let shown_source = source.display().to_string().replace('\\', "/");
+    if workspace.kernels.iter().any(|k| k.name == kernel) {
+        lines.push(format!("unchanged   kernel `{}` is already declared", kernel));
+    } else {
+        let body =
+            format!("op = \"conv2d_forward\"\nsource = \"{shown_source}\"\nentry = \"main\"\nf16 = true\n");
+        let config_file = root.join(CONFIG_FILE_NAME);
+        let (file, table) = if config_file.is_file() {
+            (config_file, format!("kernels.{}", kernel))
+        } else {
+            let manifest = std::fs::read_to_string(&cargo_toml).map_err(|e| Error::io(&cargo_toml, e))?;
+            let is_package = manifest.lines().any(|l| l.trim() == "[package]");
+            let scope = if is_package { "package" } else { "workspace" };
+            (
+                cargo_toml.clone(),
+                format!("{scope}.metadata.convbench.kernels.{}", kernel),
+            )
+        };
+        let mut text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!(
+            "\n# A WGSL kernel under convbench's gate: `cargo convbench verify --variants`, then\n\
+             # `cargo convbench run --kernel user:{}`. Its contract: `cargo convbench kernels --contract conv2d_forward`.\n[{table}]\n{body}",
+            kernel
+        ));
+        crate::fs::write_atomically(&file, text.as_bytes())?;
+        let shown = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
+        lines.push(format!("declared    kernel `{}` in [{table}] of {shown}", kernel));
+    }
+
+    if workflows {
+        for (name, text) in WORKFLOWS {
+            let path = root.join(".github/workflows").join(name);
+            lines.push(report(&path, write(&path, &workflow_for_users(text), force)?));
+        }
+    }
+    lines.push(String::new());
+    lines.push(format!(
+        "next: `cargo convbench verify --variants --kernel user:{0}` checks it against the reference; \
+         `cargo convbench run --kernel user:{0}` times it inside the networks; \
+         `cargo convbench baseline update` blesses the numbers the gate compares with",
+        kernel
+    ));
+    Ok(lines)
+}
