@@ -98,6 +98,28 @@ pub struct Calibration {
 }
 
 impl Calibration {
+    /// Opens the adapter `selector` names, measures its peaks ([`crate::gpu::calibrate`],
+    /// after `on_start` hears which adapter it is) and caches them under `target_dir`.
+    pub fn measure_and_cache(
+        selector: &str,
+        target_dir: &Path,
+        on_start: &mut dyn FnMut(&crate::results::AdapterFingerprint),
+    ) -> crate::Result<(Calibration, PathBuf)> {
+        let gpu = crate::gpu::Gpu::open(Some(selector))?;
+        let adapter = gpu.summary().fingerprint.clone();
+        on_start(&adapter);
+        let peak = crate::gpu::calibrate(&gpu)?;
+        let calibration = Calibration {
+            format_version: CALIBRATION_FORMAT_VERSION,
+            adapter,
+            peak,
+            method: crate::gpu::CALIBRATION_METHOD.to_string(),
+        };
+        let path = Calibration::path(target_dir, &calibration.adapter.slug());
+        calibration.save(&path)?;
+        Ok((calibration, path))
+    }
+
     /// Where the calibration of the adapter with `slug` lives under a target directory.
     pub fn path(target_dir: &Path, slug: &str) -> PathBuf {
         target_dir

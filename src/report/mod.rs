@@ -22,6 +22,7 @@
 //! [`Comparison`]: crate::compare::Comparison
 
 mod ab;
+mod adapters;
 mod cells;
 mod charts;
 mod comparison;
@@ -42,6 +43,7 @@ mod verify;
 mod tests;
 
 pub use ab::{ab_table, bisect_text};
+pub use adapters::{adapters_table, calibrations_table};
 pub use charts::{ChartKind, ChartSpec, chart_svg};
 pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};

@@ -5,9 +5,8 @@
 use crate::args::ListFormat;
 use crate::cli::Args;
 use crate::output::print;
-use comfy_table::Table;
-use convbench::gpu::{CALIBRATION_METHOD, Gpu, calibrate, list_adapters};
-use convbench::roofline::{CALIBRATION_FORMAT_VERSION, Calibration};
+use convbench::gpu::list_adapters;
+use convbench::roofline::Calibration;
 use convbench::{Error, Result, config};
 
 /// Arguments of `adapters`.
@@ -26,10 +25,6 @@ pub struct AdaptersArgs {
     pub adapter: Option<String>,
 }
 
-fn yes(b: bool) -> &'static str {
-    if b { "yes" } else { "no" }
-}
-
 /// Lists adapters, or calibrates them.
 pub fn run(args: &Args, a: &AdaptersArgs) -> Result<u8> {
     if a.calibrate {
@@ -46,39 +41,7 @@ pub fn run(args: &Args, a: &AdaptersArgs) -> Result<u8> {
         );
         return Ok(0);
     }
-    let mut table = Table::new();
-    table
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header([
-            "#",
-            "name",
-            "backend",
-            "type",
-            "vendor:device",
-            "driver",
-            "timestamps",
-            "f16",
-            "subgroups",
-            "max binding",
-            "slug",
-        ]);
-    for s in &adapters {
-        let f = &s.fingerprint;
-        table.add_row([
-            s.index.to_string(),
-            f.name.clone(),
-            f.backend.clone(),
-            f.device_type.clone(),
-            format!("{:04x}:{:04x}", f.vendor_id, f.device_id),
-            format!("{} {}", f.driver, f.driver_info).trim().to_string(),
-            yes(s.timestamps).into(),
-            yes(s.f16).into(),
-            yes(s.subgroups).into(),
-            format!("{} MiB", s.max_storage_binding_bytes / (1024 * 1024)),
-            s.slug.clone(),
-        ]);
-    }
-    print(&table.to_string());
+    print(&convbench::report::adapters_table(&adapters));
     Ok(0)
 }
 
@@ -99,21 +62,10 @@ fn calibrate_adapters(args: &Args, a: &AdaptersArgs) -> Result<u8> {
     let mut calibrations = Vec::new();
     let mut failures = Vec::new();
     for selector in &selectors {
-        let measured = Gpu::open(Some(selector)).and_then(|gpu| {
-            let adapter = gpu.summary().fingerprint.clone();
+        let measured = Calibration::measure_and_cache(selector, &workspace.target_dir, &mut |adapter| {
             if !args.quiet {
                 eprintln!("calibrating {} ...", adapter.label());
             }
-            let peak = calibrate(&gpu)?;
-            let calibration = Calibration {
-                format_version: CALIBRATION_FORMAT_VERSION,
-                adapter,
-                peak,
-                method: CALIBRATION_METHOD.to_string(),
-            };
-            let path = Calibration::path(&workspace.target_dir, &calibration.adapter.slug());
-            calibration.save(&path)?;
-            Ok((calibration, path))
         });
         match measured {
             Ok(c) => calibrations.push(c),
@@ -129,20 +81,7 @@ fn calibrate_adapters(args: &Args, a: &AdaptersArgs) -> Result<u8> {
         let list: Vec<&Calibration> = calibrations.iter().map(|(c, _)| c).collect();
         print(&serde_json::to_string_pretty(&list).unwrap_or_default());
     } else if !calibrations.is_empty() {
-        let mut table = Table::new();
-        table
-            .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-            .set_header(["adapter", "GFLOP/s (f32)", "GB/s", "ridge FLOP/byte", "cached in"]);
-        for (c, path) in &calibrations {
-            table.add_row([
-                c.adapter.label(),
-                format!("{:.1}", c.peak.flops_per_second / 1e9),
-                format!("{:.1}", c.peak.bytes_per_second / 1e9),
-                format!("{:.1}", c.peak.ridge()),
-                path.display().to_string(),
-            ]);
-        }
-        print(&format!("{table}\nmeasured with {CALIBRATION_METHOD}"));
+        print(&convbench::report::calibrations_table(&calibrations));
     }
     if calibrations.is_empty() {
         return Err(Error::Environment(

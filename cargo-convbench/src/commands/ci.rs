@@ -21,12 +21,12 @@ use convbench::backend::BackendKind;
 use convbench::baseline::GitBaselineStore;
 use convbench::config::{self, CiMode, CommentOn, Workspace, parse_duration};
 use convbench::gate::expect::{expected_at, failed_legs as failed_legs_of, trusted_base as trusted_base_of};
-use convbench::gate::publish::{create_check, describe, post_comment};
+use convbench::gate::publish::{ActionsReport, create_check, describe, post_comment, publish_in_actions};
 use convbench::gate::{
     Decision, Expected, FailedLeg, Mode, ModeRequest, OnGap, Parts, Provided, ab_parts, baseline_parts,
     choose_mode as gate_mode, compare_config, decide, parts_from_files, regression_history,
 };
-use convbench::github::{ActionsEnv, GithubApi, annotations, escape_workflow_data, write_step_summary};
+use convbench::github::{ActionsEnv, GithubApi, escape_workflow_data, write_step_summary};
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::{Error, ErrorKind, Result};
 use std::path::PathBuf;
@@ -259,64 +259,23 @@ pub fn run_ci(args: &Args, a: &CiArgs) -> Result<u8> {
     report(&workspace, a, &env, decision)
 }
 
-/// Summary, annotations, notices and the comment of `ci`, then its exit code.
+/// Summary, annotations, notices and the comment of `ci` (see
+/// [`convbench::gate::publish::publish_in_actions`]), then its exit code.
 fn report(workspace: &Workspace, a: &CiArgs, env: &ActionsEnv, judged: Decision) -> Result<u8> {
     if !env.in_actions {
         print(&judged.body);
         return exit_code(judged);
     }
-    if let Some(path) = &env.step_summary {
-        let history = regression_history(workspace, &a.baseline.set, &judged);
-        write_step_summary(path, &judged.job_summary(&history))?;
-    }
-    for line in judged.pairs.iter().flat_map(|(_, c)| annotations(c)) {
+    let request = ActionsReport {
+        set: &a.baseline.set,
+        policy: policy(workspace, &a.post),
+        comment: !a.no_comment,
+        check_run: a.check_run,
+    };
+    for line in publish_in_actions(workspace, env, &judged, &request, &mut |message| {
+        eprintln!("{message}")
+    })? {
         print(&line);
-    }
-    for note in &judged.notes {
-        print(&format!(
-            "::notice title=convbench::{}",
-            escape_workflow_data(note)
-        ));
-    }
-    if let Some(label) = &judged.accepted_by {
-        print(&format!(
-            "::notice title=convbench::regressions accepted by the pull request label {}",
-            escape_workflow_data(label)
-        ));
-    }
-    let policy = policy(workspace, &a.post);
-    match (&env.pull_request, a.no_comment) {
-        (Some(pr), false) if pr.is_fork => print(
-            "::notice title=convbench::pull request from a fork: its token cannot comment; the comment.yml \
-             workflow (workflow_run) posts it",
-        ),
-        (Some(pr), false) => match post_comment(env, pr.number, &judged, policy) {
-            Ok(action) => eprintln!("{}", describe(action, policy)),
-            Err(e) => print(&format!(
-                "::warning title=convbench comment::{}",
-                escape_workflow_data(&e.to_string())
-            )),
-        },
-        _ => {}
-    }
-    if a.check_run {
-        let head = env
-            .pull_request
-            .as_ref()
-            .map(|pr| pr.head_sha.clone())
-            .or_else(|| env.sha.clone());
-        match head {
-            Some(head_sha) => match create_check(env, &head_sha, env.run_url(), &judged) {
-                Ok(id) => eprintln!("created check run {id}"),
-                Err(e) => print(&format!(
-                    "::warning title=convbench check run::{}",
-                    escape_workflow_data(&e.to_string())
-                )),
-            },
-            None => print(
-                "::warning title=convbench check run::no head commit (GITHUB_SHA) to put the check run on",
-            ),
-        }
     }
     exit_code(judged)
 }
