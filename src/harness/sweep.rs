@@ -45,6 +45,50 @@ pub struct Selection {
     pub shapes: Option<PathBuf>,
 }
 
+/// What `verify` checks of a [`Selection`] (see [`Selection::verify_scope`]).
+#[derive(Debug, Clone)]
+pub struct VerifyScope {
+    /// The benchmarks to verify.
+    pub selection: Selection,
+    /// Whether the precisions were named (by the flags or the configuration): an adapter that
+    /// cannot run one is then an error, not a notice.
+    pub explicit_precisions: bool,
+    /// The precisions the kernel variants are verified in.
+    pub variant_precisions: Vec<Precision>,
+}
+
+impl Selection {
+    /// What `verify` checks: this selection, or when neither it nor `config` names a model, a
+    /// suite or a shape list, the whole zoo (at batch 1 unless batches are given); in f32 and
+    /// f16 unless precisions are named.
+    pub fn verify_scope(mut self, config: &crate::config::Config) -> VerifyScope {
+        let configured = !config.models.is_empty() || !config.suites.is_empty();
+        if !self.names_anything() && !configured {
+            self.models = crate::model::model_names()
+                .into_iter()
+                .map(String::from)
+                .collect();
+            if self.batches.is_empty() {
+                self.batches = vec![1];
+            }
+        }
+        let explicit_precisions = !self.precisions.is_empty() || !config.precisions.is_empty();
+        if !explicit_precisions {
+            self.precisions = vec![Precision::F32, Precision::F16];
+        }
+        let variant_precisions = if self.precisions.is_empty() {
+            config.precisions.iter().filter_map(|p| p.parse().ok()).collect()
+        } else {
+            self.precisions.clone()
+        };
+        VerifyScope {
+            selection: self,
+            explicit_precisions,
+            variant_precisions,
+        }
+    }
+}
+
 impl Default for Selection {
     fn default() -> Self {
         Self {
@@ -707,6 +751,37 @@ mod tests {
 
     fn config() -> Config {
         Config::default()
+    }
+
+    #[test]
+    fn verify_checks_the_whole_zoo_in_both_precisions_unless_told_otherwise() {
+        let scope = Selection::default().verify_scope(&config());
+        assert_eq!(scope.selection.models.len(), crate::model::model_names().len());
+        assert_eq!(scope.selection.batches, vec![1]);
+        assert_eq!(scope.selection.precisions, vec![Precision::F32, Precision::F16]);
+        assert_eq!(scope.variant_precisions, vec![Precision::F32, Precision::F16]);
+        assert!(!scope.explicit_precisions);
+        let named = Selection {
+            models: vec!["lenet".into()],
+            precisions: vec![Precision::F16],
+            ..Selection::default()
+        };
+        let scope = named.verify_scope(&config());
+        assert_eq!(scope.selection.models, vec!["lenet".to_string()]);
+        assert!(scope.selection.batches.is_empty());
+        assert_eq!(scope.variant_precisions, vec![Precision::F16]);
+        assert!(scope.explicit_precisions);
+        let mut configured = config();
+        configured.models = vec!["alexnet".into()];
+        configured.precisions = vec!["f32".into()];
+        let scope = Selection::default().verify_scope(&configured);
+        assert!(
+            scope.selection.models.is_empty(),
+            "the configuration's models are jobs' business"
+        );
+        assert!(scope.selection.precisions.is_empty());
+        assert_eq!(scope.variant_precisions, vec![Precision::F32]);
+        assert!(scope.explicit_precisions);
     }
 
     #[test]

@@ -9,12 +9,12 @@ use crate::progress::Progress;
 use convbench::config::{self, MAX_REPETITIONS};
 use convbench::harness::conformance;
 use convbench::harness::select::{KernelChoice, has_variants};
-use convbench::harness::sweep::unsupported;
+use convbench::harness::sweep::{VerifyScope, unsupported};
 use convbench::harness::verify::Summary;
 use convbench::harness::{RunOptions, verify_target};
 use convbench::kernels::Variant;
 use convbench::kernels::tint::TintCheck;
-use convbench::model::{Precision, model_names};
+use convbench::model::Precision;
 use convbench::report::verification_table;
 use convbench::{Error, Result};
 use std::collections::{BTreeMap, BTreeSet};
@@ -177,30 +177,11 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
             eprintln!("notice: {n}");
         }
     }
-    let mut selection = a.selection.selection();
-    let configured = !workspace.config.models.is_empty() || !workspace.config.suites.is_empty();
-    // A shape list names what to verify, as models and suites do.
-    let whole_zoo = !selection.names_anything() && !configured;
-    if whole_zoo {
-        selection.models = model_names().into_iter().map(String::from).collect();
-        if selection.batches.is_empty() {
-            selection.batches = vec![1];
-        }
-    }
-    let explicit_precisions = !selection.precisions.is_empty() || !workspace.config.precisions.is_empty();
-    if !explicit_precisions {
-        selection.precisions = vec![Precision::F32, Precision::F16];
-    }
-    let variant_precisions: Vec<Precision> = if selection.precisions.is_empty() {
-        workspace
-            .config
-            .precisions
-            .iter()
-            .filter_map(|p| p.parse().ok())
-            .collect()
-    } else {
-        selection.precisions.clone()
-    };
+    let VerifyScope {
+        selection,
+        explicit_precisions,
+        variant_precisions,
+    } = a.selection.selection().verify_scope(&workspace.config);
     verify_variants(a, &backends, &variant_precisions, args.quiet)?;
     if a.variants {
         return Ok(0);
