@@ -563,24 +563,35 @@ fn package_kernels(metadata: &cargo_metadata::Metadata) -> Result<Vec<crate::ker
             continue;
         };
         let manifest = package.manifest_path.clone().into_std_path_buf();
-        let table: PackageTable = serde_json::from_value(table.clone()).map_err(|error| {
-            Error::InvalidInput(format!(
-                "invalid [package.metadata.convbench] in {}: {error}; a crate declares only \
-                 `kernels` there, the rest goes in [workspace.metadata.convbench]",
-                manifest.display()
-            ))
-        })?;
-        let base_dir = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
-        for (name, config) in table.kernels {
-            kernels.push(crate::kernels::user::Declared {
-                name,
-                config,
-                base_dir: base_dir.clone(),
-                file: manifest.clone(),
-            });
-        }
+        let table =
+            serde_json::from_value(table.clone()).map_err(|error| bad_package_table(&manifest, error))?;
+        kernels.extend(declared_in(table, &manifest));
     }
     Ok(kernels)
+}
+
+/// The error of a `[package.metadata.convbench]` table that does not parse.
+fn bad_package_table(manifest: &Path, error: impl std::fmt::Display) -> Error {
+    Error::InvalidInput(format!(
+        "invalid [package.metadata.convbench] in {}: {error}; a crate declares only `kernels` \
+         there, the rest goes in [workspace.metadata.convbench]",
+        manifest.display()
+    ))
+}
+
+/// The kernels a crate's table declares, their sources relative to its manifest's folder.
+fn declared_in(table: PackageTable, manifest: &Path) -> Vec<crate::kernels::user::Declared> {
+    let base_dir = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+    table
+        .kernels
+        .into_iter()
+        .map(|(name, config)| crate::kernels::user::Declared {
+            name,
+            config,
+            base_dir: base_dir.clone(),
+            file: manifest.to_path_buf(),
+        })
+        .collect()
 }
 
 /// Workspace root, target directory and the members' kernels, from `cargo metadata --no-deps`.
@@ -686,22 +697,10 @@ fn manifest_workspace(manifest: &Path) -> Result<(PathBuf, PathBuf, Vec<crate::k
         else {
             continue;
         };
-        let table: PackageTable = table.try_into().map_err(|error| {
-            Error::InvalidInput(format!(
-                "invalid [package.metadata.convbench] in {}: {error}; a crate declares only \
-                 `kernels` there, the rest goes in [workspace.metadata.convbench]",
-                path.display()
-            ))
-        })?;
-        let base_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        for (name, config) in table.kernels {
-            kernels.push(crate::kernels::user::Declared {
-                name,
-                config,
-                base_dir: base_dir.clone(),
-                file: path.clone(),
-            });
-        }
+        let table = table
+            .try_into()
+            .map_err(|error| bad_package_table(&path, error))?;
+        kernels.extend(declared_in(table, &path));
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     Ok((root, target, kernels))

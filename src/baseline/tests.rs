@@ -1,26 +1,12 @@
 use super::*;
 use crate::ErrorKind;
-use crate::model::Precision;
-use crate::results::{
-    AdapterFingerprint, BenchmarkResult, Phase, PhaseResult, RecordError, Stage, Summary, TimingMethod,
-};
+use crate::results::{BenchmarkResult, Phase, RecordError, Summary};
 use git2::{Oid, Repository, RepositoryInitOptions, Signature, Time};
 use std::path::Path;
 
 const SET: &str = "default";
 
-fn adapter(name: &str) -> AdapterFingerprint {
-    AdapterFingerprint {
-        backend: "vulkan".to_string(),
-        vendor_id: 0x10de,
-        device_id: 0x2330,
-        name: name.to_string(),
-        device_type: "discrete".to_string(),
-        driver: "NVIDIA".to_string(),
-        driver_info: "580.1".to_string(),
-        runtime_version: "30.0.1".to_string(),
-    }
-}
+use crate::results::fixtures::adapter;
 
 fn slug() -> String {
     adapter("NVIDIA H100").slug()
@@ -28,41 +14,15 @@ fn slug() -> String {
 
 /// A benchmark whose `total` samples all equal `median_ns`.
 fn benchmark(id: &str, median_ns: u64) -> BenchmarkResult {
-    let samples_ns = vec![median_ns; 5];
-    let summary = Summary::of(&samples_ns).expect("samples");
-    BenchmarkResult {
-        id: id.to_string(),
-        model: id.split('/').next().unwrap_or(id).to_string(),
-        stage: Stage::Train,
-        batch: 128,
-        precision: Precision::F32,
-        backend: "wgpu".to_string(),
-        adapter: adapter("NVIDIA H100"),
-        timing_method: TimingMethod::GpuTimestamps,
-        warmup_iterations: 3,
-        verified: true,
-        params: 0,
-        forward_flops: 0,
-        iteration_flops: 0,
-        device_memory_bytes: 0,
-        phases: vec![PhaseResult {
-            phase: Phase::Total,
-            samples_ns,
-            summary,
-        }],
-        layers: Vec::new(),
-        peak: None,
-        kernels: Default::default(),
-        rounds: Vec::new(),
-        runs: Vec::new(),
-    }
+    let total = crate::results::fixtures::phase(Phase::Total, vec![median_ns; 5]);
+    crate::results::fixtures::benchmark(id, vec![total])
 }
 
 fn record(benchmarks: Vec<BenchmarkResult>) -> RunRecord {
-    let mut record = RunRecord::new(None);
-    record.created_unix_s = 1_700_000_000;
-    record.benchmarks = benchmarks;
-    record
+    RunRecord {
+        created_unix_s: 1_700_000_000,
+        ..crate::results::fixtures::record(benchmarks)
+    }
 }
 
 fn total_median(record: &RunRecord, id: &str) -> f64 {

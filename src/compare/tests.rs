@@ -1,71 +1,19 @@
 use super::*;
-use crate::model::Precision;
-use crate::results::{AdapterFingerprint, Stage, Summary, TimingMethod};
 use proptest::prelude::*;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeMap;
 
-fn adapter(name: &str) -> AdapterFingerprint {
-    AdapterFingerprint {
-        backend: "vulkan".to_string(),
-        vendor_id: 0x10de,
-        device_id: 0x2330,
-        name: name.to_string(),
-        device_type: "discrete".to_string(),
-        driver: "NVIDIA".to_string(),
-        driver_info: "580.1".to_string(),
-        runtime_version: "30.0.1".to_string(),
-    }
-}
-
-fn phase_result(phase: Phase, samples_ns: Vec<u64>) -> PhaseResult {
-    let summary = Summary::of(&samples_ns).unwrap_or(Summary {
-        median_ns: 0.0,
-        mean_ns: 0.0,
-        min_ns: 0.0,
-        max_ns: 0.0,
-        stddev_ns: 0.0,
-    });
-    PhaseResult {
-        phase,
-        samples_ns,
-        summary,
-    }
-}
+use crate::results::fixtures::{adapter, phase as phase_result, record};
 
 fn benchmark(id: &str, phases: Vec<(Phase, Vec<u64>)>) -> BenchmarkResult {
-    BenchmarkResult {
-        id: id.to_string(),
-        model: id.split('/').next().unwrap_or(id).to_string(),
-        stage: Stage::Train,
-        batch: 128,
-        precision: Precision::F32,
-        backend: "wgpu".to_string(),
-        adapter: adapter("NVIDIA H100"),
-        timing_method: TimingMethod::GpuTimestamps,
-        warmup_iterations: 3,
-        verified: true,
-        params: 0,
-        forward_flops: 0,
-        iteration_flops: 0,
-        device_memory_bytes: 0,
-        phases: phases
+    crate::results::fixtures::benchmark(
+        id,
+        phases
             .into_iter()
             .map(|(phase, samples)| phase_result(phase, samples))
             .collect(),
-        layers: Vec::new(),
-        peak: None,
-        kernels: Default::default(),
-        rounds: Vec::new(),
-        runs: Vec::new(),
-    }
-}
-
-fn record(benchmarks: Vec<BenchmarkResult>) -> RunRecord {
-    let mut record = RunRecord::new(None);
-    record.benchmarks = benchmarks;
-    record
+    )
 }
 
 /// Every sample of every phase multiplied by `factor`.

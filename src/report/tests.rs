@@ -3,7 +3,6 @@ use crate::compare::{CompareConfig, Comparison, PhaseComparison, Verdict};
 use crate::model::Precision;
 use crate::results::{
     AdapterFingerprint, BenchmarkResult, LayerResult, Phase, PhaseResult, RunSettings, Stage, Summary,
-    TimingMethod,
 };
 use std::str::FromStr;
 
@@ -11,16 +10,7 @@ use std::str::FromStr;
 const CREATED_UNIX_S: u64 = 1_795_000_000;
 
 fn adapter() -> AdapterFingerprint {
-    AdapterFingerprint {
-        backend: "vulkan".to_string(),
-        vendor_id: 0x10de,
-        device_id: 0x2330,
-        name: "NVIDIA H100".to_string(),
-        device_type: "discrete".to_string(),
-        driver: "NVIDIA".to_string(),
-        driver_info: "580.1".to_string(),
-        runtime_version: "30.0.1".to_string(),
-    }
+    crate::results::fixtures::adapter("NVIDIA H100")
 }
 
 /// Five samples whose median is exactly `median_ns`.
@@ -68,30 +58,21 @@ fn benchmark(
     iteration_flops: u64,
     device_memory_bytes: u64,
 ) -> BenchmarkResult {
+    let id = BenchmarkResult::make_id(model, stage, batch, precision, "wgpu");
+    let phases = phases
+        .iter()
+        .map(|&(which, median_ns)| phase(which, median_ns))
+        .collect();
     BenchmarkResult {
-        id: BenchmarkResult::make_id(model, stage, batch, precision, "wgpu"),
         model: model.to_string(),
         stage,
         batch,
         precision,
-        backend: "wgpu".to_string(),
-        adapter: adapter(),
-        timing_method: TimingMethod::GpuTimestamps,
-        warmup_iterations: 3,
-        verified: true,
         params: 61_100_840,
         forward_flops: iteration_flops / 3,
         iteration_flops,
         device_memory_bytes,
-        phases: phases
-            .iter()
-            .map(|&(which, median_ns)| phase(which, median_ns))
-            .collect(),
-        layers: Vec::new(),
-        peak: None,
-        kernels: Default::default(),
-        rounds: Vec::new(),
-        runs: Vec::new(),
+        ..crate::results::fixtures::benchmark(&id, phases)
     }
 }
 

@@ -1,0 +1,72 @@
+//! Records for the library's tests, built in one place: a field added to [`BenchmarkResult`]
+//! is added here once. A test that needs other values overrides them with struct update syntax
+//! (`BenchmarkResult { batch: 64, ..benchmark(id, phases) }`).
+
+use super::{
+    AdapterFingerprint, BenchmarkResult, Phase, PhaseResult, RunRecord, Stage, Summary, TimingMethod,
+};
+use crate::model::Precision;
+
+/// An NVIDIA adapter on Vulkan named `name`.
+pub fn adapter(name: &str) -> AdapterFingerprint {
+    AdapterFingerprint {
+        backend: "vulkan".to_string(),
+        vendor_id: 0x10de,
+        device_id: 0x2330,
+        name: name.to_string(),
+        device_type: "discrete".to_string(),
+        driver: "NVIDIA".to_string(),
+        driver_info: "580.1".to_string(),
+        runtime_version: "30.0.1".to_string(),
+    }
+}
+
+/// A phase with these samples (an all-zero summary when there are none).
+pub fn phase(phase: Phase, samples_ns: Vec<u64>) -> PhaseResult {
+    let summary = Summary::of(&samples_ns).unwrap_or(Summary {
+        median_ns: 0.0,
+        mean_ns: 0.0,
+        min_ns: 0.0,
+        max_ns: 0.0,
+        stddev_ns: 0.0,
+    });
+    PhaseResult {
+        phase,
+        samples_ns,
+        summary,
+    }
+}
+
+/// A verified train benchmark `id` of batch 128 in f32 on wgpu, on an H100, timed with GPU
+/// timestamps, with `phases`; its model is the id's first part.
+pub fn benchmark(id: &str, phases: Vec<PhaseResult>) -> BenchmarkResult {
+    BenchmarkResult {
+        id: id.to_string(),
+        model: id.split('/').next().unwrap_or(id).to_string(),
+        stage: Stage::Train,
+        batch: 128,
+        precision: Precision::F32,
+        backend: "wgpu".to_string(),
+        adapter: adapter("NVIDIA H100"),
+        timing_method: TimingMethod::GpuTimestamps,
+        warmup_iterations: 3,
+        verified: true,
+        params: 0,
+        forward_flops: 0,
+        iteration_flops: 0,
+        device_memory_bytes: 0,
+        phases,
+        layers: Vec::new(),
+        peak: None,
+        kernels: Default::default(),
+        rounds: Vec::new(),
+        runs: Vec::new(),
+    }
+}
+
+/// A record of `benchmarks`, made now, from no commit.
+pub fn record(benchmarks: Vec<BenchmarkResult>) -> RunRecord {
+    let mut record = RunRecord::new(None);
+    record.benchmarks = benchmarks;
+    record
+}
