@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The checklist of ../shared/GPU.md in one go, on a machine with an NVIDIA GPU, from the
 # repository root. It expects `.gl/` (the Vulkan loader packages) and `.gpu/` (a stripped
-# `cargo-convbench` built with `--features cuda`, and the integration test binary built the same
-# way as `.gpu/integration`), and writes everything under $OUT (default: gpu-out/):
+# `cargo-convbench` built with `--features cuda`, the integration test binary built the same
+# way as `.gpu/integration`, and `.gpu/built-at` naming the folder they were built in), and
+# writes everything under $OUT (default: gpu-out/):
 #
 #   log.txt              what every step printed, with its exit status and wall time
 #   layers.json          run --backend wgpu,cuda --suite layers --batch 128 --layers
@@ -37,9 +38,10 @@ export LD_LIBRARY_PATH="$libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export CONVBENCH_ADAPTER=vulkan
 export PYTHONPATH="$PWD/peers/torch${PYTHONPATH:+:$PYTHONPATH}"
 B=.gpu/cargo-convbench
-# The integration tests read `shaders/` where they were built (CARGO_MANIFEST_DIR).
-built=/work/main
-if [ ! -e "$built" ]; then mkdir -p "$(dirname "$built")" && ln -s "$PWD" "$built"; fi
+# The integration tests read `shaders/` where they were built (their CARGO_MANIFEST_DIR): the
+# build step writes that folder into .gpu/built-at (`pwd > .gpu/built-at`), and it is linked here.
+built=$(cat .gpu/built-at 2>/dev/null || true)
+if [ -n "$built" ] && [ ! -e "$built" ]; then mkdir -p "$(dirname "$built")" && ln -s "$PWD" "$built"; fi
 
 step() {
     local name=$1 limit=$2
