@@ -5,7 +5,7 @@ use crate::harness::conformance::{Row, SweepRow};
 /// The kernel-variant table of `rows`.
 pub fn variant_table(rows: &[Row]) -> String {
     let mut table = comfy_table::Table::new();
-    table.load_preset(comfy_table::presets::ASCII_FULL_CONDENSED);
+    table.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
     table.set_header([
         "op",
         "variant",
@@ -35,7 +35,7 @@ pub fn variant_table(rows: &[Row]) -> String {
 /// the seed that gave it and the seeds that failed (the first five, then a count).
 pub fn variant_sweep_table(lines: &[SweepRow]) -> String {
     let mut table = comfy_table::Table::new();
-    table.load_preset(comfy_table::presets::ASCII_FULL_CONDENSED);
+    table.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
     table.set_header([
         "op",
         "variant",
