@@ -636,8 +636,9 @@ fn cargo_workspace(
 /// [`cargo_workspace`] without cargo (a GPU machine that was given the binary but no Rust
 /// toolchain): the manifest's folder is the root, `target/` (or `CARGO_TARGET_DIR`) the target
 /// folder, and the kernels are those of the manifest's own `[package.metadata.convbench]` and of
-/// the members its `[workspace] members` names (a trailing `/*` lists a folder), read from the
-/// files. A manifest inside a workspace it does not define is read as its own root.
+/// the members its `[workspace] members` names (each path component a glob, as cargo expands them), read from the
+/// files. A manifest inside a workspace it does not define is read as its own root; `exclude`
+/// is not read.
 fn manifest_workspace(manifest: &Path) -> Result<(PathBuf, PathBuf, Vec<crate::kernels::user::Declared>)> {
     #[derive(Deserialize)]
     struct Manifest {
@@ -668,17 +669,12 @@ fn manifest_workspace(manifest: &Path) -> Result<(PathBuf, PathBuf, Vec<crate::k
         manifests.push(manifest.to_path_buf());
     }
     for member in top.workspace.map(|w| w.members).unwrap_or_default() {
-        let dirs = match member.strip_suffix("/*") {
-            Some(parent) => match std::fs::read_dir(root.join(parent)) {
-                Ok(entries) => {
-                    let mut dirs: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-                    dirs.sort();
-                    dirs
-                }
-                Err(_) => Vec::new(),
-            },
-            None => vec![root.join(&member)],
-        };
+        let dirs = member_dirs(&root, &member).map_err(|error| {
+            Error::InvalidInput(format!(
+                "{}: [workspace] member `{member}`: {error}",
+                manifest.display()
+            ))
+        })?;
         manifests.extend(
             dirs.into_iter()
                 .map(|dir| dir.join("Cargo.toml"))
@@ -704,6 +700,39 @@ fn manifest_workspace(manifest: &Path) -> Result<(PathBuf, PathBuf, Vec<crate::k
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     Ok((root, target, kernels))
+}
+
+/// The folders a `[workspace] members` pattern names under `root`, as cargo expands it: each
+/// path component is a glob (`crates/*`, `tools/*-cli`), matched against the folders there;
+/// folders that do not exist are left out.
+fn member_dirs(root: &Path, pattern: &str) -> std::result::Result<Vec<PathBuf>, globset::Error> {
+    let mut dirs = vec![root.to_path_buf()];
+    for component in pattern.split('/').filter(|c| !c.is_empty() && *c != ".") {
+        if !component.contains(['*', '?', '[', '{']) {
+            dirs = dirs
+                .into_iter()
+                .map(|dir| dir.join(component))
+                .filter(|dir| dir.is_dir())
+                .collect();
+            continue;
+        }
+        let matcher = globset::Glob::new(component)?.compile_matcher();
+        let mut matched = Vec::new();
+        for dir in dirs {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            matched.extend(
+                entries
+                    .flatten()
+                    .filter(|entry| entry.path().is_dir() && matcher.is_match(entry.file_name()))
+                    .map(|entry| entry.path()),
+            );
+        }
+        matched.sort();
+        dirs = matched;
+    }
+    Ok(dirs)
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -1035,5 +1064,40 @@ mod without_cargo {
             error.to_string().contains(&manifest.display().to_string()),
             "{error}"
         );
+    }
+}
+
+#[cfg(test)]
+mod member_patterns {
+    use super::*;
+
+    #[test]
+    fn each_component_of_a_member_pattern_is_a_glob() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let root = dir.path();
+        for folder in [
+            "tools/a-cli/core",
+            "tools/b-cli/core",
+            "tools/c-lib/core",
+            "tools/x-cli",
+        ] {
+            std::fs::create_dir_all(root.join(folder)).expect("create");
+        }
+        std::fs::create_dir_all(root.join("plain")).expect("create");
+        std::fs::write(root.join("tools/a-cli/core/Cargo.toml"), "").expect("write");
+        let found = member_dirs(root, "tools/*-cli/core").expect("a valid pattern");
+        assert_eq!(
+            found,
+            vec![root.join("tools/a-cli/core"), root.join("tools/b-cli/core")]
+        );
+        assert_eq!(
+            member_dirs(root, "./plain").expect("plain"),
+            vec![root.join("plain")]
+        );
+        assert!(member_dirs(root, "tools/[").is_err());
+        let manifest = root.join("Cargo.toml");
+        std::fs::write(&manifest, "[workspace]\nmembers = [\"tools/[\"]\n").expect("write");
+        let error = manifest_workspace(&manifest).expect_err("a pattern cargo would refuse");
+        assert!(error.to_string().contains("member `tools/[`"), "{error}");
     }
 }
