@@ -15,19 +15,16 @@ fn moved(row: &AbRow) -> bool {
 /// of the whole iteration came from), then the evidence of each benchmark and of each row that
 /// moved.
 pub fn ab_table(description: &str, rows: &[AbRow]) -> String {
-    let mut table = comfy_table::Table::new();
-    table
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header([
-            "benchmark",
-            "phase",
-            "pairs",
-            "base",
-            "head",
-            "change",
-            "95% CI",
-            "verdict",
-        ]);
+    let mut table = super::terminal::bordered(&[
+        "benchmark",
+        "phase",
+        "pairs",
+        "base",
+        "head",
+        "change",
+        "95% CI",
+        "verdict",
+    ]);
     let ordered: Vec<&AbRow> = rows
         .iter()
         .filter(|r| moved(r))

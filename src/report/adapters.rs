@@ -10,22 +10,19 @@ fn yes(b: bool) -> &'static str {
 
 /// One row per adapter: name, backend, type, ids, driver, features, binding limit, slug.
 pub fn adapters_table(adapters: &[AdapterSummary]) -> String {
-    let mut table = comfy_table::Table::new();
-    table
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header([
-            "#",
-            "name",
-            "backend",
-            "type",
-            "vendor:device",
-            "driver",
-            "timestamps",
-            "f16",
-            "subgroups",
-            "max binding",
-            "slug",
-        ]);
+    let mut table = super::terminal::bordered(&[
+        "#",
+        "name",
+        "backend",
+        "type",
+        "vendor:device",
+        "driver",
+        "timestamps",
+        "f16",
+        "subgroups",
+        "max binding",
+        "slug",
+    ]);
     for s in adapters {
         let f = &s.fingerprint;
         table.add_row([
@@ -47,10 +44,8 @@ pub fn adapters_table(adapters: &[AdapterSummary]) -> String {
 
 /// One row per calibration: the adapter, its peaks, the ridge point and where it is cached.
 pub fn calibrations_table(calibrations: &[(Calibration, PathBuf)]) -> String {
-    let mut table = comfy_table::Table::new();
-    table
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header(["adapter", "GFLOP/s (f32)", "GB/s", "ridge FLOP/byte", "cached in"]);
+    let mut table =
+        super::terminal::bordered(&["adapter", "GFLOP/s (f32)", "GB/s", "ridge FLOP/byte", "cached in"]);
     for (c, path) in calibrations {
         table.add_row([
             c.adapter.label(),

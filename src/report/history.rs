@@ -445,20 +445,17 @@ fn ms(ns: f64) -> String {
 /// The points of every series as a table, then the change points and, for each slowdown, the
 /// `bisect` command that finds its commit among those between two blessings.
 pub fn history_table(series: &[BenchmarkHistory]) -> String {
-    let mut points = comfy_table::Table::new();
-    points
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header([
-            "benchmark",
-            "phase",
-            "commit",
-            "time (UTC)",
-            "median ms",
-            "rounds min–max ms",
-            "kept runs min–max ms",
-            "step",
-            "commit message",
-        ]);
+    let mut points = super::terminal::bordered(&[
+        "benchmark",
+        "phase",
+        "commit",
+        "time (UTC)",
+        "median ms",
+        "rounds min–max ms",
+        "kept runs min–max ms",
+        "step",
+        "commit message",
+    ]);
     for history in series {
         for (index, p) in history.points.iter().enumerate() {
             let (rounds, runs) = (p.round_spread(), p.run_spread());
@@ -488,19 +485,16 @@ pub fn history_table(series: &[BenchmarkHistory]) -> String {
     if steps.is_empty() {
         return format!("{points}\nno change points");
     }
-    let mut changes = comfy_table::Table::new();
-    changes
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header([
-            "benchmark",
-            "phase",
-            "step at commit",
-            "before ms",
-            "after ms",
-            "step",
-            "p",
-            "commit message",
-        ]);
+    let mut changes = super::terminal::bordered(&[
+        "benchmark",
+        "phase",
+        "step at commit",
+        "before ms",
+        "after ms",
+        "step",
+        "p",
+        "commit message",
+    ]);
     let mut bisects = Vec::new();
     for (history, step) in steps {
         if let Some(command) = bisect_command(history, step) {

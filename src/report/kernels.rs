@@ -10,10 +10,7 @@ use std::path::Path;
 /// The ops and the bindings each reads and writes, then the workspace's kernels (`mine`, their
 /// sources shown relative to `root`).
 pub fn ops_table(ops: &[Op], mine: &[&UserKernel], root: &Path) -> String {
-    let mut table = comfy_table::Table::new();
-    table
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header(["op", "reads", "writes"]);
+    let mut table = super::terminal::bordered(&["op", "reads", "writes"]);
     for op in ops {
         let names = |read: bool| {
             op.contract()
@@ -27,10 +24,7 @@ pub fn ops_table(ops: &[Op], mine: &[&UserKernel], root: &Path) -> String {
     }
     let mut text = table.to_string();
     if !mine.is_empty() {
-        let mut yours = comfy_table::Table::new();
-        yours
-            .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-            .set_header(["your kernel", "op", "source", "f16", "only", "digest"]);
+        let mut yours = super::terminal::bordered(&["your kernel", "op", "source", "f16", "only", "digest"]);
         for k in mine {
             let source = k.source_path.strip_prefix(root).unwrap_or(&k.source_path);
             yours.add_row([

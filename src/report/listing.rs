@@ -62,17 +62,14 @@ pub fn listing(workspace: Option<&Workspace>, json: bool) -> String {
         let doc = json!({"models": models, "suites": suites, "kernels": kernels, "variants": variants, "user_kernels": user_kernels});
         return serde_json::to_string_pretty(&doc).unwrap_or_default();
     }
-    let mut table = comfy_table::Table::new();
-    table
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header([
-            "model",
-            "input",
-            "layers",
-            "params (M)",
-            "forward GFLOP/image",
-            "description",
-        ]);
+    let mut table = super::terminal::bordered(&[
+        "model",
+        "input",
+        "layers",
+        "params (M)",
+        "forward GFLOP/image",
+        "description",
+    ]);
     for (index, n) in models.iter().enumerate() {
         table.add_row([
             if index < workspace_models {
@@ -89,18 +86,16 @@ pub fn listing(workspace: Option<&Workspace>, json: bool) -> String {
     }
     let mut text = table.to_string();
     for s in &suites {
-        let mut t = comfy_table::Table::new();
-        t.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-            .set_header([
-                "entry",
-                "input",
-                "out",
-                "kernel",
-                "stride",
-                "pad",
-                "batch",
-                "GFLOP/batch",
-            ]);
+        let mut t = super::terminal::bordered(&[
+            "entry",
+            "input",
+            "out",
+            "kernel",
+            "stride",
+            "pad",
+            "batch",
+            "GFLOP/batch",
+        ]);
         for e in &s.entries {
             let c = &e.conv;
             t.add_row([

@@ -24,6 +24,16 @@ pub(super) fn new_table(columns: &[Column]) -> Table {
     table
 }
 
+/// An empty table with these headers and borders only (no lines between rows): the listings
+/// and verdict tables of `history`, `tune`, `verify`, `ab`, `adapters`, `kernels` and `list`.
+pub(super) fn bordered(headers: &[&str]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
+        .set_header(headers.iter().copied());
+    table
+}
+
 /// The table followed by one line per footer entry, newline-terminated.
 pub(super) fn with_footer(table: &Table, footer: &[String]) -> String {
     let mut text = table.to_string();

@@ -44,17 +44,14 @@ fn median_of(result: &TuneResult, variant: Variant) -> Option<(f64, bool)> {
 /// What `tune` prints: per op, shape and precision, every variant's median (or why it was not
 /// timed), the winner and its speed-up over the direct kernel.
 pub fn tune_table(results: &[TuneResult]) -> String {
-    let mut table = comfy_table::Table::new();
-    table
-        .load_preset(comfy_table::presets::UTF8_BORDERS_ONLY)
-        .set_header([
-            "op",
-            "shape",
-            "precision",
-            "variant timings (median)",
-            "winner",
-            "vs direct",
-        ]);
+    let mut table = super::terminal::bordered(&[
+        "op",
+        "shape",
+        "precision",
+        "variant timings (median)",
+        "winner",
+        "vs direct",
+    ]);
     for r in results {
         let winner = r.winner.map_or_else(|| "none".into(), |w| w.id());
         let speedup = match (

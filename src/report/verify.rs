@@ -4,9 +4,7 @@ use crate::harness::conformance::{Row, SweepRow};
 
 /// The kernel-variant table of `rows`.
 pub fn variant_table(rows: &[Row]) -> String {
-    let mut table = comfy_table::Table::new();
-    table.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-    table.set_header([
+    let mut table = super::terminal::bordered(&[
         "op",
         "variant",
         "precision",
@@ -34,9 +32,7 @@ pub fn variant_table(rows: &[Row]) -> String {
 /// `verify --variants --seeds N`: one line per op, variant and precision with its worst ratio,
 /// the seed that gave it and the seeds that failed (the first five, then a count).
 pub fn variant_sweep_table(lines: &[SweepRow]) -> String {
-    let mut table = comfy_table::Table::new();
-    table.load_preset(comfy_table::presets::UTF8_BORDERS_ONLY);
-    table.set_header([
+    let mut table = super::terminal::bordered(&[
         "op",
         "variant",
         "precision",
