@@ -292,7 +292,15 @@ fn drop_last_term(op: &Op, v: &mut [Vec<f64>]) -> Option<()> {
         Op::BatchNormForwardTrain { shape, .. } => zero_last(&mut v[0], shape.h * shape.w),
         Op::BatchNormBackward { shape, .. } => zero_last(&mut v[1], shape.h * shape.w),
         Op::LrnForward { shape, .. } => zero_last(&mut v[0], shape.len() / shape.n),
-        Op::SoftmaxCrossEntropyForward { classes, .. } => zero_last(&mut v[0], *classes),
+        // The loop over classes one short: the last class's exponential left out of the sum,
+        // whatever its logit (zeroing a logit that is already near 0 would change nothing).
+        Op::SoftmaxCrossEntropyForward { classes, .. } => {
+            for row in v[0].chunks_mut(*classes) {
+                if let Some(last) = row.last_mut() {
+                    *last = f64::NEG_INFINITY;
+                }
+            }
+        }
         _ => return None,
     }
     Some(())
