@@ -5,7 +5,8 @@ use convbench::backend::BackendKind;
 use convbench::config::{MAX_BATCH, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS};
 use convbench::gate::{BaselineSource, CompareOverrides};
 use convbench::harness::sweep::{
-    DeviceRequest, KernelRequest, MAX_SAMPLES_PER_BENCHMARK, Selection, SweepRequest,
+    DeviceRequest, KernelRequest, MAX_SAMPLES_PER_BENCHMARK, Selection, SweepRequest, WARMUP_ITERATIONS,
+    WARMUP_MIN_MS,
 };
 use convbench::model::Precision;
 use convbench::results::Stage;
@@ -158,12 +159,13 @@ pub struct RunArgs {
     /// sweep interleaved across its benchmarks. Rounds are the gate's unit of evidence.
     #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count::<1, MAX_SAMPLES_PER_BENCHMARK>)]
     pub rounds: usize,
-    /// Minimum warm-up iterations.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
-    pub warmup: usize,
-    /// Minimum warm-up time in milliseconds.
-    #[arg(long, default_value_t = 200, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
-    pub warmup_ms: u64,
+    /// Minimum warm-up iterations (default: 3; 1 per side when `ci` decides by A/B, whose pairs
+    /// alternate ABBA).
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
+    pub warmup: Option<usize>,
+    /// Minimum warm-up time in milliseconds (default: 200; none when `ci` decides by A/B).
+    #[arg(long, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
+    pub warmup_ms: Option<u64>,
     /// Skip the check of every op against the CPU reference.
     #[arg(long)]
     pub no_verify: bool,
@@ -193,8 +195,8 @@ impl RunArgs {
             kernels: self.kernels.request(),
             samples: self.samples,
             rounds: self.rounds,
-            warmup_iterations: self.warmup,
-            warmup_min_ms: self.warmup_ms,
+            warmup_iterations: self.warmup.unwrap_or(WARMUP_ITERATIONS),
+            warmup_min_ms: self.warmup_ms.unwrap_or(WARMUP_MIN_MS),
             verify: !self.no_verify,
             data_grad: self.data_grad,
             layers: self.layers,

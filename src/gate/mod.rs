@@ -22,7 +22,7 @@ use crate::github::{
     ActionsEnv, CheckConclusion, CommentContext, comment_body, escape_markdown, sections_from,
 };
 use crate::harness::ab::AbOutcome;
-use crate::results::{Phase, RunRecord};
+use crate::results::{Phase, RunRecord, TimingMethod};
 use crate::{Error, Result};
 pub use expect::{Expected, FailedLeg, OnGap};
 use std::collections::{BTreeMap, BTreeSet};
@@ -227,6 +227,8 @@ pub struct Parts {
     pub incomparable: Option<Error>,
     /// Which mode decided and why, in a sentence.
     pub mode: String,
+    /// How rows were timed where no record's benchmark says (A/B mode keeps pairs, not records).
+    pub timing: Option<TimingMethod>,
 }
 
 /// Baseline mode: each record against the baselines blessed at the base revision.
@@ -267,6 +269,7 @@ pub fn baseline_parts(
         base_sha,
         incomparable,
         mode,
+        timing: None,
     })
 }
 
@@ -315,6 +318,7 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
             outcome.description,
             detectable(outcome)
         ),
+        timing: outcome.timing,
     }
 }
 
@@ -624,6 +628,7 @@ pub fn decide(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts
         base_sha,
         incomparable,
         mode,
+        timing,
     } = parts;
     notes.extend(provided.notes.iter().cloned());
     let gaps = provided
@@ -665,6 +670,7 @@ pub fn decide(workspace: &Workspace, env: &ActionsEnv, provided: Provided, parts
         }),
         run_url: provided.run_url.or_else(|| env.run_url()),
         mode: Some(mode),
+        timing,
         provenance: provided.provenance,
         notes: notes.clone(),
         accepted_by_label: accepted_by.clone(),

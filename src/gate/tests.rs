@@ -49,6 +49,7 @@ fn parts(rows: Vec<PhaseComparison>, incomplete: bool) -> Parts {
         base_sha: None,
         incomparable: None,
         mode: "A/B mode: test".to_string(),
+        timing: None,
     }
 }
 
@@ -98,6 +99,18 @@ fn no_change_passes() {
     assert!(!decision.wants_new_comment(CommentOn::Regression));
     assert!(!decision.wants_new_comment(CommentOn::Change));
     assert!(decision.wants_new_comment(CommentOn::Always));
+}
+
+#[test]
+fn an_ab_comment_says_how_its_pairs_were_timed() {
+    // A/B parts carry pairs, not records: the timing comes beside them.
+    let body = |timing| {
+        let mut ab = parts(vec![row("a", Verdict::NoChange, 0.01)], false);
+        ab.timing = timing;
+        decide(&workspace(None), &env(), Provided::default(), ab).body
+    };
+    assert!(body(Some(TimingMethod::GpuTimestamps)).contains("Timing: gpu timestamps;"));
+    assert!(body(None).contains("Timing: unknown;"));
 }
 
 #[test]

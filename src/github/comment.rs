@@ -34,6 +34,8 @@ pub struct CommentContext {
     /// How the verdicts were reached, e.g. `baseline mode: the baselines blessed at 1a2b3c4`;
     /// shown under the verdict lines. Trusted text (written by convbench), escaped anyway.
     pub mode: Option<String>,
+    /// How rows were timed where their section's records do not say (A/B mode).
+    pub timing: Option<TimingMethod>,
     /// Where the numbers come from, e.g. that they were measured by the pull request's own
     /// workflow run; escaped.
     pub provenance: Option<String>,
@@ -638,7 +640,7 @@ fn footer(section: &AdapterSection, context: &CommentContext) -> Vec<String> {
         (None, None) => {}
     }
     let timing = if section.timing_methods.is_empty() {
-        "unknown".to_string()
+        context.timing.map_or("unknown", TimingMethod::as_str).to_string()
     } else {
         section
             .timing_methods

@@ -13,6 +13,16 @@ use std::sync::{Arc, Mutex};
 /// subgroup blocks are compiled is fixed per device.
 type ModuleKey = (&'static str, Precision, Vec<(&'static str, u32)>);
 
+/// What every handle of one device (see [`Gpu::with_shaders`]) compiled, by the specialised
+/// WGSL source (and entry point): two shader sets that agree on a shader share its module and
+/// pipelines, so `ab`'s base and head compile the code they have in common once, and an A/A
+/// comparison times the very same pipelines on both sides.
+#[derive(Default)]
+struct Compiled {
+    modules: HashMap<String, wgpu::ShaderModule>,
+    pipelines: HashMap<(String, &'static str), wgpu::ComputePipeline>,
+}
+
 /// How a device is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpuOptions {
@@ -40,8 +50,11 @@ pub struct Gpu {
     subgroups: bool,
     /// Where the WGSL comes from (embedded unless [`Gpu::with_shaders`] says otherwise).
     shaders: Arc<ShaderSet>,
-    modules: Mutex<HashMap<ModuleKey, wgpu::ShaderModule>>,
+    /// This handle's pipelines by shader file, precision and constants (its shader set fixes
+    /// the source): the lookup of every dispatch of every load.
     pipelines: Mutex<HashMap<(ModuleKey, &'static str), wgpu::ComputePipeline>>,
+    /// Shared by every handle of the device.
+    compiled: Arc<Mutex<Compiled>>,
     uncaptured: Arc<Mutex<Vec<String>>>,
     /// The deadline of every wait for the device.
     pub(super) watchdog: Watchdog,
@@ -98,16 +111,16 @@ impl Gpu {
             limits,
             subgroups: required_features.contains(wgpu::Features::SUBGROUP),
             shaders: Arc::new(ShaderSet::embedded()),
-            modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
+            compiled: Arc::default(),
             uncaptured,
             watchdog,
         })
     }
 
-    /// The same device and queue compiling its shaders from `shaders`, with caches of its
-    /// own: `ab` runs two shader sets side by side on one GPU this way, their work queued on
-    /// the same queue so that both see the same clocks and load.
+    /// The same device and queue compiling its shaders from `shaders`: `ab` runs two shader
+    /// sets side by side on one GPU this way, their work queued on the same queue so that both
+    /// see the same clocks and load. What both sets spell alike is compiled once.
     pub fn with_shaders(&self, shaders: ShaderSet) -> Self {
         Self {
             device: self.device.clone(),
@@ -116,8 +129,8 @@ impl Gpu {
             limits: self.limits.clone(),
             subgroups: self.subgroups,
             shaders: Arc::new(shaders),
-            modules: Mutex::new(HashMap::new()),
             pipelines: Mutex::new(HashMap::new()),
+            compiled: Arc::clone(&self.compiled),
             uncaptured: Arc::clone(&self.uncaptured),
             watchdog: self.watchdog,
         }
@@ -217,45 +230,52 @@ impl Gpu {
             let sizes: Vec<String> = constants.iter().map(|(n, v)| format!("{n}={v}")).collect();
             format!("{} ({precision}, {})", shader.file, sizes.join(" "))
         };
-        let module = {
-            let mut modules = self
-                .modules
-                .lock()
-                .map_err(|_| Error::Environment("shader cache poisoned".into()))?;
-            match modules.get(&module_key) {
-                Some(m) => m.clone(),
-                None => {
-                    let source = specialize(
-                        self.shaders.source_of(shader),
-                        precision,
-                        self.subgroups,
-                        constants,
-                    )
-                    .ok_or_else(|| {
-                        Error::InvalidInput(format!("{what}: a constant is not declared in the shader"))
-                    })?;
-                    let m = self.scoped(&format!("compiling {what}"), || {
-                        self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                            label: Some(shader.file),
-                            source: wgpu::ShaderSource::Wgsl(naga_source(&source).into_owned().into()),
+        let source = specialize(
+            self.shaders.source_of(shader),
+            precision,
+            self.subgroups,
+            constants,
+        )
+        .ok_or_else(|| Error::InvalidInput(format!("{what}: a constant is not declared in the shader")))?;
+        let mut compiled = self
+            .compiled
+            .lock()
+            .map_err(|_| Error::Environment("shader cache poisoned".into()))?;
+        let shared_key = (source, entry);
+        let pipeline = match compiled.pipelines.get(&shared_key) {
+            Some(pipeline) => pipeline.clone(),
+            None => {
+                let module = match compiled.modules.get(&shared_key.0) {
+                    Some(module) => module.clone(),
+                    None => {
+                        let module = self.scoped(&format!("compiling {what}"), || {
+                            self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                                label: Some(shader.file),
+                                source: wgpu::ShaderSource::Wgsl(
+                                    naga_source(&shared_key.0).into_owned().into(),
+                                ),
+                            })
+                        })?;
+                        compiled.modules.insert(shared_key.0.clone(), module.clone());
+                        module
+                    }
+                };
+                let pipeline = self.scoped(&format!("creating pipeline {entry} of {what}"), || {
+                    self.device
+                        .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                            label: Some(entry),
+                            layout: None,
+                            module: &module,
+                            entry_point: Some(entry),
+                            compilation_options: Default::default(),
+                            cache: None,
                         })
-                    })?;
-                    modules.insert(module_key, m.clone());
-                    m
-                }
+                })?;
+                compiled.pipelines.insert(shared_key, pipeline.clone());
+                pipeline
             }
         };
-        let pipeline = self.scoped(&format!("creating pipeline {entry} of {what}"), || {
-            self.device
-                .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(entry),
-                    layout: None,
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
-        })?;
+        drop(compiled);
         if let Ok(mut cache) = self.pipelines.lock() {
             cache.insert(key, pipeline.clone());
         }

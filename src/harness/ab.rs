@@ -41,7 +41,7 @@ use crate::kernels::Variant;
 use crate::kernels::shader_set::ShaderSet;
 use crate::kernels::user::{UserKernel, UserRef};
 use crate::model::Network;
-use crate::results::{BenchmarkResult, Phase, RunRecord};
+use crate::results::{BenchmarkResult, Phase, RunRecord, TimingMethod};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -75,10 +75,10 @@ pub struct AbRequest {
     /// Time for the whole comparison (verification and warm-up included); `None`: no limit but
     /// `pairs`.
     pub budget: Option<Duration>,
-    /// Minimum warm-up iterations per side.
-    pub warmup_iterations: usize,
-    /// Minimum warm-up time (ms).
-    pub warmup_min_ms: u64,
+    /// Minimum warm-up iterations per side; `None`: [`WARMUP_ITERATIONS`].
+    pub warmup_iterations: Option<usize>,
+    /// Minimum warm-up time (ms); `None`: [`WARMUP_MIN_MS`].
+    pub warmup_min_ms: Option<u64>,
     /// Which kernels run (the same choice on both sides).
     pub kernels: KernelRequest,
     /// Time every op and judge each layer too (attribution; adds a synchronisation per op on
@@ -165,6 +165,9 @@ pub struct AbOutcome {
     /// Whether the run was interrupted: its benchmarks hold fewer pairs than planned, and some
     /// may be missing, so a gate treats it as an incomplete run.
     pub interrupted: bool,
+    /// How the pairs were timed, when known (shader mode; a file says so since `ab-1` files
+    /// began to carry it).
+    pub timing: Option<TimingMethod>,
 }
 
 /// An A/B outcome file as written by [`AbOutcome::to_json`].
@@ -176,6 +179,8 @@ struct OutcomeFile {
     looks: usize,
     #[serde(default)]
     interrupted: bool,
+    #[serde(default)]
+    timing: Option<TimingMethod>,
     rows: Vec<AbRow>,
     samples: BTreeMap<String, PairsFile>,
 }
@@ -259,6 +264,7 @@ impl AbOutcome {
             measured,
             looks,
             interrupted: false,
+            timing: None,
         }
     }
 
@@ -286,6 +292,7 @@ impl AbOutcome {
             "alpha": alpha,
             "looks": self.looks,
             "interrupted": self.interrupted,
+            "timing": self.timing,
             "rows": self.rows,
             "samples": samples,
         });
@@ -351,6 +358,7 @@ impl AbOutcome {
         let mut outcome = Self::judge(description, file.adapter, measured, config, file.looks);
         outcome.rows.extend(not_compared);
         outcome.interrupted = file.interrupted;
+        outcome.timing = file.timing;
         Ok(outcome)
     }
 }
@@ -420,6 +428,19 @@ fn shader_sides(request: &AbRequest, workspace: &Workspace) -> Result<(ShaderSet
 
 /// Pairs at the first look of the adaptive schedule.
 pub const FIRST_LOOK: usize = 8;
+
+/// Untimed iterations per side before the first pair, by default: one. Both sides were just
+/// verified and loaded (their pipelines compiled), so what is left to warm is each side's first
+/// touch of its buffers, which one iteration does. A slower drift (clocks, caches, the load of
+/// a shared machine) hits both sides alike, because the pairs alternate ABBA and each verdict
+/// is a statistic of the pairs' ratios; a fixed warm-up time, as `run` has (which times one
+/// side and must wait the ramp out), would only lengthen every comparison. Measured in
+/// `docs/ab-gate-trials.md`: with this warm-up, unchanged code failed no more often than with
+/// three iterations and 200 ms.
+pub const WARMUP_ITERATIONS: usize = 1;
+
+/// Minimum warm-up time per comparison, by default: none (see [`WARMUP_ITERATIONS`]).
+pub const WARMUP_MIN_MS: u64 = 0;
 
 /// The looks of the schedule for at most `pairs` pairs, the first after `first` pairs:
 /// `first`, `2 first`, `4 first`, ... and `pairs` itself (by default 8, 16, 32, ...).
@@ -588,6 +609,29 @@ pub fn run(
         )));
     }
     let started = Instant::now();
+    // Opening the device (loading the driver, tens of milliseconds on a software adapter) overlaps
+    // reading the base revision's declarations (a tree export and `cargo metadata`).
+    std::thread::scope(|scope| {
+        let device = scope.spawn(|| WgpuBackend::open(request.adapter.as_deref()));
+        let device = || {
+            device
+                .join()
+                .unwrap_or_else(|_| Err(Error::Environment("opening the device panicked".into())))
+        };
+        run_opened(request, workspace, config, interrupt, on_event, started, device)
+    })
+}
+
+/// [`run`] once the device is opening: `device` waits for it.
+fn run_opened(
+    request: &AbRequest,
+    workspace: &Workspace,
+    config: &CompareConfig,
+    interrupt: Interrupt,
+    on_event: &mut dyn FnMut(AbEvent<'_>),
+    started: Instant,
+    device: impl FnOnce() -> Result<WgpuBackend>,
+) -> Result<(AbOutcome, Option<Error>)> {
     crate::kernels::user::load_all(&workspace.kernels)?;
     let (base_set, head_set, mut description) = shader_sides(request, workspace)?;
     let mut notices = Vec::new();
@@ -610,7 +654,7 @@ pub fn run(
     if !changed.is_empty() {
         description.push_str(&format!("; user kernels changed: {}", changed.join(", ")));
     }
-    let device = WgpuBackend::open(request.adapter.as_deref())?;
+    let device = device()?;
     let base = device.with_shaders(base_set);
     let head = device.with_shaders(head_set);
     let backends: Vec<Box<dyn Backend>> = vec![Box::new(device.with_shaders(ShaderSet::embedded()))];
@@ -636,8 +680,8 @@ pub fn run(
     let options = RunOptions {
         stage: request.selection.stage,
         samples: request.pairs,
-        warmup_iterations: request.warmup_iterations,
-        warmup_min: Duration::from_millis(request.warmup_min_ms),
+        warmup_iterations: request.warmup_iterations.unwrap_or(WARMUP_ITERATIONS),
+        warmup_min: Duration::from_millis(request.warmup_min_ms.unwrap_or(WARMUP_MIN_MS)),
         verify: true,
         data_grad: false,
         layers: request.layers,
@@ -799,6 +843,7 @@ pub fn run(
     let mut outcome = AbOutcome::judge(description, adapter_label, measured, config, schedule.len());
     outcome.rows.extend(skipped);
     outcome.interrupted = stopped.is_some();
+    outcome.timing = Some(head.timing_method());
     Ok((outcome, stopped))
 }
 

@@ -133,8 +133,8 @@ impl Default for RunOptions {
         Self {
             stage: Stage::Train,
             samples: 10,
-            warmup_iterations: 3,
-            warmup_min: Duration::from_millis(200),
+            warmup_iterations: sweep::WARMUP_ITERATIONS,
+            warmup_min: Duration::from_millis(sweep::WARMUP_MIN_MS),
             verify: true,
             data_grad: false,
             layers: false,

@@ -476,6 +476,15 @@ pub struct SweepRequest {
     pub layers: bool,
 }
 
+/// Warm-up iterations before a benchmark's samples, by default (and at least
+/// [`WARMUP_MIN_MS`]): a run times one side alone, so it waits out the first iterations'
+/// compilation, first touches and clock ramp. A/B comparisons warm less (see
+/// [`super::ab::WARMUP_ITERATIONS`]).
+pub const WARMUP_ITERATIONS: usize = 3;
+
+/// Minimum warm-up time (ms), by default.
+pub const WARMUP_MIN_MS: u64 = 200;
+
 impl Default for SweepRequest {
     fn default() -> Self {
         Self {
@@ -484,8 +493,8 @@ impl Default for SweepRequest {
             kernels: KernelRequest::Auto,
             samples: 10,
             rounds: 3,
-            warmup_iterations: 3,
-            warmup_min_ms: 200,
+            warmup_iterations: WARMUP_ITERATIONS,
+            warmup_min_ms: WARMUP_MIN_MS,
             verify: true,
             data_grad: false,
             layers: false,

@@ -18,7 +18,7 @@ use convbench::compare::CompareConfig;
 use convbench::config::parse_duration;
 use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, Workspace};
 use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK, Measured, process_pairs};
-use convbench::harness::sweep::MAX_SAMPLES_PER_BENCHMARK;
+use convbench::harness::sweep::{MAX_SAMPLES_PER_BENCHMARK, WARMUP_ITERATIONS, WARMUP_MIN_MS};
 use convbench::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -63,12 +63,13 @@ pub struct AbArgs {
     /// Timed iterations per round (process mode).
     #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = count::<1, MAX_SAMPLES_PER_BENCHMARK>)]
     pub samples: usize,
-    /// Minimum warm-up iterations per side.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
-    pub warmup: usize,
-    /// Minimum warm-up time in milliseconds.
-    #[arg(long, default_value_t = 200, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
-    pub warmup_ms: u64,
+    /// Minimum warm-up iterations per side (default: 1 in shader mode, whose pairs alternate
+    /// ABBA; 3 per process in process mode).
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
+    pub warmup: Option<usize>,
+    /// Minimum warm-up time in milliseconds (default: none in shader mode; 200 in process mode).
+    #[arg(long, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
+    pub warmup_ms: Option<u64>,
     /// Which kernels run (the same on both sides).
     #[command(flatten)]
     pub kernels: KernelArgs,
@@ -226,9 +227,9 @@ fn run_args(args: &Args, a: &AbArgs, out: &Path) -> Vec<String> {
         "--samples".into(),
         a.samples.to_string(),
         "--warmup".into(),
-        a.warmup.to_string(),
+        a.warmup.unwrap_or(WARMUP_ITERATIONS).to_string(),
         "--warmup-ms".into(),
-        a.warmup_ms.to_string(),
+        a.warmup_ms.unwrap_or(WARMUP_MIN_MS).to_string(),
         "--out".into(),
         out.display().to_string(),
     ]);

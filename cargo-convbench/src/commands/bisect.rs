@@ -33,12 +33,12 @@ pub struct BisectArgs {
     /// Time for each step, e.g. `2m` (default: no limit but --pairs).
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
-    /// Minimum warm-up iterations per side.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
-    pub warmup: usize,
-    /// Minimum warm-up time in milliseconds.
-    #[arg(long, default_value_t = 200, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
-    pub warmup_ms: u64,
+    /// Minimum warm-up iterations per side (default: 1; the pairs alternate ABBA).
+    #[arg(long, allow_negative_numbers = true, value_parser = count::<0, MAX_WARMUP_ITERATIONS>)]
+    pub warmup: Option<usize>,
+    /// Minimum warm-up time in milliseconds (default: none).
+    #[arg(long, allow_negative_numbers = true, value_parser = count_u64::<0, MAX_WARMUP_MS>)]
+    pub warmup_ms: Option<u64>,
     /// Which kernels run.
     #[command(flatten)]
     pub kernels: KernelArgs,
