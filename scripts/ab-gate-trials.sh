@@ -67,8 +67,11 @@ case "${1:-}" in
     name=$2 rep=$3 n=$4; shift 4
     dir=$(setup "$rep")
     out="$OUTDIR/$name.tsv"; mkdir -p "$OUTDIR/$name"
-    for i in $(seq 1 "$n"); do
-      if [ -n "${DEADLINE:-}" ] && [ "$(date +%s)" -ge "$DEADLINE" ]; then echo "deadline reached after $((i-1)) trials"; break; fi
+    # Trials of one set numbered on from those already in its TSV, so that sets run in turns
+    # (e.g. `trials slow20 ... 1` and `trials slow20-fixed60 ... 1` alternating) keep every output.
+    first=$(( $( [ -f "$out" ] && wc -l <"$out" || echo 0) + 1 ))
+    for i in $(seq "$first" $((first + n - 1))); do
+      if [ -n "${DEADLINE:-}" ] && [ "$(date +%s)" -ge "$DEADLINE" ]; then echo "deadline reached after $((i-first)) trials"; break; fi
       s=$(date +%s.%N)
       "$BIN" convbench ci --manifest-path "$dir/Cargo.toml" "${COMMON[@]}" --quiet "$@" \
         >"$OUTDIR/$name/$i.out" 2>"$OUTDIR/$name/$i.err"

@@ -443,13 +443,14 @@ mod tests {
         normal * spread * scale + preempted
     }
 
-    /// The adaptive procedure of `crate::harness::ab` (looks at 8, 16, ... 240 pairs, each at
-    /// `alpha / K`, stop at the first settled verdict) on simulated pairs: identical code is a
-    /// regression at most `alpha` of the time, a slowdown of the threshold at least 95%.
-    /// Printed with `--nocapture`.
+    /// The adaptive procedure of `crate::harness::ab` (its default looks, 8, 12, 18, ... 240
+    /// pairs, each at `alpha / K`, stop at the first settled verdict) on simulated pairs:
+    /// identical code is a regression at most `alpha` of the time, a slowdown of the threshold
+    /// at least 95%. Printed with `--nocapture`.
     #[test]
     fn simulation_of_adaptive_looks() {
-        let schedule = [8usize, 16, 32, 64, 128, 240];
+        use crate::harness::ab::{DEFAULT_PAIRS, FIRST_LOOK, looks};
+        let schedule = looks(FIRST_LOOK, DEFAULT_PAIRS);
         let (alpha, threshold, runs) = (0.01, 0.05, 1000);
         let look_alpha = alpha / schedule.len() as f64;
         let mut rng = StdRng::seed_from_u64(20261125);
