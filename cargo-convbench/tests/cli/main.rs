@@ -17,6 +17,7 @@ mod github;
 mod gpu;
 mod listing;
 mod peers;
+mod readme;
 mod robustness;
 mod run;
 mod support;
