@@ -14,6 +14,36 @@ use convbench::model::{BatchNorm, Conv2d, Lrn, Pool2d, PoolKind, Shape};
 use rand::Rng;
 use rand::rngs::StdRng;
 
+/// One test per family, named alike in every backend's suite, each calling `$check(family,
+/// $salt + k)` for the family's number `k` (1 to 10): a backend's file (`ops.rs`, `cpu.rs`,
+/// `cuda.rs`) says only how a family runs there and its seed salt, and a family added here is
+/// tested on every backend, as Burn's `testgen_*!` macros generate each backend's tests.
+macro_rules! family_tests {
+    ($check:ident, $salt:expr) => {
+        $crate::catalogue::family_tests!(@each $check, $salt;
+            conv2d_forward = ConvForward, 1;
+            conv2d_backward_data = ConvBackwardData, 2;
+            conv2d_backward_filter = ConvBackwardFilter, 3;
+            pool_forward_and_backward = Pool, 4;
+            relu_add_and_sgd = Elementwise, 5;
+            lrn_forward_and_backward = Lrn, 6;
+            batch_norm_train_eval_and_backward = BatchNorm, 7;
+            linear_forward_and_backward = Linear, 8;
+            softmax_cross_entropy = Softmax, 9;
+            concat_split_and_global_avgpool = Tensor, 10;
+        );
+    };
+    (@each $check:ident, $salt:expr; $($name:ident = $family:ident, $k:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                $check($crate::catalogue::Family::$family, $salt + $k);
+            }
+        )*
+    };
+}
+pub(crate) use family_tests;
+
 /// A group of ops tested together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {

@@ -78,55 +78,7 @@ fn check_family(family: Family, salt: u64) {
     check_all_on(&backend, &ops, &mut rng);
 }
 
-#[test]
-fn conv2d_forward() {
-    check_family(Family::ConvForward, 101);
-}
-
-#[test]
-fn conv2d_backward_data() {
-    check_family(Family::ConvBackwardData, 102);
-}
-
-#[test]
-fn conv2d_backward_filter() {
-    check_family(Family::ConvBackwardFilter, 103);
-}
-
-#[test]
-fn pool_forward_and_backward() {
-    check_family(Family::Pool, 104);
-}
-
-#[test]
-fn relu_add_and_sgd() {
-    check_family(Family::Elementwise, 105);
-}
-
-#[test]
-fn lrn_forward_and_backward() {
-    check_family(Family::Lrn, 106);
-}
-
-#[test]
-fn batch_norm_train_eval_and_backward() {
-    check_family(Family::BatchNorm, 107);
-}
-
-#[test]
-fn linear_forward_and_backward() {
-    check_family(Family::Linear, 108);
-}
-
-#[test]
-fn softmax_cross_entropy() {
-    check_family(Family::Softmax, 109);
-}
-
-#[test]
-fn concat_split_and_global_avgpool() {
-    check_family(Family::Tensor, 110);
-}
+catalogue::family_tests!(check_family, 100);
 
 /// One verified training iteration of `name` (every op against the reference with the device's
 /// own inputs), then one timed iteration measured with CUDA events.

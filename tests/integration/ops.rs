@@ -20,55 +20,7 @@ fn check_family(family: Family, salt: u64) {
     check_all_on(backend, &ops, &mut rng);
 }
 
-#[test]
-fn conv2d_forward() {
-    check_family(Family::ConvForward, 1);
-}
-
-#[test]
-fn conv2d_backward_data() {
-    check_family(Family::ConvBackwardData, 2);
-}
-
-#[test]
-fn conv2d_backward_filter() {
-    check_family(Family::ConvBackwardFilter, 3);
-}
-
-#[test]
-fn pool_forward_and_backward() {
-    check_family(Family::Pool, 4);
-}
-
-#[test]
-fn relu_add_and_sgd() {
-    check_family(Family::Elementwise, 5);
-}
-
-#[test]
-fn lrn_forward_and_backward() {
-    check_family(Family::Lrn, 6);
-}
-
-#[test]
-fn batch_norm_train_eval_and_backward() {
-    check_family(Family::BatchNorm, 7);
-}
-
-#[test]
-fn linear_forward_and_backward() {
-    check_family(Family::Linear, 8);
-}
-
-#[test]
-fn softmax_cross_entropy() {
-    check_family(Family::Softmax, 9);
-}
-
-#[test]
-fn concat_split_and_global_avgpool() {
-    check_family(Family::Tensor, 10);
-}
+catalogue::family_tests!(check_family, 0);
 
 /// The reductions (batch norm statistics and gradients, convolution bias gradients) have a
 /// subgroup form, used where the adapter has subgroup operations, and a portable one: both are
