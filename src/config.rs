@@ -6,7 +6,7 @@
 //!    the nearest `Cargo.toml` at or above the current directory, then `cargo metadata
 //!    --no-deps` names the workspace root and target directory. Where cargo is not installed
 //!    (a GPU machine given the binary alone), the manifest's own folder is the root and its
-//!    `[workspace] members` are read from their files ([`manifest_workspace`]).
+//!    `[workspace] members` are read from their files (`manifest_workspace`).
 //! 2. If `convbench.toml` exists at the workspace root, it is the whole configuration (its
 //!    keys at the top level) and `[workspace.metadata.convbench]` is ignored: one file
 //!    wins, they are never merged, so what you read is what applies.

@@ -10,10 +10,8 @@ use convbench::github::{
     Token, comment_body, create_check_run, job_summary, merge_base, post_or_update_comment, run_jobs,
     sections_from,
 };
-use convbench::model::Precision;
 use convbench::results::{
-    AdapterFingerprint, BenchmarkResult, FORMAT_VERSION, Host, Phase, PhaseResult, RunRecord, RunSettings,
-    Stage, Summary, TimingMethod,
+    AdapterFingerprint, BenchmarkResult, Host, Phase, RunRecord, RunSettings, TimingMethod, fixtures,
 };
 use convbench::{Error, ErrorKind};
 use serde_json::json;
@@ -110,49 +108,28 @@ fn around(median_ns: u64) -> Vec<u64> {
         .collect()
 }
 
+/// [`fixtures::benchmark`] on `adapter`, its phases from raw samples.
 fn benchmark(id: &str, adapter: &AdapterFingerprint, phases: Vec<(Phase, Vec<u64>)>) -> BenchmarkResult {
+    let phases = phases
+        .into_iter()
+        .map(|(phase, samples_ns)| fixtures::phase(phase, samples_ns))
+        .collect();
     BenchmarkResult {
-        id: id.to_string(),
-        model: id.split('/').next().unwrap_or(id).to_string(),
-        stage: Stage::Train,
-        batch: 128,
-        precision: Precision::F32,
-        backend: "wgpu".to_string(),
         adapter: adapter.clone(),
-        timing_method: TimingMethod::GpuTimestamps,
-        warmup_iterations: 3,
-        verified: true,
-        params: 0,
-        forward_flops: 0,
-        iteration_flops: 0,
-        device_memory_bytes: 0,
-        phases: phases
-            .into_iter()
-            .map(|(phase, samples_ns)| PhaseResult {
-                phase,
-                summary: Summary::of(&samples_ns).expect("samples"),
-                samples_ns,
-            })
-            .collect(),
-        layers: Vec::new(),
-        peak: None,
-        kernels: Default::default(),
-        rounds: Vec::new(),
-        runs: Vec::new(),
+        ..fixtures::benchmark(id, phases)
     }
 }
 
+/// [`fixtures::record`] of `commit`, clean, at a fixed time on an unnamed host.
 fn record(commit: &str, benchmarks: Vec<BenchmarkResult>) -> RunRecord {
     RunRecord {
-        format_version: FORMAT_VERSION,
         convbench_version: "0.1.0".to_string(),
         created_unix_s: 1_790_000_000,
         git_commit: Some(commit.to_string()),
         git_dirty: Some(false),
         host: Host::default(),
         settings: RunSettings::default(),
-        benchmarks,
-        complete: true,
+        ..fixtures::record(benchmarks)
     }
 }
 

@@ -562,7 +562,7 @@ impl GitBaselineStore {
     /// checkout of that commit would hold them, without touching the repository: `ab` reads the
     /// base revision's configuration, kernels and networks from it. Symbolic links and
     /// submodules are left out (a link could point outside `dest`); a file above
-    /// [`MAX_EXPORTED_FILE_BYTES`] too, since no configuration, kernel or shape list is that
+    /// `MAX_EXPORTED_FILE_BYTES` too, since no configuration, kernel or shape list is that
     /// large. Returns how many files were written.
     pub fn export_at(&self, rev: &BaseRevision, dest: &Path) -> Result<usize> {
         let tree = self.tree_at(&rev.oid)?;

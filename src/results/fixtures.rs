@@ -1,5 +1,5 @@
-//! Records for the library's tests, built in one place: a field added to [`BenchmarkResult`]
-//! is added here once. A test that needs other values overrides them with struct update syntax
+//! Records for tests, built in one place: a field added to [`BenchmarkResult`] is added here
+//! once. The library's unit tests use it, and other test suites through the `testing` feature. A test that needs other values overrides them with struct update syntax
 //! (`BenchmarkResult { batch: 64, ..benchmark(id, phases) }`).
 
 use super::{

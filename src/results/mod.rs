@@ -14,8 +14,8 @@ pub const FORMAT_VERSION: u32 = 2;
 
 pub use crate::adapter::{AdapterFingerprint, MAX_SLUG_LEN};
 
-#[cfg(test)]
-pub(crate) mod fixtures;
+#[cfg(any(test, feature = "testing"))]
+pub mod fixtures;
 
 /// How durations were measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
