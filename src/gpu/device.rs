@@ -23,6 +23,9 @@ struct Compiled {
     pipelines: HashMap<(String, &'static str), wgpu::ComputePipeline>,
 }
 
+/// What names one pipeline: shader, entry point, precision and specialised constants.
+pub(super) type PipelineKey = (&'static Shader, &'static str, Precision, Vec<(&'static str, u32)>);
+
 /// How a device is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpuOptions {
@@ -204,6 +207,42 @@ impl Gpu {
         }
     }
 
+    /// Compiles the pipelines `dispatches` name (shader, entry point, precision, constants) on
+    /// several threads at once, one per core up to one per pipeline, so that loading a program
+    /// waits for its slowest pipeline rather than for the sum of them (drivers compile on the
+    /// CPU; wgpu keeps error scopes per thread). What fails here is left for [`Self::pipeline`]
+    /// to compile again and report, in the program's order.
+    pub(super) fn precompile(&self, dispatches: &[PipelineKey]) {
+        let dispatches: Vec<&PipelineKey> = match self.pipelines.lock() {
+            Ok(cache) => dispatches
+                .iter()
+                .filter(|(shader, entry, precision, constants)| {
+                    !cache.contains_key(&((shader.file, *precision, constants.clone()), *entry))
+                })
+                .collect(),
+            Err(_) => return,
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(dispatches.len());
+        if threads < 2 {
+            return;
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| {
+                    while let Some((shader, entry, precision, constants)) = dispatches
+                        .get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                        .copied()
+                    {
+                        let _ = self.pipeline(shader, entry, *precision, constants);
+                    }
+                });
+            }
+        });
+    }
+
     /// The pipeline of `entry` in `shader` at `precision`, specialised with `constants` (see
     /// [`Shader::specialized`]), compiled once and cached.
     pub(super) fn pipeline(
@@ -237,16 +276,26 @@ impl Gpu {
             constants,
         )
         .ok_or_else(|| Error::InvalidInput(format!("{what}: a constant is not declared in the shader")))?;
-        let mut compiled = self
-            .compiled
-            .lock()
-            .map_err(|_| Error::Environment("shader cache poisoned".into()))?;
         let shared_key = (source, entry);
-        let pipeline = match compiled.pipelines.get(&shared_key) {
-            Some(pipeline) => pipeline.clone(),
+        let lock = || {
+            self.compiled
+                .lock()
+                .map_err(|_| Error::Environment("shader cache poisoned".into()))
+        };
+        // The lock is not held while compiling, so that [`Self::precompile`]'s threads compile
+        // at once; two threads that race on one pipeline both compile it and the first stays.
+        let (pipeline, module) = {
+            let compiled = lock()?;
+            (
+                compiled.pipelines.get(&shared_key).cloned(),
+                compiled.modules.get(&shared_key.0).cloned(),
+            )
+        };
+        let pipeline = match pipeline {
+            Some(pipeline) => pipeline,
             None => {
-                let module = match compiled.modules.get(&shared_key.0) {
-                    Some(module) => module.clone(),
+                let module = match module {
+                    Some(module) => module,
                     None => {
                         let module = self.scoped(&format!("compiling {what}"), || {
                             self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -256,8 +305,11 @@ impl Gpu {
                                 ),
                             })
                         })?;
-                        compiled.modules.insert(shared_key.0.clone(), module.clone());
-                        module
+                        lock()?
+                            .modules
+                            .entry(shared_key.0.clone())
+                            .or_insert(module)
+                            .clone()
                     }
                 };
                 let pipeline = self.scoped(&format!("creating pipeline {entry} of {what}"), || {
@@ -271,11 +323,9 @@ impl Gpu {
                             cache: None,
                         })
                 })?;
-                compiled.pipelines.insert(shared_key, pipeline.clone());
-                pipeline
+                lock()?.pipelines.entry(shared_key).or_insert(pipeline).clone()
             }
         };
-        drop(compiled);
         if let Ok(mut cache) = self.pipelines.lock() {
             cache.insert(key, pipeline.clone());
         }

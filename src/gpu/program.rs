@@ -2,7 +2,7 @@
 //! dispatch, all created up front; runs record one compute pass per op, with GPU timestamps
 //! around each pass when the adapter has them.
 
-use super::device::Gpu;
+use super::device::{Gpu, PipelineKey};
 use crate::backend::{Loaded, Program, TensorId, Timings, check_write, check_write_labels};
 use crate::kernels::{self, DType, Slot};
 use crate::model::Precision;
@@ -134,6 +134,16 @@ impl<'g> GpuProgram<'g> {
                 })
             },
         )?;
+        let mut distinct: Vec<PipelineKey> = Vec::new();
+        for d in plans.iter().flatten() {
+            let seen = distinct.iter().any(|(shader, entry, _, constants)| {
+                std::ptr::eq(*shader, d.shader) && *entry == d.entry && *constants == d.constants
+            });
+            if !seen {
+                distinct.push((d.shader, d.entry, precision, d.constants.clone()));
+            }
+        }
+        gpu.precompile(&distinct);
         let max_dim = gpu.limits.max_compute_workgroups_per_dimension;
         let mut ops = Vec::with_capacity(program.ops.len());
         for (call, dispatches) in program.ops.iter().zip(plans) {
