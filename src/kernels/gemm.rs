@@ -263,9 +263,9 @@ pub const COLS_MAX_BYTES: u64 = 128 << 20;
 /// rather than through the column matrix. The implicit GEMM is then as wide as the forward
 /// convolution (`cin / groups` rows) and reads each `dy` value once per tap from its staged tile;
 /// the column matrix costs a write and a read of `cin * kh * kw * oh * ow` floats per image,
-/// which on lavapipe made backward data of AlexNet's conv3-conv5 at batch 8 (192-384 input
-/// channels) 1.2-1.9x slower than their forward pass (one run, `128x128x8_8x8`). Below it the
-/// implicit GEMM starves: 3 input channels (the first layers) fill 3 rows of a 64-row tile.
+/// which made backward data of wide layers much slower than their forward pass (measured in
+/// `docs/lavapipe-time.md`). Below it the implicit GEMM starves: 3 input channels (the first
+/// layers) fill 3 rows of a 64-row tile.
 pub const IMPLICIT_MIN_CHANNELS: usize = 64;
 
 /// Images per chunk of the explicit (column matrix) backward data of `g`, or `None` when it

@@ -142,13 +142,12 @@ impl Variant {
     /// The variant to run `op` with when nothing was measured, from the shape `(m, n, k)` of
     /// its GEMM (see [`gemm_shape`]); `direct` for ops without a GEMM form.
     ///
-    /// The rules, from `cargo convbench tune` and interleaved runs on lavapipe (AlexNet at
-    /// batches 1 and 8, the `layers` suite), where tiled kernels run 3-14x faster than direct
-    /// ones except on matrix-vector products and small GEMMs. The untuned choice must never be
-    /// far behind `direct` (`scripts/heuristic-vs-direct.sh` checks every op of a network
-    /// against it; the measurements are in `docs/tuned-vs-direct.md`):
-    /// - fewer than [`SMALL_GEMM_MACS`] multiply-adds (LeNet's layers at batch 1, its fully
-    ///   connected layer at batch 8): `direct`.
+    /// The rules come from `cargo convbench tune` and interleaved runs; the measurements behind
+    /// each, and what they were measured on, are in `docs/kernel-variants.md` ("The measurements
+    /// behind the heuristic"), and the untuned choice must never be far behind `direct`
+    /// (`scripts/heuristic-vs-direct.sh` checks every op of a network against it):
+    /// - fewer than [`SMALL_GEMM_MACS`] multiply-adds: `direct`; a tile's fixed cost is not
+    ///   repaid.
     /// - `n <= 2` (fully connected layers at batch 1 or 2), or `k <= 2` (their weight gradients,
     ///   outer products): `direct`. Every tile computes at least four columns and reduces
     ///   slices at least 8 deep, so most of its work would be padding.
@@ -158,33 +157,16 @@ impl Variant {
     /// - `m <= 8` (input gradients of layers with few input channels): the `8x64` tile.
     /// - `k <=` [`SHORT_REDUCTION`]: `64x64x16_4x4`. An 8x8-block tile has a fixed cost per
     ///   tile (64 accumulators per invocation, set up, spilled from a CPU's vector registers
-    ///   and stored) that a short reduction does not amortise. On lavapipe, interleaved against
-    ///   the 8x8-block choice (`run --shapes ... --layers`, 1-2 rounds, batch 1 unless said),
-    ///   4x4 blocks took this share of the time: forward of 1x1 layers with k = 64, 128 and
-    ///   256, 0.46, 0.69 and 0.94; a 3x3 16->32 layer at batch 8, forward (k = 144) 0.75 and
-    ///   input gradient (its column matrix's GEMM, k = 32) 0.33; L1's input gradient (column
-    ///   matrix, k = 96) 0.62; weight gradients of L4 (k = 100) 0.64, of L5 (k = 169) 0.68, of a
-    ///   1x1 256->256 layer at 14x14 (k = 196) 0.80. Single runs put the crossover between 256
-    ///   and 338: 4x4 took 1.13x at k = 338 (L5 at batch 2) and 1.14x at k = 400 (L4 at batch 4).
+    ///   and stored) that a short reduction does not amortise.
     /// - otherwise the 8x8-block tile of [`BLOCK_TILES`] that [`block_tile_cost`] rates
     ///   cheapest: larger tiles stage fewer values per FMA, smaller ones waste less on partial
-    ///   edges and give more workgroups to share. On lavapipe the picked tile ran every phase
-    ///   of AlexNet's conv2-conv5 at batch 8 in 0.61-0.83 of `64x64x16_4x4`'s time (2
-    ///   interleaved rounds; the loads, not the FMAs, are what a CPU adapter pays for), and was
-    ///   the faster of the two on all 12.
+    ///   edges and give more workgroups to share.
     /// - whatever the tile, `direct` when the GEMM fits in one tile and fills less than a
     ///   quarter of it (LeNet's first weight gradient, 20 x 25): one workgroup would do all
     ///   the work, mostly on padding, while `direct` spreads it over every core.
     ///
-    /// Winograd is never picked (`tune` still tries it where it applies): on lavapipe (2 cores,
-    /// batch 1, f32, median of 5 GPU-timed runs) it was slower than or level with `64x64x16_4x4` on
-    /// every 3x3 stride-1 layer measured, in effective GFLOP/s (forward / backward-data, Winograd
-    /// vs GEMM): L5 384x13x13->384 0.68 vs 1.2-1.5 / 0.73-0.79 vs 0.78-0.82; 128x27x27->128 1.46 vs
-    /// 1.57-1.81 / 1.28 vs 1.61-1.67; 256x14x14->256 1.06-1.23 vs 0.95-1.43 / 0.97-1.24 vs
-    /// 0.90-1.17 (within the noise); 256x28x28->512 1.21 vs 1.80-1.87 / 1.38 vs 1.45-1.81;
-    /// 128x56x56->256 1.55 vs 1.89-1.91 / 1.68 vs 1.95-1.98; 64x112x112->128 1.55 vs 1.88-1.92 /
-    /// 1.42 vs 1.72-1.84; 3x224x224->64 0.24 vs 0.65-0.96 / 0.17 vs 0.26 (the heuristic's `8x64`
-    /// tile).
+    /// Winograd is never picked (`tune` still tries it where it applies): it was slower than or
+    /// level with the GEMM tiles on every 3x3 stride-1 layer measured.
     pub fn heuristic(op: &Op) -> Variant {
         let Some((m, n, k)) = gemm_shape(op) else {
             return Variant::Direct;
