@@ -620,13 +620,21 @@ pub fn run(
     // Opening the device (loading the driver, tens of milliseconds on a software adapter) overlaps
     // reading the base revision's declarations (a tree export and `cargo metadata`).
     std::thread::scope(|scope| {
-        let device = scope.spawn(|| WgpuBackend::open(request.adapter.as_deref()));
-        let device = || {
-            device
-                .join()
-                .unwrap_or_else(|_| Err(Error::Environment("opening the device panicked".into())))
+        let mut opening = Some(scope.spawn(|| WgpuBackend::open(request.adapter.as_deref())));
+        let device = || match opening.take().map(|handle| handle.join()) {
+            Some(Ok(opened)) => opened,
+            _ => Err(Error::Environment(
+                "opening the device failed inside the driver (a panic); try another adapter with --adapter"
+                    .into(),
+            )),
         };
-        run_opened(request, workspace, config, interrupt, on_event, started, device)
+        let outcome = run_opened(request, workspace, config, interrupt, on_event, started, device);
+        // An error before the device was needed leaves the opening to finish here, its result
+        // (a panic included) dropped: the first error is the one reported.
+        if let Some(handle) = opening {
+            let _ = handle.join();
+        }
+        outcome
     })
 }
 
