@@ -1,6 +1,9 @@
 //! [`GitBaselineStore`]: baselines as files in a git repository, read at a base revision.
 
-use super::{BaselineChange, BaselineStore, HistoryPoint, check_name, contents_differ, merge, parse_record};
+use super::{
+    BaselineChange, BaselineStore, BenchmarkHistory, HistoryPoint, HistoryQuery, check_name, contents_differ,
+    merge, parse_record,
+};
 use crate::fs::write_atomically;
 use crate::results::RunRecord;
 use crate::{Error, Result};
@@ -768,6 +771,27 @@ impl GitBaselineStore {
     /// not read) is skipped; [`GitBaselineStore::history_walk`] says which.
     pub fn history(&self, slug: &str, set: &str, benchmark: Option<&str>) -> Result<Vec<HistoryPoint>> {
         Ok(self.history_walk(slug, set, benchmark)?.points)
+    }
+
+    /// The series `query` asks for, adapter by adapter ([`BenchmarkHistory::group`] of the
+    /// points of its phases). `on_unreadable` gets one message per commit whose baseline file
+    /// could not be read and was skipped (see [`GitBaselineStore::history_walk`]).
+    pub fn history_series(
+        &self,
+        query: &HistoryQuery,
+        on_unreadable: &mut dyn FnMut(&str),
+    ) -> Result<Vec<BenchmarkHistory>> {
+        let mut series = Vec::new();
+        for slug in self.adapter_slugs(query.slug.as_deref())? {
+            let walk = self.history_walk(&slug, &query.set, query.benchmark.as_deref())?;
+            for reason in &walk.unreadable {
+                on_unreadable(reason);
+            }
+            let mut points = walk.points;
+            points.retain(|point| query.phases.contains(&point.phase));
+            series.extend(BenchmarkHistory::group(&slug, points, &query.change_points));
+        }
+        Ok(series)
     }
 
     /// [`GitBaselineStore::history`], with the commits whose baseline file could not be read:

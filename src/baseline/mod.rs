@@ -25,7 +25,7 @@ mod history;
 mod tests;
 
 pub use git::{BaseRevision, BaselineLock, GitBaselineStore, HistoryWalk};
-pub use history::{BenchmarkHistory, HistoryPoint, Spread, Step};
+pub use history::{BenchmarkHistory, HistoryPoint, HistoryQuery, Spread, Step, change_point_config};
 
 use crate::results::RunRecord;
 use crate::{Error, Result};

@@ -49,14 +49,15 @@ pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
 pub use dashboards::{BMF_MEASURE, DashboardFormat, bmf, github_action_benchmark, render_dashboard};
 pub use history::{
-    github_commit_url, history_html, history_json, history_svg, history_svg_file_name, history_table,
+    check_commit_url, github_commit_url, history_html, history_json, history_svg, history_svg_file_name,
+    history_svg_files, history_table,
 };
 pub use kernels::{contract_json, emitted_json, ops_table};
 pub use listing::listing;
 pub use markdown::{escape_markdown, markdown};
 pub use pivot::{
-    Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, pivot, pivot_csv, pivot_json,
-    pivot_markdown, pivot_table, render_pivot,
+    Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, parse_phases, pivot, pivot_csv,
+    pivot_json, pivot_markdown, pivot_table, render_pivot,
 };
 pub use ratio::vendor_ratio_table;
 pub use svg::escape_xml;

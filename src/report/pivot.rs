@@ -98,6 +98,16 @@ pub fn parse_phase(name: &str) -> Result<Phase> {
         })
 }
 
+/// The phases `history --phase NAME` selects: `all`, or one phase as [`parse_phase`] reads it.
+pub fn parse_phases(name: &str) -> Result<Vec<Phase>> {
+    if name == "all" {
+        return Ok(Phase::ALL.to_vec());
+    }
+    parse_phase(name)
+        .map(|phase| vec![phase])
+        .map_err(|error| Error::InvalidInput(format!("{error} or `all`")))
+}
+
 /// What to pivot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PivotSpec {

@@ -1000,6 +1000,10 @@ fn pivot_bad_input_is_invalid_input_naming_the_thing() {
     );
     assert_eq!(parse_phase("grad-params").ok(), Some(Phase::GradParams));
     assert_eq!(parse_phase("grad_params").ok(), Some(Phase::GradParams));
+    assert_eq!(parse_phases("all").ok(), Some(Phase::ALL.to_vec()));
+    assert_eq!(parse_phases("grad-input").ok(), Some(vec![Phase::GradInput]));
+    let text = parse_phases("backward").expect_err("unknown phase").to_string();
+    assert!(text.ends_with("or `all`"), "{text}");
     let text = PivotAxis::parse_list("backend,size")
         .expect_err("unknown column")
         .to_string();
