@@ -123,6 +123,31 @@ pub struct PivotSpec {
     pub ratio_to: Option<String>,
 }
 
+impl PivotSpec {
+    /// The pivot `--rows ROWS --columns COLUMNS --phase PHASE [--ratio-to BACKEND]` asks for.
+    pub fn parse(rows: &str, columns: &str, phase: &str, ratio_to: Option<String>) -> Result<Self> {
+        Ok(Self {
+            rows: rows.parse()?,
+            columns: PivotAxis::parse_list(columns)?,
+            phase: parse_phase(phase)?,
+            ratio_to,
+        })
+    }
+
+    /// Checks that `record` (read from `path`) can fill this pivot: layer rows need a record
+    /// with the per-layer breakdown.
+    pub fn check_record(&self, record: &RunRecord, path: &std::path::Path) -> Result<()> {
+        if self.rows == PivotRows::Layer && record.benchmarks.iter().all(|b| b.layers.is_empty()) {
+            return Err(Error::InvalidInput(format!(
+                "record {} has no per-layer breakdown; re-run it with `run --layers`, or pivot \
+                 with --rows model",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// One cell of the grid.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct PivotCell {
