@@ -1,8 +1,8 @@
 //! [`GitBaselineStore`]: baselines as files in a git repository, read at a base revision.
 
 use super::{
-    BaselineChange, BaselineStore, BenchmarkHistory, HistoryPoint, HistoryQuery, check_name, contents_differ,
-    merge, parse_record,
+    BaselineChange, BaselineStore, BenchmarkHistory, HistoryPoint, HistoryQuery, NEW_BENCHMARK_RUNS,
+    check_name, contents_differ, merge, parse_record,
 };
 use crate::fs::write_atomically;
 use crate::results::RunRecord;
@@ -285,6 +285,37 @@ impl GitBaselineStore {
                 let sha = store.commit(&change, message)?;
                 lines.push(format!("committed {}", &sha[..sha.len().min(12)]));
             }
+        }
+        Ok(lines)
+    }
+
+    /// How many runs `baseline update` blesses when it measures them: `requested` when given,
+    /// else [`NEW_BENCHMARK_RUNS`] when a benchmark of `first` (the first run) has no blessed
+    /// run in `set` yet, so a young baseline already knows how runs drift apart; else 1.
+    pub fn runs_to_bless(&self, requested: Option<usize>, first: &RunRecord, set: &str) -> Result<usize> {
+        Ok(match requested {
+            Some(runs) => runs,
+            None if self.has_unblessed(first, set)? => NEW_BENCHMARK_RUNS,
+            None => 1,
+        })
+    }
+
+    /// [`GitBaselineStore::bless`] of each of `records` in order: what changed, the lines of
+    /// each run after the first headed `blessed run I of N:`.
+    pub fn bless_runs(
+        &self,
+        records: &[RunRecord],
+        set: &str,
+        dry_run: bool,
+        commit: bool,
+        message: Option<&str>,
+    ) -> Result<Vec<String>> {
+        let mut lines = Vec::new();
+        for (index, record) in records.iter().enumerate() {
+            if index > 0 {
+                lines.push(format!("blessed run {} of {}:", index + 1, records.len()));
+            }
+            lines.extend(self.bless(record, set, dry_run, commit, message)?);
         }
         Ok(lines)
     }

@@ -50,6 +50,16 @@ pub const MAX_RUNS: usize = 20;
 /// Runs `baseline update` blesses at once by default when a benchmark has no blessed run yet.
 pub const NEW_BENCHMARK_RUNS: usize = 3;
 
+/// Checks `baseline update --runs`: between 1 and [`MAX_RUNS`] when given.
+pub fn check_runs(runs: Option<usize>) -> Result<()> {
+    match runs {
+        Some(runs) if !(1..=MAX_RUNS).contains(&runs) => Err(Error::InvalidInput(format!(
+            "--runs {runs}: bless between 1 and {MAX_RUNS} runs at once"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// What writing a baseline changed (or, on a dry run, would change).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BaselineChange {

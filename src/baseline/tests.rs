@@ -920,3 +920,14 @@ fn change_points_need_an_alpha_inside_0_1_and_a_finite_step() {
         assert_eq!(kind, Some(ErrorKind::InvalidInput), "{alpha} {step}");
     }
 }
+
+#[test]
+fn between_one_and_max_runs_are_blessed_at_once() {
+    for runs in [None, Some(1), Some(MAX_RUNS)] {
+        assert!(check_runs(runs).is_ok(), "{runs:?}");
+    }
+    for runs in [0, MAX_RUNS + 1] {
+        let kind = check_runs(Some(runs)).err().map(|e| e.kind());
+        assert_eq!(kind, Some(ErrorKind::InvalidInput), "{runs}");
+    }
+}
