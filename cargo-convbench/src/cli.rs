@@ -118,18 +118,7 @@ pub fn main_impl() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            let message = error.to_string();
-            let mut causes = Vec::new();
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                let cause_text = cause.to_string();
-                // Messages that already quote their cause do not repeat it.
-                if !message.contains(&cause_text) {
-                    causes.push(cause_text);
-                }
-                source = cause.source();
-            }
-            report_error(&message, &causes);
+            report_error(&error.to_string(), &error.causes());
             if error.kind() == convbench::ErrorKind::Interrupted {
                 return ExitCode::from(crate::interrupt::exit_code());
             }
