@@ -45,7 +45,7 @@ mod tests;
 pub use ab::{ab_table, bisect_text};
 pub use adapters::{adapters_table, calibrations_table};
 pub use charts::{ChartKind, ChartSpec, chart_svg};
-pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
+pub use comparison::{comparison_markdown, comparison_table, comparison_text, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
 pub use dashboards::{BMF_MEASURE, DashboardFormat, bmf, github_action_benchmark, render_dashboard};
 pub use history::{
