@@ -446,6 +446,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_backend_without_variants_has_no_table() {
+        let backends: Vec<Box<dyn Backend>> = vec![Box::new(crate::backend::cpu::CpuBackend::new())];
+        let (tables, error) = check_backends(&backends, &[Variant::Direct], &[Precision::F32], 1, 7);
+        assert!(tables.is_empty() && error.is_none(), "{tables:?} {error:?}");
+        let (lines, error) = sweep_backends(
+            &backends,
+            &[Variant::Direct],
+            &[Precision::F32],
+            1,
+            7..9,
+            &mut |_| {},
+        );
+        assert!(lines.is_empty() && error.is_none(), "{lines:?} {error:?}");
+    }
+
+    #[test]
     fn a_seed_sweep_needs_a_seed_and_room_below_2_to_the_64() {
         assert_eq!(seed_range(5, 3).ok(), Some(5..8));
         assert_eq!(seed_range(u64::MAX - 1, 1).ok(), Some(u64::MAX - 1..u64::MAX));

@@ -789,3 +789,48 @@ impl<'a> AbSession<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cpu::CpuBackend;
+
+    #[test]
+    fn repeated_verifications_merge_per_backend_and_precision() {
+        let backends: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new())];
+        let network = crate::model::network("lenet").expect("lenet");
+        let jobs = [sweep::Job {
+            target: Target::Model(network),
+            batch: 1,
+            precision: Precision::F32,
+        }];
+        let options = RunOptions::default();
+        let mut verified = 0;
+        let summaries = verify_jobs(&backends, &jobs, &options, 2, true, &mut |event| {
+            verified += usize::from(matches!(event, VerifyEvent::Verified));
+        })
+        .expect("lenet verifies on the cpu");
+        assert_eq!(verified, 2);
+        assert_eq!(summaries.len(), 1);
+        assert_eq!(summaries[0].label, backend_label(backends[0].as_ref()));
+        let twice = &summaries[0].precisions[&Precision::F32];
+        let once = verify_target(
+            backends[0].as_ref(),
+            &jobs[0].target,
+            1,
+            Precision::F32,
+            &options,
+            &mut |_| {},
+        )
+        .expect("lenet verifies on the cpu");
+        assert_eq!(twice.ops.len(), once.ops.len());
+        for (op, line) in &once.ops {
+            assert_eq!(twice.ops[op].checked, 2 * line.checked, "{op}");
+        }
+        let refused = verify_jobs(&backends, &jobs, &options, 0, true, &mut |_| {});
+        assert_eq!(
+            refused.err().map(|e| e.kind()),
+            Some(crate::ErrorKind::InvalidInput)
+        );
+    }
+}
