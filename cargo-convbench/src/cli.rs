@@ -127,21 +127,11 @@ pub fn main_impl() -> ExitCode {
     }
 }
 
-/// Prints a fatal error on stderr. Inside GitHub Actions the whole message is ONE `::error`
-/// workflow command with its data escaped: an error can quote a hostile record (serde's
-/// "unknown variant" repeats the text it read), and a line break in it must not start a
-/// command of its own (`::add-mask::`, `::error::`) in the job that reads the record.
+/// Prints a fatal error on stderr: inside GitHub Actions as one `::error` workflow command
+/// ([`convbench::github::error_annotation`]), so no quoted text can start a command of its own.
 fn report_error(message: &str, causes: &[String]) {
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|value| value == "true") {
-        let mut text = message.to_string();
-        for cause in causes {
-            text.push_str("\n  caused by: ");
-            text.push_str(cause);
-        }
-        eprintln!(
-            "::error title=convbench::{}",
-            convbench::github::escape_workflow_data(&text)
-        );
+        eprintln!("{}", convbench::github::error_annotation(message, causes));
     } else {
         eprintln!("error: {message}");
         for cause in causes {
