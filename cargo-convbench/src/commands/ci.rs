@@ -17,17 +17,17 @@ use crate::args::{BaselineArgs, RunArgs};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, print_untrusted, write_atomic};
 use crate::progress::{run_ab, run_sweep};
+use convbench::Result;
 use convbench::backend::BackendKind;
 use convbench::config::{self, CiMode, CommentOn, Workspace, parse_duration};
 use convbench::gate::expect::TrustedRun;
 use convbench::gate::publish::{ActionsReport, create_check, describe, post_comment, publish_in_actions};
 use convbench::gate::{
-    Decision, Mode, ModeRequest, OnGap, Parts, Provided, ab_parts, baseline_parts, choose_mode as gate_mode,
-    compare_config, decide, parts_from_files, regression_history,
+    Decision, Mode, ModeRequest, OnGap, Parts, Provided, WORKFLOW_RUN_PROVENANCE, ab_parts, baseline_parts,
+    choose_mode as gate_mode, compare_config, decide, parts_from_files, regression_history,
 };
 use convbench::github::{ActionsEnv, escape_workflow_data, write_step_summary};
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
-use convbench::{ErrorKind, Result};
 use std::path::PathBuf;
 
 /// What decides whether a comment is posted, shared by `ci` and `comment`.
@@ -235,19 +235,19 @@ pub fn run_ci(args: &Args, a: &CiArgs) -> Result<u8> {
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let parts = match choose_mode(a, &workspace) {
-        Mode::Ab { forced: true } => ab_decision_parts(args, a, &workspace)?,
-        Mode::Ab { forced: false } => match ab_decision_parts(args, a, &workspace) {
+        Mode::Baseline(why) => baseline_decision_parts(args, a, &workspace, &why)?,
+        mode => match ab_decision_parts(args, a, &workspace) {
             Ok(parts) => parts,
-            Err(e) if e.kind() == ErrorKind::Environment => {
+            Err(e) => {
+                let Some(why) = mode.fallback(&e) else {
+                    return Err(e);
+                };
                 if !args.quiet {
                     eprintln!("notice: A/B cannot run here ({e}); deciding in baseline mode");
                 }
-                let why = format!("A/B could not run: {e}");
                 baseline_decision_parts(args, a, &workspace, &why)?
             }
-            Err(e) => return Err(e),
         },
-        Mode::Baseline(why) => baseline_decision_parts(args, a, &workspace, &why)?,
     };
     let provided = Provided {
         labels: a.post.labels.clone(),
@@ -278,10 +278,6 @@ fn report(workspace: &Workspace, a: &CiArgs, env: &ActionsEnv, judged: Decision)
     }
     exit_code(judged)
 }
-
-/// Why the numbers in a `comment` deserve the trust of the pull request, no more.
-const PROVENANCE: &str = "These numbers were measured by the pull request's own workflow run, on its runner, \
-                          with its code; the default branch's convbench judged them and wrote this comment.";
 
 /// `cargo convbench comment`.
 pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
@@ -315,7 +311,7 @@ pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
     let provided = Provided {
         head_sha: a.head_sha.clone(),
         run_url: a.run_url.clone(),
-        provenance: Some(PROVENANCE.to_string()),
+        provenance: Some(WORKFLOW_RUN_PROVENANCE.to_string()),
         labels: a.post.labels.clone(),
         dashboard_url: dashboard_url(),
         base_sha: trusted_base,
