@@ -84,6 +84,22 @@ impl Error {
         }
     }
 
+    /// The messages of this error's causes (its chain of sources), outermost first, less those
+    /// its own message already quotes: what a report shows under the message, each once.
+    pub fn causes(&self) -> Vec<String> {
+        let message = self.to_string();
+        let mut causes = Vec::new();
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            if !message.contains(&text) {
+                causes.push(text);
+            }
+            source = cause.source();
+        }
+        causes
+    }
+
     /// An I/O error on `path`.
     pub fn io(path: impl AsRef<std::path::Path>, source: std::io::Error) -> Self {
         Error::Io {
@@ -95,3 +111,19 @@ impl Error {
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_the_message_quotes_is_not_repeated() {
+        let io = || std::io::Error::other("disk full");
+        let quoted = Error::io("out.json", io()).context("the record");
+        assert_eq!(quoted.to_string(), "the record: out.json: disk full");
+        assert!(quoted.causes().is_empty(), "{:?}", quoted.causes());
+        let plain = Error::Environment("no adapter".into());
+        assert!(plain.causes().is_empty());
+        assert_eq!(quoted.kind(), ErrorKind::Environment);
+    }
+}

@@ -97,6 +97,15 @@ pub struct Calibration {
     pub method: String,
 }
 
+/// What [`Calibration::calibrate_all`] measured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibrated {
+    /// Each calibration with the file it was cached in.
+    pub calibrations: Vec<(Calibration, PathBuf)>,
+    /// One message per adapter that could not be calibrated: `adapter SELECTOR: ERROR`.
+    pub failures: Vec<String>,
+}
+
 impl Calibration {
     /// Opens the adapter `selector` names, measures its peaks ([`crate::gpu::calibrate`],
     /// after `on_start` hears which adapter it is) and caches them under `target_dir`.
@@ -118,6 +127,41 @@ impl Calibration {
         let path = Calibration::path(target_dir, &calibration.adapter.slug());
         calibration.save(&path)?;
         Ok((calibration, path))
+    }
+
+    /// `adapters --calibrate`: [`Calibration::measure_and_cache`] of the adapter `only` names,
+    /// or of every adapter wgpu finds (none found is an error). With `only`, its error is the
+    /// error; otherwise an adapter that fails is a message beside the calibrations of the others.
+    pub fn calibrate_all(
+        only: Option<&str>,
+        target_dir: &Path,
+        on_start: &mut dyn FnMut(&AdapterFingerprint),
+    ) -> Result<Calibrated> {
+        let selectors: Vec<String> = match only {
+            Some(selector) => vec![selector.to_string()],
+            None => (crate::gpu::list_adapters().iter())
+                .map(|s| s.index.to_string())
+                .collect(),
+        };
+        if selectors.is_empty() {
+            return Err(Error::Environment(
+                "no GPU adapter found to calibrate; install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers"
+                    .into(),
+            ));
+        }
+        let mut calibrations = Vec::new();
+        let mut failures = Vec::new();
+        for selector in &selectors {
+            match Calibration::measure_and_cache(selector, target_dir, on_start) {
+                Ok(c) => calibrations.push(c),
+                Err(e) if only.is_some() => return Err(e),
+                Err(e) => failures.push(format!("adapter {selector}: {e}")),
+            }
+        }
+        Ok(Calibrated {
+            calibrations,
+            failures,
+        })
     }
 
     /// Where the calibration of the adapter with `slug` lives under a target directory.

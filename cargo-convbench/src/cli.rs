@@ -118,18 +118,7 @@ pub fn main_impl() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
-            let message = error.to_string();
-            let mut causes = Vec::new();
-            let mut source = std::error::Error::source(&error);
-            while let Some(cause) = source {
-                let cause_text = cause.to_string();
-                // Messages that already quote their cause do not repeat it.
-                if !message.contains(&cause_text) {
-                    causes.push(cause_text);
-                }
-                source = cause.source();
-            }
-            report_error(&message, &causes);
+            report_error(&error.to_string(), &error.causes());
             if error.kind() == convbench::ErrorKind::Interrupted {
                 return ExitCode::from(crate::interrupt::exit_code());
             }
@@ -138,21 +127,11 @@ pub fn main_impl() -> ExitCode {
     }
 }
 
-/// Prints a fatal error on stderr. Inside GitHub Actions the whole message is ONE `::error`
-/// workflow command with its data escaped: an error can quote a hostile record (serde's
-/// "unknown variant" repeats the text it read), and a line break in it must not start a
-/// command of its own (`::add-mask::`, `::error::`) in the job that reads the record.
+/// Prints a fatal error on stderr: inside GitHub Actions as one `::error` workflow command
+/// ([`convbench::github::error_annotation`]), so no quoted text can start a command of its own.
 fn report_error(message: &str, causes: &[String]) {
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|value| value == "true") {
-        let mut text = message.to_string();
-        for cause in causes {
-            text.push_str("\n  caused by: ");
-            text.push_str(cause);
-        }
-        eprintln!(
-            "::error title=convbench::{}",
-            convbench::github::escape_workflow_data(&text)
-        );
+        eprintln!("{}", convbench::github::error_annotation(message, causes));
     } else {
         eprintln!("error: {message}");
         for cause in causes {

@@ -1,6 +1,9 @@
 //! [`GitBaselineStore`]: baselines as files in a git repository, read at a base revision.
 
-use super::{BaselineChange, BaselineStore, HistoryPoint, check_name, contents_differ, merge, parse_record};
+use super::{
+    BaselineChange, BaselineStore, BenchmarkHistory, HistoryPoint, HistoryQuery, NEW_BENCHMARK_RUNS,
+    check_name, contents_differ, merge, parse_record,
+};
 use crate::fs::write_atomically;
 use crate::results::RunRecord;
 use crate::{Error, Result};
@@ -282,6 +285,37 @@ impl GitBaselineStore {
                 let sha = store.commit(&change, message)?;
                 lines.push(format!("committed {}", &sha[..sha.len().min(12)]));
             }
+        }
+        Ok(lines)
+    }
+
+    /// How many runs `baseline update` blesses when it measures them: `requested` when given,
+    /// else [`NEW_BENCHMARK_RUNS`] when a benchmark of `first` (the first run) has no blessed
+    /// run in `set` yet, so a young baseline already knows how runs drift apart; else 1.
+    pub fn runs_to_bless(&self, requested: Option<usize>, first: &RunRecord, set: &str) -> Result<usize> {
+        Ok(match requested {
+            Some(runs) => runs,
+            None if self.has_unblessed(first, set)? => NEW_BENCHMARK_RUNS,
+            None => 1,
+        })
+    }
+
+    /// [`GitBaselineStore::bless`] of each of `records` in order: what changed, the lines of
+    /// each run after the first headed `blessed run I of N:`.
+    pub fn bless_runs(
+        &self,
+        records: &[RunRecord],
+        set: &str,
+        dry_run: bool,
+        commit: bool,
+        message: Option<&str>,
+    ) -> Result<Vec<String>> {
+        let mut lines = Vec::new();
+        for (index, record) in records.iter().enumerate() {
+            if index > 0 {
+                lines.push(format!("blessed run {} of {}:", index + 1, records.len()));
+            }
+            lines.extend(self.bless(record, set, dry_run, commit, message)?);
         }
         Ok(lines)
     }
@@ -768,6 +802,27 @@ impl GitBaselineStore {
     /// not read) is skipped; [`GitBaselineStore::history_walk`] says which.
     pub fn history(&self, slug: &str, set: &str, benchmark: Option<&str>) -> Result<Vec<HistoryPoint>> {
         Ok(self.history_walk(slug, set, benchmark)?.points)
+    }
+
+    /// The series `query` asks for, adapter by adapter ([`BenchmarkHistory::group`] of the
+    /// points of its phases). `on_unreadable` gets one message per commit whose baseline file
+    /// could not be read and was skipped (see [`GitBaselineStore::history_walk`]).
+    pub fn history_series(
+        &self,
+        query: &HistoryQuery,
+        on_unreadable: &mut dyn FnMut(&str),
+    ) -> Result<Vec<BenchmarkHistory>> {
+        let mut series = Vec::new();
+        for slug in self.adapter_slugs(query.slug.as_deref())? {
+            let walk = self.history_walk(&slug, &query.set, query.benchmark.as_deref())?;
+            for reason in &walk.unreadable {
+                on_unreadable(reason);
+            }
+            let mut points = walk.points;
+            points.retain(|point| query.phases.contains(&point.phase));
+            series.extend(BenchmarkHistory::group(&slug, points, &query.change_points));
+        }
+        Ok(series)
     }
 
     /// [`GitBaselineStore::history`], with the commits whose baseline file could not be read:

@@ -94,6 +94,38 @@ impl HistoryPoint {
     }
 }
 
+/// What `history` asks of the blessed baselines (see [`super::GitBaselineStore::history_series`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryQuery {
+    /// One adapter folder, or every one under the baseline directory.
+    pub slug: Option<String>,
+    /// The baseline set.
+    pub set: String,
+    /// One benchmark id, or every one.
+    pub benchmark: Option<String>,
+    /// The phases shown.
+    pub phases: Vec<Phase>,
+    /// What counts as a step.
+    pub change_points: ChangePointConfig,
+}
+
+/// The change-point settings of `history --alpha ALPHA --min-step PERCENT`: invalid input unless
+/// `alpha` lies strictly between 0 and 1 and `min_step_percent` is finite and not negative.
+pub fn change_point_config(alpha: f64, min_step_percent: f64) -> crate::Result<ChangePointConfig> {
+    let valid = alpha > 0.0 && alpha < 1.0 && min_step_percent.is_finite() && min_step_percent >= 0.0;
+    if !valid {
+        return Err(crate::Error::InvalidInput(format!(
+            "--alpha {alpha} must lie strictly between 0 and 1 and --min-step {min_step_percent} must \
+             be a finite number, not negative"
+        )));
+    }
+    Ok(ChangePointConfig {
+        alpha,
+        min_relative_step: min_step_percent / 100.0,
+        ..ChangePointConfig::default()
+    })
+}
+
 /// A step in a benchmark's history: the level of its blessed medians shifted at a commit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Step {

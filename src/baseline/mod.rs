@@ -25,7 +25,7 @@ mod history;
 mod tests;
 
 pub use git::{BaseRevision, BaselineLock, GitBaselineStore, HistoryWalk};
-pub use history::{BenchmarkHistory, HistoryPoint, Spread, Step};
+pub use history::{BenchmarkHistory, HistoryPoint, HistoryQuery, Spread, Step, change_point_config};
 
 use crate::results::RunRecord;
 use crate::{Error, Result};
@@ -49,6 +49,16 @@ pub const MAX_RUNS: usize = 20;
 
 /// Runs `baseline update` blesses at once by default when a benchmark has no blessed run yet.
 pub const NEW_BENCHMARK_RUNS: usize = 3;
+
+/// Checks `baseline update --runs`: between 1 and [`MAX_RUNS`] when given.
+pub fn check_runs(runs: Option<usize>) -> Result<()> {
+    match runs {
+        Some(runs) if !(1..=MAX_RUNS).contains(&runs) => Err(Error::InvalidInput(format!(
+            "--runs {runs}: bless between 1 and {MAX_RUNS} runs at once"
+        ))),
+        _ => Ok(()),
+    }
+}
 
 /// What writing a baseline changed (or, on a dry run, would change).
 #[derive(Debug, Clone, PartialEq, Eq)]

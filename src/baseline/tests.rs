@@ -903,3 +903,31 @@ fn history_points_carry_the_median_of_every_kept_run() {
         assert!(rounds.min_ns <= point.median_ns && point.median_ns <= rounds.max_ns);
     }
 }
+
+#[test]
+fn change_points_need_an_alpha_inside_0_1_and_a_finite_step() {
+    let config = change_point_config(0.01, 10.0).expect("valid");
+    assert_eq!(config.alpha, 0.01);
+    assert!((config.min_relative_step - 0.1).abs() < 1e-12);
+    for (alpha, step) in [
+        (0.0, 5.0),
+        (1.0, 5.0),
+        (f64::NAN, 5.0),
+        (0.05, -1.0),
+        (0.05, f64::INFINITY),
+    ] {
+        let kind = change_point_config(alpha, step).err().map(|e| e.kind());
+        assert_eq!(kind, Some(ErrorKind::InvalidInput), "{alpha} {step}");
+    }
+}
+
+#[test]
+fn between_one_and_max_runs_are_blessed_at_once() {
+    for runs in [None, Some(1), Some(MAX_RUNS)] {
+        assert!(check_runs(runs).is_ok(), "{runs:?}");
+    }
+    for runs in [0, MAX_RUNS + 1] {
+        let kind = check_runs(Some(runs)).err().map(|e| e.kind());
+        assert_eq!(kind, Some(ErrorKind::InvalidInput), "{runs}");
+    }
+}

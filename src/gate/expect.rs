@@ -6,7 +6,7 @@
 
 use crate::baseline::{BaseRevision, GitBaselineStore};
 use crate::compare::{Comparison, Verdict};
-use crate::github::{GithubApi, Repository, merge_base, run_jobs};
+use crate::github::{ActionsEnv, GithubApi, Repository, merge_base, run_jobs};
 use crate::results::RunRecord;
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -434,4 +434,86 @@ pub fn failed_legs(
         });
     }
     Ok(legs)
+}
+
+/// What `comment` knows of the benchmark run from the `workflow_run` event and the flags,
+/// beside the records: what its expected set and base are decided from ([`TrustedRun::base`],
+/// [`TrustedRun::expected`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TrustedRun {
+    /// The commit that was measured (`--head-sha`).
+    pub head_sha: Option<String>,
+    /// The repository's default branch (`--default-branch`): with `head_sha`, the base is the
+    /// merge-base GitHub computes for the head.
+    pub default_branch: Option<String>,
+    /// The base the benchmark run named (`--baseline-rev`): only cross-checked.
+    pub claimed_base: Option<String>,
+    /// The benchmark run (`--run-id`): its legs that did not end well are gaps.
+    pub run_id: Option<u64>,
+    /// The benchmark run's conclusion (`--run-conclusion`).
+    pub run_conclusion: Option<String>,
+}
+
+impl TrustedRun {
+    /// Checks `--head-sha`: 40 hex digits (quoted escaped for a workflow command otherwise).
+    pub fn check_head_sha(&self) -> Result<()> {
+        match &self.head_sha {
+            Some(sha) if !(sha.len() == 40 && sha.chars().all(|ch| ch.is_ascii_hexdigit())) => {
+                Err(Error::InvalidInput(format!(
+                    "--head-sha `{}` is not a 40-digit commit id; pass github.event.workflow_run.head_sha",
+                    crate::github::escape_workflow_data(sha)
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The base of the judgment: with a default branch and a head, the merge-base GitHub
+    /// computes ([`trusted_base`], a claimed base that differs noted in `notes`); else `None`,
+    /// and the baseline options decide.
+    pub fn base(&self, env: &ActionsEnv, notes: &mut Vec<String>) -> Result<Option<String>> {
+        let (Some(branch), Some(head_sha)) = (&self.default_branch, &self.head_sha) else {
+            return Ok(None);
+        };
+        let repository = env.repository.as_ref().ok_or_else(|| {
+            Error::Environment(
+                "GITHUB_REPOSITORY is not set; it names the repository to ask for the merge-base".into(),
+            )
+        })?;
+        let api = GithubApi::from_env(env);
+        let claimed = self.claimed_base.as_deref();
+        trusted_base(&api, repository, branch, head_sha, claimed, notes).map(Some)
+    }
+
+    /// What must be judged, given the trusted `base` (from [`TrustedRun::base`]) and the number
+    /// of `records` that reached the gate: at a base, [`expected_at`] of `set` (in `workspace`'s
+    /// baselines) with the run's
+    /// conclusion and failed legs; without one, only the run's conclusion and legs when a run
+    /// is named; else `None` (whatever the records hold).
+    pub fn expected(
+        &self,
+        env: &ActionsEnv,
+        workspace: &crate::config::Workspace,
+        base: Option<&str>,
+        set: &str,
+        records: usize,
+        notes: &mut Vec<String>,
+    ) -> Result<Option<Expected>> {
+        let mut expected = match base {
+            Some(base) => {
+                let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
+                expected_at(&store, base, self.head_sha.as_deref(), set, notes)?
+            }
+            None if self.run_id.is_some() || self.run_conclusion.is_some() => Expected::default(),
+            None => return Ok(None),
+        };
+        expected.run_conclusion = self.run_conclusion.clone();
+        expected.failed_legs = match (self.run_id, env.repository.as_ref()) {
+            (Some(run_id), Some(repository)) => {
+                failed_legs(&GithubApi::from_env(env), repository, run_id, records)?
+            }
+            _ => Vec::new(),
+        };
+        Ok(Some(expected))
+    }
 }

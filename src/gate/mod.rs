@@ -190,6 +190,11 @@ pub fn refuse_incomparable(comparison: &Comparison) -> Result<()> {
     )))
 }
 
+/// The [`Provided::provenance`] of `comment`: why numbers measured by the pull request's own
+/// workflow run deserve the trust of the pull request, no more.
+pub const WORKFLOW_RUN_PROVENANCE: &str = "These numbers were measured by the pull request's own workflow run, \
+     on its runner, with its code; the default branch's convbench judged them and wrote this comment.";
+
 /// What the caller knows that the records must not decide.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Provided {
@@ -571,6 +576,20 @@ pub enum Mode {
     },
     /// Baseline mode, with the reason.
     Baseline(String),
+}
+
+impl Mode {
+    /// Why an A/B that failed with `error` gives way to baseline mode, the sentence the
+    /// comment shows; `None` when the error is the command's: A/B was asked for, or the error
+    /// is not the environment's (a failed verification, an interruption, bad input).
+    pub fn fallback(&self, error: &Error) -> Option<String> {
+        match self {
+            Mode::Ab { forced: false } if error.kind() == crate::ErrorKind::Environment => {
+                Some(format!("A/B could not run: {error}"))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What the command line says about `ci`'s mode.

@@ -405,3 +405,17 @@ fn the_mode_follows_the_flags_then_the_configuration_then_the_base() {
     };
     assert!(why.starts_with("no base revision"), "{why}");
 }
+
+#[test]
+fn only_a_default_ab_gives_way_and_only_to_the_environment() {
+    let no_adapter = Error::Environment("no GPU adapter".into());
+    let chosen = Mode::Ab { forced: false };
+    assert_eq!(
+        chosen.fallback(&no_adapter).as_deref(),
+        Some("A/B could not run: no GPU adapter")
+    );
+    assert_eq!(chosen.fallback(&Error::Verification("mismatch".into())), None);
+    assert_eq!(chosen.fallback(&Error::Interrupted("a pair".into())), None);
+    assert_eq!(Mode::Ab { forced: true }.fallback(&no_adapter), None);
+    assert_eq!(Mode::Baseline("asked".into()).fallback(&no_adapter), None);
+}

@@ -84,6 +84,19 @@ pub fn escape_workflow_data(text: &str) -> String {
     escaped
 }
 
+/// A fatal error as ONE `::error` workflow command: the message, then a `caused by:` line per
+/// cause, all escaped as data. An error can quote a hostile record (serde's "unknown variant"
+/// repeats the text it read), and a line break in it must not start a command of its own
+/// (`::add-mask::`, `::error::`) in the job that reads the record.
+pub fn error_annotation(message: &str, causes: &[String]) -> String {
+    let mut text = message.to_string();
+    for cause in causes {
+        text.push_str("\n  caused by: ");
+        text.push_str(cause);
+    }
+    format!("::error title=convbench::{}", escape_workflow_data(&text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,6 +117,17 @@ mod tests {
             adapter_label: "NVIDIA H100 (vulkan)".to_string(),
             evidence: None,
         }
+    }
+
+    #[test]
+    fn an_error_is_one_workflow_command_whatever_it_quotes() {
+        let hostile = "unknown variant `x\n::add-mask::secret`".to_string();
+        let line = error_annotation("cannot read the record", &[hostile]);
+        assert_eq!(
+            line,
+            "::error title=convbench::cannot read the record%0A  caused by: unknown variant `x%0A::add-mask::secret`"
+        );
+        assert!(!line.contains('\n'));
     }
 
     #[test]

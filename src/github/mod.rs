@@ -59,7 +59,7 @@ mod comment;
 mod env;
 mod summary;
 
-pub use annotations::{annotations, escape_workflow_data};
+pub use annotations::{annotations, error_annotation, escape_workflow_data};
 pub use api::{
     CheckConclusion, CheckRun, CommentAction, DEFAULT_BACKOFF, DEFAULT_COMMENT_AUTHOR, DEFAULT_DEADLINE,
     GithubApi, MAX_CHECK_SUMMARY_BYTES, RunJob, create_check_run, merge_base, post_or_update_comment,

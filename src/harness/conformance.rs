@@ -9,6 +9,7 @@
 //! shape gets fresh random inputs in `[-1, 1)`, the outputs are poisoned with NaN, and every
 //! element must be within the reference's rounding bound ([`super::verify`]).
 
+use super::select::has_variants;
 use super::verify;
 use crate::backend::Backend;
 use crate::kernels::user::Only;
@@ -336,9 +337,147 @@ pub fn verify_user_kernel(
     Ok(rows)
 }
 
+/// The variants `--kernel NAME` puts in the conformance table: every one for `auto`, else the
+/// one named.
+pub fn requested_variants(name: &str) -> Result<Vec<Variant>> {
+    match name {
+        "auto" => Ok(Variant::all()),
+        one => Ok(vec![one.parse::<Variant>()?]),
+    }
+}
+
+/// The table of one backend with variants: its label ([`super::backend_label`]) and rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackendRows<R> {
+    /// The backend, e.g. `wgpu (llvmpipe, Vulkan)`.
+    pub label: String,
+    /// Its rows: [`Row`]s of one seed, or [`SweepRow`]s of many.
+    pub rows: Vec<R>,
+}
+
+/// [`check_all`] on each of `backends` that has variants, in order, stopping after the first
+/// whose table has a failed row: the tables checked, and beside them the error that stopped the
+/// check ([`failure`] of the first failed row, or the device's).
+pub fn check_backends(
+    backends: &[Box<dyn Backend>],
+    variants: &[Variant],
+    precisions: &[Precision],
+    shapes: usize,
+    seed: u64,
+) -> (Vec<BackendRows<Row>>, Option<Error>) {
+    let mut tables = Vec::new();
+    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
+        let rows = match check_all(backend.as_ref(), variants, precisions, shapes, seed, &mut |_| {}) {
+            Ok(rows) => rows,
+            Err(e) => return (tables, Some(e)),
+        };
+        let failed = rows
+            .iter()
+            .find(|row| !row.passed())
+            .map(|row| failure(row, seed));
+        tables.push(BackendRows {
+            label: super::backend_label(backend.as_ref()),
+            rows,
+        });
+        if failed.is_some() {
+            return (tables, failed);
+        }
+    }
+    (tables, None)
+}
+
+/// The seeds of a seed sweep: `seeds` seeds from `first`; none, or more than fit below 2^64, is
+/// invalid input.
+pub fn seed_range(first: u64, seeds: u64) -> Result<std::ops::Range<u64>> {
+    if seeds == 0 {
+        return Err(Error::InvalidInput("--seeds must be at least 1".into()));
+    }
+    let last = first.checked_add(seeds).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "--seed {first} plus --seeds {seeds} passes 2^64; choose a smaller seed"
+        ))
+    })?;
+    Ok(first..last)
+}
+
+/// [`sweep`] over `seeds` on each of `backends` that has variants, in order, stopping after the
+/// first whose table has a failed line: the tables, and beside them the error that stopped the
+/// sweep ([`failure`] of the worst failed line at its seed, or the device's). `on_seed` is
+/// called before each seed.
+pub fn sweep_backends(
+    backends: &[Box<dyn Backend>],
+    variants: &[Variant],
+    precisions: &[Precision],
+    shapes: usize,
+    seeds: std::ops::Range<u64>,
+    on_seed: &mut dyn FnMut(u64),
+) -> (Vec<BackendRows<SweepRow>>, Option<Error>) {
+    let mut tables = Vec::new();
+    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
+        let lines = match sweep(
+            backend.as_ref(),
+            variants,
+            precisions,
+            shapes,
+            seeds.clone(),
+            on_seed,
+        ) {
+            Ok(lines) => lines,
+            Err(e) => return (tables, Some(e)),
+        };
+        let failed = lines
+            .iter()
+            .filter(|line| !line.failed_seeds.is_empty())
+            .max_by(|x, y| x.worst.ratio.total_cmp(&y.worst.ratio))
+            .map(|line| failure(&line.worst, line.worst_seed));
+        tables.push(BackendRows {
+            label: super::backend_label(backend.as_ref()),
+            rows: lines,
+        });
+        if failed.is_some() {
+            return (tables, failed);
+        }
+    }
+    (tables, None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backend_without_variants_has_no_table() {
+        let backends: Vec<Box<dyn Backend>> = vec![Box::new(crate::backend::cpu::CpuBackend::new())];
+        let (tables, error) = check_backends(&backends, &[Variant::Direct], &[Precision::F32], 1, 7);
+        assert!(tables.is_empty() && error.is_none(), "{tables:?} {error:?}");
+        let (lines, error) = sweep_backends(
+            &backends,
+            &[Variant::Direct],
+            &[Precision::F32],
+            1,
+            7..9,
+            &mut |_| {},
+        );
+        assert!(lines.is_empty() && error.is_none(), "{lines:?} {error:?}");
+    }
+
+    #[test]
+    fn a_seed_sweep_needs_a_seed_and_room_below_2_to_the_64() {
+        assert_eq!(seed_range(5, 3).ok(), Some(5..8));
+        assert_eq!(seed_range(u64::MAX - 1, 1).ok(), Some(u64::MAX - 1..u64::MAX));
+        for (first, seeds) in [(5, 0), (u64::MAX, 1), (2, u64::MAX)] {
+            let kind = seed_range(first, seeds).err().map(|e| e.kind());
+            assert_eq!(kind, Some(crate::ErrorKind::InvalidInput), "{first} + {seeds}");
+        }
+    }
+
+    #[test]
+    fn auto_puts_every_variant_in_the_table_and_a_name_only_its_own() {
+        assert_eq!(requested_variants("auto").ok(), Some(Variant::all()));
+        assert_eq!(requested_variants("direct").ok(), Some(vec![Variant::Direct]));
+        let kind = requested_variants("no_such_variant").err().map(|e| e.kind());
+        assert_eq!(kind, Some(crate::ErrorKind::InvalidInput));
+    }
 
     #[test]
     fn random_shapes_respect_the_constraints_and_start_at_batch_1() {

@@ -287,6 +287,97 @@ pub fn verify_plan(
     Ok(summary)
 }
 
+/// `KIND (ADAPTER)`: how verification tables name a backend.
+pub fn backend_label(backend: &dyn Backend) -> String {
+    format!("{} ({})", backend.kind().as_str(), backend.adapter().label())
+}
+
+/// Progress of [`verify_jobs`], for the binary to draw.
+#[derive(Debug)]
+pub enum VerifyEvent<'a> {
+    /// Something the user should know (a backend lacks a precision the selection defaulted to).
+    Notice(String),
+    /// Progress of one verification of one benchmark, named by `label`
+    /// (`model/bBATCH/PRECISION`).
+    Benchmark {
+        /// The benchmark.
+        label: &'a str,
+        /// What happened.
+        event: Event,
+    },
+    /// One verification of one benchmark passed.
+    Verified,
+}
+
+/// What [`verify_jobs`] found on one backend: per precision, the worst ratio of error to bound
+/// of each op over every job and repetition.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BackendSummary {
+    /// The backend, as [`backend_label`] names it.
+    pub label: String,
+    /// Per precision verified, the merged summary.
+    pub precisions: BTreeMap<Precision, verify::Summary>,
+}
+
+/// Verifies every op of every job on every backend against the reference, `repeat` times
+/// (each with fresh random data), without timing anything: `cargo convbench verify`'s networks.
+/// A job in a precision a backend lacks is an error when `explicit_precisions` (the user named
+/// the precisions), else skipped with a notice (once per backend and precision). Returns the
+/// summaries of the backends that verified anything, in order; the first op beyond its bound
+/// is the error.
+pub fn verify_jobs(
+    backends: &[Box<dyn Backend>],
+    jobs: &[sweep::Job],
+    options: &RunOptions,
+    repeat: usize,
+    explicit_precisions: bool,
+    on_event: &mut dyn FnMut(VerifyEvent<'_>),
+) -> Result<Vec<BackendSummary>> {
+    if repeat == 0 {
+        return Err(Error::InvalidInput("--repeat must be at least 1".into()));
+    }
+    let mut summaries = Vec::new();
+    for backend in backends {
+        let mut found = BackendSummary {
+            label: backend_label(backend.as_ref()),
+            precisions: BTreeMap::new(),
+        };
+        let mut missing = Vec::new();
+        for job in jobs {
+            if !backend.supports(job.precision) {
+                if explicit_precisions {
+                    return Err(sweep::unsupported(backend.as_ref(), job.precision));
+                }
+                if !missing.contains(&job.precision) {
+                    missing.push(job.precision);
+                    on_event(VerifyEvent::Notice(format!(
+                        "{} has no {}; not verified in it",
+                        found.label, job.precision
+                    )));
+                }
+                continue;
+            }
+            let label = format!("{}/b{}/{}", job.target.name(), job.batch, job.precision);
+            for _ in 0..repeat {
+                let summary = verify_target(
+                    backend.as_ref(),
+                    &job.target,
+                    job.batch,
+                    job.precision,
+                    options,
+                    &mut |event| on_event(VerifyEvent::Benchmark { label: &label, event }),
+                )?;
+                found.precisions.entry(job.precision).or_default().merge(summary);
+                on_event(VerifyEvent::Verified);
+            }
+        }
+        if !found.precisions.is_empty() {
+            summaries.push(found);
+        }
+    }
+    Ok(summaries)
+}
+
 /// One timed iteration: nanoseconds per phase (in plan order), per op (may be empty), total.
 struct Sample {
     phases_ns: Vec<u64>,
@@ -696,5 +787,50 @@ impl<'a> AbSession<'a> {
             });
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::cpu::CpuBackend;
+
+    #[test]
+    fn repeated_verifications_merge_per_backend_and_precision() {
+        let backends: Vec<Box<dyn Backend>> = vec![Box::new(CpuBackend::new())];
+        let network = crate::model::network("lenet").expect("lenet");
+        let jobs = [sweep::Job {
+            target: Target::Model(network),
+            batch: 1,
+            precision: Precision::F32,
+        }];
+        let options = RunOptions::default();
+        let mut verified = 0;
+        let summaries = verify_jobs(&backends, &jobs, &options, 2, true, &mut |event| {
+            verified += usize::from(matches!(event, VerifyEvent::Verified));
+        })
+        .expect("lenet verifies on the cpu");
+        assert_eq!(verified, 2);
+        assert_eq!(summaries.len(), 1);
+        assert_eq!(summaries[0].label, backend_label(backends[0].as_ref()));
+        let twice = &summaries[0].precisions[&Precision::F32];
+        let once = verify_target(
+            backends[0].as_ref(),
+            &jobs[0].target,
+            1,
+            Precision::F32,
+            &options,
+            &mut |_| {},
+        )
+        .expect("lenet verifies on the cpu");
+        assert_eq!(twice.ops.len(), once.ops.len());
+        for (op, line) in &once.ops {
+            assert_eq!(twice.ops[op].checked, 2 * line.checked, "{op}");
+        }
+        let refused = verify_jobs(&backends, &jobs, &options, 0, true, &mut |_| {});
+        assert_eq!(
+            refused.err().map(|e| e.kind()),
+            Some(crate::ErrorKind::InvalidInput)
+        );
     }
 }

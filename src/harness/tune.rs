@@ -101,6 +101,19 @@ impl TuneCache {
         )
     }
 
+    /// Why the cache at `path` will be started afresh for `adapter`, if it will: it was tuned
+    /// under another driver, or cannot be read.
+    pub fn restart_notice(path: &Path, adapter: &AdapterFingerprint) -> Option<String> {
+        match Self::load(path) {
+            Ok(Some(cache)) if &cache.adapter != adapter => Some(format!(
+                "{} was tuned on another driver; starting afresh",
+                path.display()
+            )),
+            Ok(_) => None,
+            Err(e) => Some(format!("{e}; starting afresh")),
+        }
+    }
+
     /// The key of `op` at `precision`: `<op name> <shape> <precision>`.
     pub fn key(op: &Op, precision: Precision) -> String {
         format!("{} {} {precision}", op.name(), shape_key(op))
@@ -223,6 +236,28 @@ pub fn tune_jobs(
     Ok(jobs)
 }
 
+/// The distinct ops with variants of every benchmark (target, batch, precision) of
+/// `benchmarks` on `backend`, in order ([`tune_jobs`] of each). A precision the adapter cannot
+/// run is an error naming it.
+pub fn distinct_ops<'a>(
+    backend: &dyn Backend,
+    benchmarks: impl IntoIterator<Item = (&'a Target, usize, Precision)>,
+    options: PlanOptions,
+) -> Result<Vec<TuneJob>> {
+    let mut seen = HashSet::new();
+    let mut ops = Vec::new();
+    for (target, batch, precision) in benchmarks {
+        if !backend.supports(precision) {
+            return Err(Error::Environment(format!(
+                "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32",
+                backend.adapter().label()
+            )));
+        }
+        ops.extend(tune_jobs(target, batch, precision, options, &mut seen)?);
+    }
+    Ok(ops)
+}
+
 /// How variants are timed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TuneOptions {
@@ -298,6 +333,87 @@ pub enum TuneEvent {
     Verifying,
     /// Timing of a variant started.
     Timing(Variant),
+}
+
+/// Progress of [`tune_all`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TuneProgress<'a> {
+    /// Progress of one op, named by `label` (`[INDEX/COUNT] OP SHAPE PRECISION`).
+    Op {
+        /// The op.
+        label: &'a str,
+        /// What happened.
+        event: TuneEvent,
+    },
+    /// A variant of the op `label` disagrees with the reference and was skipped.
+    Rejected {
+        /// The op.
+        label: &'a str,
+        /// The variant.
+        variant: Variant,
+        /// Its worst ratio of error to rounding bound.
+        ratio: f64,
+    },
+}
+
+/// [`tune_op`] for every op of `ops` in order, each winner saved into the cache at `path` as
+/// soon as it is found ([`TuneCache::insert_saved`]), so an interruption loses nothing
+/// finished. Returns the results of the ops tuned and, beside them, why the tuning did not
+/// succeed: [`Error::Interrupted`] when `interrupt` was set before an op, or at the end a
+/// [`Error::Verification`] naming the ops no variant of which agrees with the reference. An
+/// error of the device or of the cache is the `Err`.
+pub fn tune_all(
+    backend: &dyn Backend,
+    ops: &[TuneJob],
+    options: &TuneOptions,
+    path: &Path,
+    interrupt: &super::Interrupt,
+    on_event: &mut dyn FnMut(TuneProgress<'_>),
+) -> Result<(Vec<TuneResult>, Option<Error>)> {
+    let adapter = backend.adapter().clone();
+    let mut results = Vec::with_capacity(ops.len());
+    let mut unverified = Vec::new();
+    for (index, job) in ops.iter().enumerate() {
+        if interrupt.requested() {
+            let stopped = Error::Interrupted(format!("every op was tuned ({index} of {} were)", ops.len()));
+            return Ok((results, Some(stopped)));
+        }
+        let label = format!(
+            "[{}/{}] {} {} {}",
+            index + 1,
+            ops.len(),
+            job.op.name(),
+            shape_key(&job.op),
+            job.precision
+        );
+        let result = tune_op(backend, job, options, &mut |event| {
+            on_event(TuneProgress::Op { label: &label, event })
+        })?;
+        for v in &result.variants {
+            if let Outcome::Failed { ratio } = v.outcome {
+                on_event(TuneProgress::Rejected {
+                    label: &label,
+                    variant: v.variant,
+                    ratio,
+                });
+            }
+        }
+        match result.winner {
+            Some(_) => {
+                TuneCache::insert_saved(path, &adapter, &result)?;
+            }
+            None => unverified.push(label),
+        }
+        results.push(result);
+    }
+    let failed = (!unverified.is_empty()).then(|| {
+        Error::Verification(format!(
+            "no kernel variant of {} agrees with the CPU reference; this is a kernel bug: please \
+             report it with `cargo convbench adapters` output",
+            unverified.join(", ")
+        ))
+    });
+    Ok((results, failed))
 }
 
 /// The candidates of `op` in the order they are timed: the heuristic's choice first (a good

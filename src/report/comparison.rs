@@ -189,3 +189,39 @@ pub fn comparison_markdown(comparison: &Comparison) -> String {
     }
     text
 }
+
+/// `compare`'s output: the comparison in `format` with the `notes` first and the baseline's
+/// `origin` last (table and Markdown), or the comparison itself as JSON. CSV is invalid input.
+pub fn comparison_text(
+    comparison: &Comparison,
+    notes: &[String],
+    origin: &str,
+    format: super::Format,
+) -> crate::Result<String> {
+    let mut text = String::new();
+    match format {
+        super::Format::Json => {
+            text = serde_json::to_string_pretty(comparison).unwrap_or_default();
+        }
+        super::Format::Markdown => {
+            for n in notes {
+                text.push_str(&format!("> **Note:** {n}\n\n"));
+            }
+            text.push_str(&comparison_markdown(comparison));
+            text.push_str(&format!("\nbaseline: {origin}\n"));
+        }
+        super::Format::Table => {
+            for n in notes {
+                text.push_str(&format!("note: {n}\n"));
+            }
+            text.push_str(&comparison_table(comparison));
+            text.push_str(&format!("\nbaseline: {origin}\n"));
+        }
+        super::Format::Csv => {
+            return Err(crate::Error::InvalidInput(
+                "compare renders table, md or json; csv is for `run` and `report`".into(),
+            ));
+        }
+    }
+    Ok(text)
+}

@@ -401,6 +401,35 @@ pub fn github_commit_url(remote: &str) -> Option<String> {
         .then(|| format!("https://github.com/{owner}/{repo}/commit/{{commit}}"))
 }
 
+/// Checks a `--commit-url` template: an http(s) URL, else invalid input saying what to pass.
+pub fn check_commit_url(url: &str) -> crate::Result<()> {
+    if url.starts_with("https://") || url.starts_with("http://") {
+        return Ok(());
+    }
+    Err(crate::Error::InvalidInput(format!(
+        "--commit-url `{url}` is not an http(s) URL; pass e.g. \
+         `https://github.com/OWNER/REPO/commit/{{commit}}`"
+    )))
+}
+
+/// One SVG chart per series ([`history_svg`]) with its file name ([`history_svg_file_name`],
+/// a numbered suffix keeping two series whose names collide apart), in series order.
+pub fn history_svg_files(series: &[BenchmarkHistory], commit_url: Option<&str>) -> Vec<(String, String)> {
+    let mut used = std::collections::HashSet::new();
+    let mut files = Vec::with_capacity(series.len());
+    for history in series {
+        let mut name = history_svg_file_name(history);
+        let stem = name.trim_end_matches(".svg").to_string();
+        let mut copy = 1;
+        while !used.insert(name.clone()) {
+            copy += 1;
+            name = format!("{stem}-{copy}.svg");
+        }
+        files.push((name, history_svg(history, commit_url)));
+    }
+    files
+}
+
 /// One JSON object per series: its points with their spread, and its change points.
 pub fn history_json(series: &[BenchmarkHistory]) -> String {
     let rows: Vec<_> = series
@@ -614,6 +643,31 @@ mod tests {
     }
 
     const URL: Option<&str> = Some("https://github.com/convbench/convbench/commit/{commit}");
+
+    #[test]
+    fn colliding_chart_names_get_numbered_files() {
+        let series = [history(), history(), history()];
+        let names: Vec<String> = history_svg_files(&series, None)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        let first = history_svg_file_name(&series[0]);
+        let stem = first.trim_end_matches(".svg");
+        assert_eq!(
+            names,
+            [first.clone(), format!("{stem}-2.svg"), format!("{stem}-3.svg")]
+        );
+    }
+
+    #[test]
+    fn a_commit_url_must_be_http() {
+        assert!(check_commit_url("https://example.com/{commit}").is_ok());
+        assert!(check_commit_url("http://example.com/{commit}").is_ok());
+        for url in ["javascript:alert(1)", "ftp://x/{commit}", ""] {
+            let kind = check_commit_url(url).err().map(|e| e.kind());
+            assert_eq!(kind, Some(crate::ErrorKind::InvalidInput), "{url}");
+        }
+    }
 
     #[test]
     fn history_svg_snapshot() {

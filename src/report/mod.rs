@@ -45,18 +45,19 @@ mod tests;
 pub use ab::{ab_table, bisect_text};
 pub use adapters::{adapters_table, calibrations_table};
 pub use charts::{ChartKind, ChartSpec, chart_svg};
-pub use comparison::{comparison_markdown, comparison_table, verdict_summary};
+pub use comparison::{comparison_markdown, comparison_table, comparison_text, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
 pub use dashboards::{BMF_MEASURE, DashboardFormat, bmf, github_action_benchmark, render_dashboard};
 pub use history::{
-    github_commit_url, history_html, history_json, history_svg, history_svg_file_name, history_table,
+    check_commit_url, github_commit_url, history_html, history_json, history_svg, history_svg_file_name,
+    history_svg_files, history_table,
 };
 pub use kernels::{contract_json, emitted_json, ops_table};
 pub use listing::listing;
 pub use markdown::{escape_markdown, markdown};
 pub use pivot::{
-    Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, pivot, pivot_csv, pivot_json,
-    pivot_markdown, pivot_table, render_pivot,
+    Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, parse_phases, pivot, pivot_csv,
+    pivot_json, pivot_markdown, pivot_table, render_pivot,
 };
 pub use ratio::vendor_ratio_table;
 pub use svg::escape_xml;
@@ -118,6 +119,37 @@ impl std::str::FromStr for Format {
     }
 }
 
+/// What `report --format` names: a text format, or a benchmark dashboard's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    /// A text format ([`render`]).
+    Text(Format),
+    /// A dashboard's format ([`render_dashboard`]).
+    Dashboard(DashboardFormat),
+}
+
+impl std::str::FromStr for ReportFormat {
+    type Err = crate::Error;
+
+    /// Parses a [`Format`] or a [`DashboardFormat`]; anything else is invalid input listing
+    /// both.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        if let Ok(format) = name.parse() {
+            return Ok(Self::Text(format));
+        }
+        if let Ok(format) = name.parse() {
+            return Ok(Self::Dashboard(format));
+        }
+        let names: Vec<&str> = (Format::ALL.iter().map(|format| format.as_str()))
+            .chain(DashboardFormat::ALL.iter().map(|format| format.as_str()))
+            .collect();
+        Err(crate::Error::InvalidInput(format!(
+            "unknown report format `{name}`; use one of {}",
+            names.join(", ")
+        )))
+    }
+}
+
 /// Every benchmark of `records`, in record order.
 ///
 /// Fails with [`crate::Error::InvalidInput`] when a benchmark id is in more than one record:
@@ -152,4 +184,16 @@ pub fn render(record: &RunRecord, format: Format) -> String {
         Format::Csv => csv(record),
         Format::Markdown => markdown(record),
     }
+}
+
+/// [`render`], followed in the table format by each benchmark's per-layer table
+/// ([`layers_table`]) when `layers` (`run --layers`, `report --layers`).
+pub fn render_with_layers(record: &RunRecord, format: Format, layers: bool) -> String {
+    let mut text = render(record, format);
+    if layers && format == Format::Table {
+        for b in record.benchmarks.iter().filter(|b| !b.layers.is_empty()) {
+            text.push_str(&format!("\n{}\n{}", b.id, layers_table(b)));
+        }
+    }
+    text
 }

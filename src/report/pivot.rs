@@ -98,6 +98,16 @@ pub fn parse_phase(name: &str) -> Result<Phase> {
         })
 }
 
+/// The phases `history --phase NAME` selects: `all`, or one phase as [`parse_phase`] reads it.
+pub fn parse_phases(name: &str) -> Result<Vec<Phase>> {
+    if name == "all" {
+        return Ok(Phase::ALL.to_vec());
+    }
+    parse_phase(name)
+        .map(|phase| vec![phase])
+        .map_err(|error| Error::InvalidInput(format!("{error} or `all`")))
+}
+
 /// What to pivot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PivotSpec {
@@ -111,6 +121,31 @@ pub struct PivotSpec {
     pub phase: Phase,
     /// The backend each ratio is taken against, if any.
     pub ratio_to: Option<String>,
+}
+
+impl PivotSpec {
+    /// The pivot `--rows ROWS --columns COLUMNS --phase PHASE [--ratio-to BACKEND]` asks for.
+    pub fn parse(rows: &str, columns: &str, phase: &str, ratio_to: Option<String>) -> Result<Self> {
+        Ok(Self {
+            rows: rows.parse()?,
+            columns: PivotAxis::parse_list(columns)?,
+            phase: parse_phase(phase)?,
+            ratio_to,
+        })
+    }
+
+    /// Checks that `record` (read from `path`) can fill this pivot: layer rows need a record
+    /// with the per-layer breakdown.
+    pub fn check_record(&self, record: &RunRecord, path: &std::path::Path) -> Result<()> {
+        if self.rows == PivotRows::Layer && record.benchmarks.iter().all(|b| b.layers.is_empty()) {
+            return Err(Error::InvalidInput(format!(
+                "record {} has no per-layer breakdown; re-run it with `run --layers`, or pivot \
+                 with --rows model",
+                path.display()
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// One cell of the grid.

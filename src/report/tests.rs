@@ -347,6 +347,23 @@ fn comparison_markdown_snapshot() {
 }
 
 #[test]
+fn compare_text_puts_notes_first_and_the_origin_last_and_refuses_csv() {
+    let notes = vec!["the baseline was edited in this pull request".to_string()];
+    let table = comparison_text(&comparison(), &notes, "main at 1a2b3c4", Format::Table).expect("table");
+    assert!(table.starts_with(&format!("note: {}\n", notes[0])), "{table}");
+    assert!(table.contains(&comparison_table(&comparison())), "{table}");
+    assert!(table.ends_with("\nbaseline: main at 1a2b3c4\n"), "{table}");
+    let markdown = comparison_text(&comparison(), &notes, "main", Format::Markdown).expect("md");
+    assert!(markdown.starts_with("> **Note:** "), "{markdown}");
+    let json = comparison_text(&comparison(), &notes, "main", Format::Json).expect("json");
+    assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{json}");
+    let kind = comparison_text(&comparison(), &notes, "main", Format::Csv)
+        .err()
+        .map(|e| e.kind());
+    assert_eq!(kind, Some(crate::ErrorKind::InvalidInput));
+}
+
+#[test]
 fn verdict_summary_counts_worst_first() {
     assert_eq!(
         verdict_summary(&comparison()),
@@ -1000,6 +1017,10 @@ fn pivot_bad_input_is_invalid_input_naming_the_thing() {
     );
     assert_eq!(parse_phase("grad-params").ok(), Some(Phase::GradParams));
     assert_eq!(parse_phase("grad_params").ok(), Some(Phase::GradParams));
+    assert_eq!(parse_phases("all").ok(), Some(Phase::ALL.to_vec()));
+    assert_eq!(parse_phases("grad-input").ok(), Some(vec![Phase::GradInput]));
+    let text = parse_phases("backward").expect_err("unknown phase").to_string();
+    assert!(text.ends_with("or `all`"), "{text}");
     let text = PivotAxis::parse_list("backend,size")
         .expect_err("unknown column")
         .to_string();

@@ -17,6 +17,7 @@ use crate::progress::run_ab;
 use convbench::compare::CompareConfig;
 use convbench::config::parse_duration;
 use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, Workspace};
+use convbench::gate::{CompareOverrides, compare_config};
 use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK, Measured, process_pairs};
 use convbench::harness::sweep::{MAX_SAMPLES_PER_BENCHMARK, WARMUP_ITERATIONS, WARMUP_MIN_MS};
 use convbench::{Error, Result};
@@ -141,11 +142,11 @@ pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
         crate::output::check_writable(out)?;
     }
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let mut config = workspace.config.compare_config();
-    if let Some(threshold) = a.threshold {
-        config.threshold = threshold;
-    }
-    config.validate()?;
+    let overrides = CompareOverrides {
+        threshold: a.threshold,
+        ..CompareOverrides::default()
+    };
+    let config = compare_config(&workspace, &overrides)?;
     let (outcome, interrupted) = measure_and_judge(args, a, &workspace, &config)?;
     if interrupted.is_some() && outcome.measured.is_empty() {
         return Err(interrupted.unwrap_or_else(|| Error::Interrupted("a pair was measured".into())));

@@ -6,7 +6,7 @@ use crate::args::ListFormat;
 use crate::cli::Args;
 use crate::output::print;
 use convbench::gpu::list_adapters;
-use convbench::roofline::Calibration;
+use convbench::roofline::{Calibrated, Calibration};
 use convbench::{Error, Result, config};
 
 /// Arguments of `adapters`.
@@ -49,31 +49,14 @@ pub fn run(args: &Args, a: &AdaptersArgs) -> Result<u8> {
 /// reported and the others still run; the exit code is 3 when none could be calibrated).
 fn calibrate_adapters(args: &Args, a: &AdaptersArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let selectors: Vec<String> = match &a.adapter {
-        Some(selector) => vec![selector.clone()],
-        None => list_adapters().iter().map(|s| s.index.to_string()).collect(),
-    };
-    if selectors.is_empty() {
-        return Err(Error::Environment(
-            "no GPU adapter found to calibrate; install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers"
-                .into(),
-        ));
-    }
-    let mut calibrations = Vec::new();
-    let mut failures = Vec::new();
-    for selector in &selectors {
-        let measured = Calibration::measure_and_cache(selector, &workspace.target_dir, &mut |adapter| {
-            if !args.quiet {
-                eprintln!("calibrating {} ...", adapter.label());
-            }
-        });
-        match measured {
-            Ok(c) => calibrations.push(c),
-            // One explicitly chosen adapter: its error is the command's.
-            Err(e) if a.adapter.is_some() => return Err(e),
-            Err(e) => failures.push(format!("adapter {selector}: {e}")),
+    let Calibrated {
+        calibrations,
+        failures,
+    } = Calibration::calibrate_all(a.adapter.as_deref(), &workspace.target_dir, &mut |adapter| {
+        if !args.quiet {
+            eprintln!("calibrating {} ...", adapter.label());
         }
-    }
+    })?;
     for failure in &failures {
         eprintln!("error: {failure}");
     }

@@ -5,10 +5,10 @@ use crate::args::RunArgs;
 use crate::cli::Args;
 use crate::output::print;
 use crate::progress::run_sweep;
-use convbench::baseline::{GitBaselineStore, MAX_RUNS, NEW_BENCHMARK_RUNS};
+use convbench::Result;
+use convbench::baseline::{GitBaselineStore, check_runs};
 use convbench::config;
 use convbench::results::RunRecord;
-use convbench::{Error, Result};
 use std::path::PathBuf;
 
 /// Arguments of `baseline`.
@@ -60,13 +60,7 @@ pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?
         .with_keep_runs(workspace.config.baseline_runs);
-    if let Some(runs) = a.runs
-        && !(1..=MAX_RUNS).contains(&runs)
-    {
-        return Err(Error::InvalidInput(format!(
-            "--runs {runs}: bless between 1 and {MAX_RUNS} runs at once"
-        )));
-    }
+    check_runs(a.runs)?;
     let record = match &a.from {
         Some(path) => RunRecord::read(path)?,
         None => {
@@ -80,11 +74,7 @@ pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
     let mut records = vec![record];
     let mut stopped = None;
     if a.from.is_none() {
-        let wanted = match a.runs {
-            Some(runs) => runs,
-            None if store.has_unblessed(&records[0], &a.set)? => NEW_BENCHMARK_RUNS,
-            None => 1,
-        };
+        let wanted = store.runs_to_bless(a.runs, &records[0], &a.set)?;
         for index in 1..wanted {
             if !args.quiet {
                 eprintln!("blessed run {} of {wanted}", index + 1);
@@ -98,16 +88,7 @@ pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
             records.push(record);
         }
     }
-    let mut lines = Vec::new();
-    for (index, record) in records.iter().enumerate() {
-        if index > 0 {
-            lines.push(format!("blessed run {} of {}:", index + 1, records.len()));
-        }
-        lines.extend(store.bless(record, &a.set, a.dry_run, a.commit, a.message.as_deref())?);
-    }
+    let lines = store.bless_runs(&records, &a.set, a.dry_run, a.commit, a.message.as_deref())?;
     print(&lines.join("\n"));
-    match stopped {
-        Some(error) => Err(error),
-        None => Ok(0),
-    }
+    stopped.map_or(Ok(0), Err)
 }

@@ -9,6 +9,7 @@ use crate::output::print;
 use crate::progress::Progress;
 use convbench::Result;
 use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, parse_duration};
+use convbench::gate::{CompareOverrides, compare_config};
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::harness::bisect;
 
@@ -50,11 +51,11 @@ pub struct BisectArgs {
 /// `cargo convbench bisect`.
 pub fn run(args: &Args, a: &BisectArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let mut config = workspace.config.compare_config();
-    if let Some(threshold) = a.threshold {
-        config.threshold = threshold;
-    }
-    config.validate()?;
+    let overrides = CompareOverrides {
+        threshold: a.threshold,
+        ..CompareOverrides::default()
+    };
+    let config = compare_config(&workspace, &overrides)?;
     let request = AbRequest {
         base: None,
         github_base_ref: None,

@@ -17,18 +17,17 @@ use crate::args::{BaselineArgs, RunArgs};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, print_untrusted, write_atomic};
 use crate::progress::{run_ab, run_sweep};
+use convbench::Result;
 use convbench::backend::BackendKind;
-use convbench::baseline::GitBaselineStore;
 use convbench::config::{self, CiMode, CommentOn, Workspace, parse_duration};
-use convbench::gate::expect::{expected_at, failed_legs as failed_legs_of, trusted_base as trusted_base_of};
+use convbench::gate::expect::TrustedRun;
 use convbench::gate::publish::{ActionsReport, create_check, describe, post_comment, publish_in_actions};
 use convbench::gate::{
-    Decision, Expected, FailedLeg, Mode, ModeRequest, OnGap, Parts, Provided, ab_parts, baseline_parts,
+    Decision, Mode, ModeRequest, OnGap, Parts, Provided, WORKFLOW_RUN_PROVENANCE, ab_parts, baseline_parts,
     choose_mode as gate_mode, compare_config, decide, parts_from_files, regression_history,
 };
-use convbench::github::{ActionsEnv, GithubApi, escape_workflow_data, write_step_summary};
+use convbench::github::{ActionsEnv, escape_workflow_data, write_step_summary};
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
-use convbench::{Error, ErrorKind, Result};
 use std::path::PathBuf;
 
 /// What decides whether a comment is posted, shared by `ci` and `comment`.
@@ -236,19 +235,19 @@ pub fn run_ci(args: &Args, a: &CiArgs) -> Result<u8> {
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let parts = match choose_mode(a, &workspace) {
-        Mode::Ab { forced: true } => ab_decision_parts(args, a, &workspace)?,
-        Mode::Ab { forced: false } => match ab_decision_parts(args, a, &workspace) {
+        Mode::Baseline(why) => baseline_decision_parts(args, a, &workspace, &why)?,
+        mode => match ab_decision_parts(args, a, &workspace) {
             Ok(parts) => parts,
-            Err(e) if e.kind() == ErrorKind::Environment => {
+            Err(e) => {
+                let Some(why) = mode.fallback(&e) else {
+                    return Err(e);
+                };
                 if !args.quiet {
                     eprintln!("notice: A/B cannot run here ({e}); deciding in baseline mode");
                 }
-                let why = format!("A/B could not run: {e}");
                 baseline_decision_parts(args, a, &workspace, &why)?
             }
-            Err(e) => return Err(e),
         },
-        Mode::Baseline(why) => baseline_decision_parts(args, a, &workspace, &why)?,
     };
     let provided = Provided {
         labels: a.post.labels.clone(),
@@ -280,49 +279,39 @@ fn report(workspace: &Workspace, a: &CiArgs, env: &ActionsEnv, judged: Decision)
     exit_code(judged)
 }
 
-/// Why the numbers in a `comment` deserve the trust of the pull request, no more.
-const PROVENANCE: &str = "These numbers were measured by the pull request's own workflow run, on its runner, \
-                          with its code; the default branch's convbench judged them and wrote this comment.";
-
 /// `cargo convbench comment`.
 pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
-    if let Some(sha) = &a.head_sha
-        && !(sha.len() == 40 && sha.chars().all(|ch| ch.is_ascii_hexdigit()))
-    {
-        return Err(Error::InvalidInput(format!(
-            "--head-sha `{}` is not a 40-digit commit id; pass github.event.workflow_run.head_sha",
-            escape_workflow_data(sha)
-        )));
-    }
+    let run = TrustedRun {
+        head_sha: a.head_sha.clone(),
+        default_branch: a.default_branch.clone(),
+        claimed_base: a.baseline.baseline_rev.clone(),
+        run_id: a.run_id,
+        run_conclusion: a.run_conclusion.clone(),
+    };
+    run.check_head_sha()?;
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let mut notes = Vec::new();
     let mut source = a.baseline.source();
-    let trusted_base = trusted_base(&env, a, &mut notes)?;
+    let trusted_base = run.base(&env, &mut notes)?;
     if let Some(base) = &trusted_base {
         source.rev = Some(base.clone());
     }
     let config = compare_config(&workspace, &a.baseline.overrides())?;
     let parts = parts_from_files(&workspace, &source, &config, &a.results, None)?;
-    let expected = match &trusted_base {
-        Some(base) => {
-            let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
-            let mut expected = expected_at(&store, base, a.head_sha.as_deref(), &a.baseline.set, &mut notes)?;
-            expected.run_conclusion = a.run_conclusion.clone();
-            expected.failed_legs = failed_legs(&env, a, parts.pairs.len())?;
-            Some(expected)
-        }
-        None if a.run_id.is_some() || a.run_conclusion.is_some() => Some(Expected {
-            run_conclusion: a.run_conclusion.clone(),
-            failed_legs: failed_legs(&env, a, parts.pairs.len())?,
-            ..Expected::default()
-        }),
-        None => None,
-    };
+    let records = parts.pairs.len();
+    let expected = run.expected(
+        &env,
+        &workspace,
+        trusted_base.as_deref(),
+        &a.baseline.set,
+        records,
+        &mut notes,
+    )?;
     let provided = Provided {
         head_sha: a.head_sha.clone(),
         run_url: a.run_url.clone(),
-        provenance: Some(PROVENANCE.to_string()),
+        provenance: Some(WORKFLOW_RUN_PROVENANCE.to_string()),
         labels: a.post.labels.clone(),
         dashboard_url: dashboard_url(),
         base_sha: trusted_base,
@@ -357,29 +346,4 @@ pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
     // The gate's exit code belongs to the benchmark job; this job reports (an incomparable
     // baseline included, in the comment and the check run) and succeeds when it could.
     Ok(0)
-}
-
-/// The base of `comment`'s judgment: with --default-branch, the merge-base GitHub computes for
-/// --head-sha (see [`convbench::gate::expect::trusted_base`]); else none here, and the
-/// baseline options decide as before.
-fn trusted_base(env: &ActionsEnv, a: &CommentArgs, notes: &mut Vec<String>) -> Result<Option<String>> {
-    let (Some(branch), Some(head_sha)) = (&a.default_branch, &a.head_sha) else {
-        return Ok(None);
-    };
-    let repository = env.repository.as_ref().ok_or_else(|| {
-        Error::Environment(
-            "GITHUB_REPOSITORY is not set; it names the repository to ask for the merge-base".into(),
-        )
-    })?;
-    let api = GithubApi::from_env(env);
-    let claimed = a.baseline.baseline_rev.as_deref();
-    trusted_base_of(&api, repository, branch, head_sha, claimed, notes).map(Some)
-}
-
-/// The legs of --run-id that did not end well (see [`convbench::gate::expect::failed_legs`]).
-fn failed_legs(env: &ActionsEnv, a: &CommentArgs, records: usize) -> Result<Vec<FailedLeg>> {
-    let (Some(run_id), Some(repository)) = (a.run_id, env.repository.as_ref()) else {
-        return Ok(Vec::new());
-    };
-    failed_legs_of(&GithubApi::from_env(env), repository, run_id, records)
 }

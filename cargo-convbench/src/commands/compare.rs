@@ -5,12 +5,11 @@ use crate::args::{BaselineArgs, RunArgs};
 use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, write_atomic};
 use crate::progress::run_sweep;
-use convbench::compare::Comparison;
+use convbench::Result;
 use convbench::config;
 use convbench::gate::{compare_config, judge_records, load_baseline, refuse_incomparable};
 use convbench::report::{self, Format};
 use convbench::results::RunRecord;
-use convbench::{Error, Result};
 use std::path::PathBuf;
 
 /// Arguments of `compare`.
@@ -25,36 +24,6 @@ pub struct CompareArgs {
     /// Benchmarks to run when no --results is given.
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-/// Renders a comparison in `format` with notes first.
-pub fn render(comparison: &Comparison, notes: &[String], origin: &str, format: Format) -> Result<String> {
-    let mut text = String::new();
-    match format {
-        Format::Json => {
-            text = serde_json::to_string_pretty(comparison).unwrap_or_default();
-        }
-        Format::Markdown => {
-            for n in notes {
-                text.push_str(&format!("> **Note:** {n}\n\n"));
-            }
-            text.push_str(&report::comparison_markdown(comparison));
-            text.push_str(&format!("\nbaseline: {origin}\n"));
-        }
-        Format::Table => {
-            for n in notes {
-                text.push_str(&format!("note: {n}\n"));
-            }
-            text.push_str(&report::comparison_table(comparison));
-            text.push_str(&format!("\nbaseline: {origin}\n"));
-        }
-        Format::Csv => {
-            return Err(Error::InvalidInput(
-                "compare renders table, md or json; csv is for `run` and `report`".into(),
-            ));
-        }
-    }
-    Ok(text)
 }
 
 /// `cargo convbench compare`.
@@ -84,7 +53,12 @@ pub fn run(args: &Args, a: &CompareArgs) -> Result<u8> {
         .as_ref()
         .map_or_else(|| "this run".to_string(), |p| p.display().to_string());
     let comparison = judge_records(&baseline, &current, &what, &config)?;
-    print(&render(&comparison, &baseline.notes, &baseline.origin, format)?);
+    print(&report::comparison_text(
+        &comparison,
+        &baseline.notes,
+        &baseline.origin,
+        format,
+    )?);
     refuse_incomparable(&comparison)?;
     Ok(if comparison.gate_fails() {
         EXIT_REGRESSION

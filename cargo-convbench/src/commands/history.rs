@@ -4,12 +4,11 @@
 use crate::args::ListFormat;
 use crate::cli::Args;
 use crate::output::{print_untrusted, write_atomic};
-use convbench::baseline::{BenchmarkHistory, GitBaselineStore};
+use convbench::baseline::{GitBaselineStore, HistoryQuery, change_point_config};
 use convbench::config;
-use convbench::results::Phase;
 use convbench::stats::ChangePointConfig;
 use convbench::{Error, Result, report};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Arguments of `history`.
 #[derive(Debug, clap::Args)]
@@ -56,22 +55,10 @@ pub struct HistoryArgs {
 pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
     let dashboard = a.html.is_some() || a.svg.is_some();
     let default_phase = if dashboard { "all" } else { "total" };
-    let phases = phases(a.phase.as_deref().unwrap_or(default_phase))?;
-    let valid = a.alpha > 0.0 && a.alpha < 1.0 && a.min_step.is_finite() && a.min_step >= 0.0;
-    if !valid {
-        return Err(Error::InvalidInput(format!(
-            "--alpha {} must lie strictly between 0 and 1 and --min-step {} must be a finite \
-             number, not negative",
-            a.alpha, a.min_step
-        )));
-    }
-    if let Some(url) = &a.commit_url
-        && !(url.starts_with("https://") || url.starts_with("http://"))
-    {
-        return Err(Error::InvalidInput(format!(
-            "--commit-url `{url}` is not an http(s) URL; pass e.g. \
-             `https://github.com/OWNER/REPO/commit/{{commit}}`"
-        )));
+    let phases = report::parse_phases(a.phase.as_deref().unwrap_or(default_phase))?;
+    let change_points = change_point_config(a.alpha, a.min_step)?;
+    if let Some(url) = &a.commit_url {
+        report::check_commit_url(url)?;
     }
     for (flag, dir) in [("--html", &a.html), ("--svg", &a.svg)] {
         if let Some(dir) = dir {
@@ -79,25 +66,20 @@ pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
                 .map_err(|error| Error::InvalidInput(format!("{flag}: {error}")))?;
         }
     }
-    let change_points = ChangePointConfig {
-        alpha: a.alpha,
-        min_relative_step: a.min_step / 100.0,
-        ..ChangePointConfig::default()
-    };
     let workspace = config::load(args.manifest_path.as_deref())?;
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
-    let mut series = Vec::new();
-    for slug in store.adapter_slugs(a.slug.as_deref())? {
-        let walk = store.history_walk(&slug, &a.set, a.benchmark.as_deref())?;
-        for reason in &walk.unreadable {
-            if !args.quiet {
-                eprintln!("warning: skipped {reason}; the other commits are shown");
-            }
+    let query = HistoryQuery {
+        slug: a.slug.clone(),
+        set: a.set.clone(),
+        benchmark: a.benchmark.clone(),
+        phases,
+        change_points,
+    };
+    let series = store.history_series(&query, &mut |reason| {
+        if !args.quiet {
+            eprintln!("warning: skipped {reason}; the other commits are shown");
         }
-        let mut points = walk.points;
-        points.retain(|point| phases.contains(&point.phase));
-        series.extend(BenchmarkHistory::group(&slug, points, &change_points));
-    }
+    })?;
     if dashboard {
         let commit_url = a.commit_url.clone().or_else(|| {
             store
@@ -117,7 +99,10 @@ pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
             ));
         }
         if let Some(dir) = &a.svg {
-            write_svgs(dir, &series, commit_url.as_deref())?;
+            for (name, svg) in report::history_svg_files(&series, commit_url.as_deref()) {
+                write_atomic(&dir.join(&name), &svg)?;
+            }
+            print_untrusted(&format!("wrote {} SVG charts to {}", series.len(), dir.display()));
         }
         return Ok(0);
     }
@@ -127,33 +112,4 @@ pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
         ListFormat::Table => print_untrusted(&report::history_table(&series)),
     }
     Ok(0)
-}
-
-/// One SVG per series into `dir`, named by [`report::history_svg_file_name`] (a numbered
-/// suffix keeps two series whose names collide apart).
-fn write_svgs(dir: &Path, series: &[BenchmarkHistory], commit_url: Option<&str>) -> Result<()> {
-    let mut used = std::collections::HashSet::new();
-    for history in series {
-        let mut name = report::history_svg_file_name(history);
-        let stem = name.trim_end_matches(".svg").to_string();
-        let mut copy = 1;
-        while !used.insert(name.clone()) {
-            copy += 1;
-            name = format!("{stem}-{copy}.svg");
-        }
-        write_atomic(&dir.join(&name), &report::history_svg(history, commit_url))?;
-    }
-    print_untrusted(&format!("wrote {} SVG charts to {}", series.len(), dir.display()));
-    Ok(())
-}
-
-/// The phases `--phase` selects: `all`, or one phase as ids write it (`grad_input`) or as
-/// tables show it (`grad-input`).
-fn phases(name: &str) -> Result<Vec<Phase>> {
-    if name == "all" {
-        return Ok(Phase::ALL.to_vec());
-    }
-    convbench::report::parse_phase(name)
-        .map(|phase| vec![phase])
-        .map_err(|error| Error::InvalidInput(format!("{error} or `all`")))
 }

@@ -2,7 +2,7 @@
 
 use crate::cli::Args;
 use crate::output::print;
-use convbench::report::{self, DashboardFormat, Format, PivotAxis, PivotRows, PivotSpec};
+use convbench::report::{self, DashboardFormat, PivotSpec, ReportFormat};
 use convbench::results::RunRecord;
 use convbench::{Error, Result};
 use std::path::PathBuf;
@@ -37,38 +37,21 @@ pub struct ReportArgs {
     pub ratio_to: Option<String>,
 }
 
-/// What `--format` names: a text format, or a dashboard's.
-enum ReportFormat {
-    Text(Format),
-    Dashboard(DashboardFormat),
-}
-
-impl ReportFormat {
-    fn parse(name: &str) -> Result<Self> {
-        if let Ok(format) = name.parse() {
-            return Ok(Self::Text(format));
-        }
-        if let Ok(format) = name.parse() {
-            return Ok(Self::Dashboard(format));
-        }
-        let names: Vec<&str> = (Format::ALL.iter().map(|format| format.as_str()))
-            .chain(DashboardFormat::ALL.iter().map(|format| format.as_str()))
-            .collect();
-        Err(Error::InvalidInput(format!(
-            "unknown report format `{name}`; use one of {}",
-            names.join(", ")
-        )))
-    }
-}
-
 /// Renders the record, or the pivot of the records.
 pub fn run(_args: &Args, a: &ReportArgs) -> Result<u8> {
-    let format = match ReportFormat::parse(&a.format)? {
+    let format = match a.format.parse()? {
         ReportFormat::Text(format) => format,
         ReportFormat::Dashboard(format) => return dashboard(a, format),
     };
     if a.pivot {
-        print(&pivot_text(a, format)?);
+        let spec = PivotSpec::parse(&a.rows, &a.columns, &a.phase, a.ratio_to.clone())?;
+        let mut records = Vec::with_capacity(a.files.len());
+        for file in &a.files {
+            let record = RunRecord::read(file)?;
+            spec.check_record(&record, file)?;
+            records.push(record);
+        }
+        print(&report::render_pivot(&report::pivot(&records, &spec)?, format));
         return Ok(0);
     }
     let [file] = a.files.as_slice() else {
@@ -78,14 +61,11 @@ pub fn run(_args: &Args, a: &ReportArgs) -> Result<u8> {
             a.files.len()
         )));
     };
-    let record = RunRecord::read(file)?;
-    let mut text = report::render(&record, format);
-    if a.layers && format == Format::Table {
-        for b in record.benchmarks.iter().filter(|b| !b.layers.is_empty()) {
-            text.push_str(&format!("\n{}\n{}", b.id, report::layers_table(b)));
-        }
-    }
-    print(&text);
+    print(&report::render_with_layers(
+        &RunRecord::read(file)?,
+        format,
+        a.layers,
+    ));
     Ok(0)
 }
 
@@ -108,27 +88,4 @@ fn dashboard(a: &ReportArgs, format: DashboardFormat) -> Result<u8> {
     // JSON escapes line breaks in strings).
     print(&report::render_dashboard(&RunRecord::read(file)?, format));
     Ok(0)
-}
-
-fn pivot_text(a: &ReportArgs, format: Format) -> Result<String> {
-    let spec = PivotSpec {
-        rows: a.rows.parse()?,
-        columns: PivotAxis::parse_list(&a.columns)?,
-        phase: report::parse_phase(&a.phase)?,
-        ratio_to: a.ratio_to.clone(),
-    };
-    let mut records = Vec::with_capacity(a.files.len());
-    for file in &a.files {
-        let record = RunRecord::read(file)?;
-        if spec.rows == PivotRows::Layer && record.benchmarks.iter().all(|b| b.layers.is_empty()) {
-            return Err(Error::InvalidInput(format!(
-                "record {} has no per-layer breakdown; re-run it with `run --layers`, or pivot \
-                 with --rows model",
-                file.display()
-            )));
-        }
-        records.push(record);
-    }
-    let grid = report::pivot(&records, &spec)?;
-    Ok(report::render_pivot(&grid, format))
 }

@@ -10,10 +10,9 @@ use convbench::backend::wgpu::WgpuBackend;
 use convbench::config::{self, MAX_REPETITIONS, MAX_WARMUP_ITERATIONS};
 use convbench::harness::plan::PlanOptions;
 use convbench::harness::sweep::is_real_gpu;
-use convbench::harness::tune::{Outcome, TuneCache, TuneEvent, TuneOptions, shape_key, tune_jobs, tune_op};
+use convbench::harness::tune::{TuneCache, TuneEvent, TuneOptions, TuneProgress, distinct_ops, tune_all};
 use convbench::kernels::Variant;
-use convbench::{Error, Result};
-use std::collections::HashSet;
+use convbench::{ErrorKind, Result};
 
 /// Arguments of `tune`.
 #[derive(Debug, Clone, clap::Args)]
@@ -67,34 +66,14 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
     for n in &notices {
         say(&format!("notice: {n}"));
     }
-    let mut seen = HashSet::new();
-    let mut ops = Vec::new();
-    for job in &benchmarks {
-        if !backend.supports(job.precision) {
-            return Err(Error::Environment(format!(
-                "{} cannot run {} (the adapter lacks SHADER_F16); use --precision f32",
-                backend.adapter().label(),
-                job.precision
-            )));
-        }
-        ops.extend(tune_jobs(
-            &job.target,
-            job.batch,
-            job.precision,
-            plan_options,
-            &mut seen,
-        )?);
-    }
-
+    let jobs = benchmarks
+        .iter()
+        .map(|job| (&job.target, job.batch, job.precision));
+    let ops = distinct_ops(&backend, jobs, plan_options)?;
     let adapter = backend.adapter().clone();
     let path = TuneCache::path(&workspace.target_dir, &adapter.slug());
-    match TuneCache::load(&path) {
-        Ok(Some(c)) if c.adapter != adapter => say(&format!(
-            "notice: {} was tuned on another driver; starting afresh",
-            path.display()
-        )),
-        Ok(_) => {}
-        Err(e) => say(&format!("notice: {e}; starting afresh")),
+    if let Some(notice) = TuneCache::restart_notice(&path, &adapter) {
+        say(&format!("notice: {notice}"));
     }
     say(&format!(
         "tuning {} distinct ops on {} ({} variants each at most)",
@@ -105,59 +84,40 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
     // SIGINT or SIGTERM stops after the op being tuned: every finished op is already in the
     // cache, and the table shows them.
     let interrupt = crate::interrupt::install();
-    let mut results = Vec::with_capacity(ops.len());
-    let mut unverified = Vec::new();
-    for (index, job) in ops.iter().enumerate() {
-        if interrupt.requested() {
-            print(&convbench::report::tune_table(&results));
-            say(&format!(
-                "tuned {index} of {} ops before the interruption; {} keeps them",
-                ops.len(),
-                path.display()
-            ));
-            return Err(Error::Interrupted(format!(
-                "every op was tuned ({index} of {} were)",
-                ops.len()
-            )));
-        }
-        let name = format!(
-            "[{}/{}] {} {} {}",
-            index + 1,
-            ops.len(),
-            job.op.name(),
-            shape_key(&job.op),
-            job.precision
-        );
-        let result = tune_op(&backend, job, &options, &mut |event| match event {
-            TuneEvent::Verifying => say(&format!("{name}: verifying every variant")),
-            TuneEvent::Timing(v) => say(&format!("{name}: timing {v}")),
-        })?;
-        for v in &result.variants {
-            if let Outcome::Failed { ratio } = v.outcome {
-                say(&format!(
-                    "warning: {name}: {} disagrees with the CPU reference (error {ratio:.1} times its \
-                     rounding bound); skipped",
-                    v.variant
-                ));
-            }
-        }
-        match result.winner {
-            // Merged into the file as it is now: a concurrent `tune` keeps its entries too.
-            Some(_) => {
-                TuneCache::insert_saved(&path, &adapter, &result)?;
-            }
-            None => unverified.push(name),
-        }
-        results.push(result);
-    }
+    let (results, stopped) = tune_all(
+        &backend,
+        &ops,
+        &options,
+        &path,
+        &interrupt,
+        &mut |event| match event {
+            TuneProgress::Op {
+                label,
+                event: TuneEvent::Verifying,
+            } => say(&format!("{label}: verifying every variant")),
+            TuneProgress::Op {
+                label,
+                event: TuneEvent::Timing(v),
+            } => say(&format!("{label}: timing {v}")),
+            TuneProgress::Rejected {
+                label,
+                variant,
+                ratio,
+            } => say(&format!(
+                "warning: {label}: {variant} disagrees with the CPU reference (error {ratio:.1} times its \
+             rounding bound); skipped"
+            )),
+        },
+    )?;
     print(&convbench::report::tune_table(&results));
-    say(&format!("wrote {}", path.display()));
-    if !unverified.is_empty() {
-        return Err(Error::Verification(format!(
-            "no kernel variant of {} agrees with the CPU reference; this is a kernel bug: please \
-             report it with `cargo convbench adapters` output",
-            unverified.join(", ")
-        )));
+    match &stopped {
+        Some(e) if e.kind() == ErrorKind::Interrupted => say(&format!(
+            "tuned {} of {} ops before the interruption; {} keeps them",
+            results.len(),
+            ops.len(),
+            path.display()
+        )),
+        _ => say(&format!("wrote {}", path.display())),
     }
-    Ok(0)
+    stopped.map_or(Ok(0), Err)
 }

@@ -5,19 +5,17 @@
 
 use crate::args::{DeviceArgs, KernelArgs, SelectionArgs, count, count_u64};
 use crate::cli::Args;
+use crate::output::print;
 use crate::progress::Progress;
 use convbench::config::{self, MAX_REPETITIONS};
 use convbench::harness::conformance;
-use convbench::harness::select::{KernelChoice, has_variants};
-use convbench::harness::sweep::{VerifyScope, unsupported};
+use convbench::harness::select::KernelChoice;
+use convbench::harness::sweep::VerifyScope;
 use convbench::harness::verify::Summary;
-use convbench::harness::{RunOptions, verify_target};
-use convbench::kernels::Variant;
+use convbench::harness::{RunOptions, VerifyEvent, verify_jobs};
 use convbench::kernels::tint::TintCheck;
 use convbench::model::Precision;
-use convbench::report::verification_table;
-use convbench::{Error, Result};
-use std::collections::{BTreeMap, BTreeSet};
+use convbench::{Result, report};
 
 /// Arguments of `verify`.
 #[derive(Debug, Clone, clap::Args)]
@@ -57,7 +55,7 @@ pub struct VerifyArgs {
 }
 
 /// Verifies every kernel variant (and the user's kernels) on random shapes on each backend with
-/// variants; prints the table; the first failed row is the error.
+/// variants, once or over `--seeds` seeds; prints the tables; a failure is the error.
 fn verify_variants(
     a: &VerifyArgs,
     backends: &[Box<dyn convbench::backend::Backend>],
@@ -65,91 +63,45 @@ fn verify_variants(
     quiet: bool,
 ) -> Result<()> {
     let seed = a.seed.unwrap_or_else(rand::random);
-    let variants = match a.kernels.kernel.as_str() {
-        "auto" => Variant::all(),
-        one => vec![one.parse::<Variant>()?],
+    let variants = conformance::requested_variants(&a.kernels.kernel)?;
+    let shapes = a.random_shapes;
+    let error = match a.seeds {
+        None => {
+            let (tables, error) = conformance::check_backends(backends, &variants, precisions, shapes, seed);
+            for table in tables {
+                print(&format!(
+                    "{}: kernel variants on {shapes} random shapes each (seed {seed})\n{}",
+                    table.label,
+                    report::variant_table(&table.rows)
+                ));
+            }
+            error
+        }
+        Some(seeds) => {
+            let range = conformance::seed_range(seed, seeds)?;
+            let (first, last) = (range.start, range.end);
+            let (tables, error) =
+                conformance::sweep_backends(backends, &variants, precisions, shapes, range, &mut |seed| {
+                    if !quiet {
+                        eprintln!("verify: seed {seed} ({} of {seeds})", seed - first + 1);
+                    }
+                });
+            for table in tables {
+                print(&format!(
+                    "{}: kernel variants over seeds {first}..{last} ({seeds} seeds, {shapes} random shapes each)\n{}",
+                    table.label,
+                    report::variant_sweep_table(&table.rows)
+                ));
+            }
+            error
+        }
     };
-    if let Some(seeds) = a.seeds {
-        return sweep_variants(a, backends, precisions, &variants, seed, seeds, quiet);
-    }
-    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
-        let label = format!("{} ({})", backend.kind().as_str(), backend.adapter().label());
-        let rows = conformance::check_all(
-            backend.as_ref(),
-            &variants,
-            precisions,
-            a.random_shapes,
-            seed,
-            &mut |_| {},
-        )?;
-        crate::output::print(&format!(
-            "{label}: kernel variants on {} random shapes each (seed {seed})\n{}",
-            a.random_shapes,
-            convbench::report::variant_table(&rows)
-        ));
-        if let Some(failed) = rows.iter().find(|row| !row.passed()) {
-            return Err(conformance::failure(failed, seed));
-        }
-    }
-    Ok(())
-}
-
-/// `verify --variants --seeds N`: the kernel-variant table over `seeds` seeds from `first`; one
-/// line per op, variant and precision with its worst ratio and seed; the worst failed line is
-/// the error.
-fn sweep_variants(
-    a: &VerifyArgs,
-    backends: &[Box<dyn convbench::backend::Backend>],
-    precisions: &[Precision],
-    variants: &[Variant],
-    first: u64,
-    seeds: u64,
-    quiet: bool,
-) -> Result<()> {
-    if seeds == 0 {
-        return Err(Error::InvalidInput("--seeds must be at least 1".into()));
-    }
-    let last = first.checked_add(seeds).ok_or_else(|| {
-        Error::InvalidInput(format!(
-            "--seed {first} plus --seeds {seeds} passes 2^64; choose a smaller seed"
-        ))
-    })?;
-    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
-        let label = format!("{} ({})", backend.kind().as_str(), backend.adapter().label());
-        let lines = conformance::sweep(
-            backend.as_ref(),
-            variants,
-            precisions,
-            a.random_shapes,
-            first..last,
-            &mut |seed| {
-                if !quiet {
-                    eprintln!("verify: seed {seed} ({} of {seeds})", seed - first + 1);
-                }
-            },
-        )?;
-        let table = convbench::report::variant_sweep_table(&lines);
-        crate::output::print(&format!(
-            "{label}: kernel variants over seeds {first}..{last} ({seeds} seeds, {} random shapes each)\n{table}",
-            a.random_shapes
-        ));
-        let worst_failure = lines
-            .iter()
-            .filter(|line| !line.failed_seeds.is_empty())
-            .max_by(|x, y| x.worst.ratio.total_cmp(&y.worst.ratio));
-        if let Some(line) = worst_failure {
-            return Err(conformance::failure(&line.worst, line.worst_seed));
-        }
-    }
-    Ok(())
+    error.map_or(Ok(()), Err)
 }
 
 /// `cargo convbench verify`: exit 0 when every op is within its bound, 4 on the first that is
 /// not (the message names it, its element, error, bound and the data seed).
 pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
-    if a.repeat == 0 {
-        return Err(Error::InvalidInput("--repeat must be at least 1".into()));
-    }
     let workspace = config::load(args.manifest_path.as_deref())?;
     let mine = convbench::kernels::user::load_all(&workspace.kernels)?;
     // The second compiler: a kernel naga accepts may not compile in browsers.
@@ -193,63 +145,27 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
         ..RunOptions::default()
     };
     let progress = Progress::new(jobs.len() * backends.len() * a.repeat, args.quiet);
-    let mut summaries: BTreeMap<(String, Precision), Summary> = BTreeMap::new();
-    let mut missing = BTreeSet::new();
-    for backend in &backends {
-        let label = format!("{} ({})", backend.kind().as_str(), backend.adapter().label());
-        for job in &jobs {
-            if !backend.supports(job.precision) {
-                if explicit_precisions {
-                    progress.finish();
-                    return Err(unsupported(backend.as_ref(), job.precision));
-                }
-                if !args.quiet && missing.insert((label.clone(), job.precision)) {
-                    progress.println(&format!(
-                        "notice: {label} has no {}; not verified in it",
-                        job.precision
-                    ));
-                }
-                continue;
-            }
-            let id = format!("{}/b{}/{}", job.target.name(), job.batch, job.precision);
-            for _ in 0..a.repeat {
-                let mut count = 0;
-                let mut on_event = |e: convbench::harness::Event| progress.event(&id, &e, &mut count);
-                let summary = verify_target(
-                    backend.as_ref(),
-                    &job.target,
-                    job.batch,
-                    job.precision,
-                    &options,
-                    &mut on_event,
-                );
-                let summary = match summary {
-                    Ok(s) => s,
-                    Err(e) => {
-                        progress.finish();
-                        return Err(e);
-                    }
-                };
-                summaries
-                    .entry((label.clone(), job.precision))
-                    .or_default()
-                    .merge(summary);
-                progress.finish_one();
-            }
-        }
-    }
+    let mut verified = 0;
+    let summaries = verify_jobs(
+        &backends,
+        &jobs,
+        &options,
+        a.repeat,
+        explicit_precisions,
+        &mut |event| match event {
+            VerifyEvent::Notice(text) => progress.notice(&text),
+            VerifyEvent::Benchmark { label, event } => progress.event(label, &event, &mut verified),
+            VerifyEvent::Verified => progress.finish_one(),
+        },
+    );
     progress.finish();
-    for backend in &backends {
-        let label = format!("{} ({})", backend.kind().as_str(), backend.adapter().label());
-        let rows: Vec<(Precision, &Summary)> = summaries
-            .iter()
-            .filter(|((l, _), _)| *l == label)
-            .map(|((_, p), s)| (*p, s))
-            .collect();
-        if rows.is_empty() {
-            continue;
-        }
-        crate::output::print(&format!("{label}\n{}", verification_table(&rows)));
+    for backend in summaries? {
+        let rows: Vec<(Precision, &Summary)> = backend.precisions.iter().map(|(p, s)| (*p, s)).collect();
+        print(&format!(
+            "{}\n{}",
+            backend.label,
+            report::verification_table(&rows)
+        ));
     }
     Ok(0)
 }
