@@ -86,6 +86,36 @@ pub struct AbRequest {
     pub layers: bool,
 }
 
+impl Default for AbRequest {
+    /// The working tree against the merge-base, nothing selected, every count at its default:
+    /// commands fill in what their flags say with struct update syntax.
+    fn default() -> Self {
+        Self {
+            base: None,
+            github_base_ref: None,
+            shaders: None,
+            head: None,
+            selection: Selection::default(),
+            adapter: None,
+            pairs: DEFAULT_PAIRS,
+            first_look: FIRST_LOOK,
+            budget: None,
+            warmup_iterations: None,
+            warmup_min_ms: None,
+            kernels: KernelRequest::Auto,
+            layers: false,
+        }
+    }
+}
+
+impl AbRequest {
+    /// `GITHUB_BASE_REF` of the environment, unset when empty (as on a push): the branch a
+    /// pull request merges into, which the base defaults to in Actions.
+    pub fn github_base_ref_from_env() -> Option<String> {
+        std::env::var("GITHUB_BASE_REF").ok().filter(|r| !r.is_empty())
+    }
+}
+
 /// One benchmark's pairs, however they were measured.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Measured {

@@ -90,18 +90,17 @@ impl AbArgs {
     pub fn request(&self) -> AbRequest {
         AbRequest {
             base: self.base.clone(),
-            github_base_ref: std::env::var("GITHUB_BASE_REF").ok().filter(|r| !r.is_empty()),
+            github_base_ref: AbRequest::github_base_ref_from_env(),
             shaders: self.shaders.clone(),
-            head: None,
             selection: self.selection.selection(),
             adapter: self.adapter.clone(),
             pairs: self.pairs.unwrap_or(DEFAULT_PAIRS),
             first_look: self.first_look,
-            budget: None,
             warmup_iterations: self.warmup,
             warmup_min_ms: self.warmup_ms,
             kernels: self.kernels.request(),
             layers: self.layers,
+            ..AbRequest::default()
         }
     }
 }
@@ -109,7 +108,7 @@ impl AbArgs {
 /// Measures both sides as `a` says and judges the pairs with `config`'s threshold and alpha.
 /// Process mode stops at SIGINT or SIGTERM after the round in flight: the outcome judges the
 /// pairs finished, and the interruption comes beside it.
-pub fn measure_and_judge(
+fn measure_and_judge(
     args: &Args,
     a: &AbArgs,
     workspace: &Workspace,

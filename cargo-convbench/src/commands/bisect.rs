@@ -10,7 +10,7 @@ use crate::progress::Progress;
 use convbench::Result;
 use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, parse_duration};
 use convbench::gate::{CompareOverrides, compare_config};
-use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
+use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS};
 use convbench::harness::bisect;
 
 /// Arguments of `bisect`.
@@ -57,14 +57,9 @@ pub fn run(args: &Args, a: &BisectArgs) -> Result<u8> {
     };
     let config = compare_config(&workspace, &overrides)?;
     let request = AbRequest {
-        base: None,
-        github_base_ref: None,
-        shaders: None,
-        head: None,
         selection: a.selection.selection(),
         adapter: a.adapter.clone(),
         pairs: a.pairs,
-        first_look: FIRST_LOOK,
         budget: a
             .budget
             .as_deref()
@@ -73,7 +68,7 @@ pub fn run(args: &Args, a: &BisectArgs) -> Result<u8> {
         warmup_iterations: a.warmup,
         warmup_min_ms: a.warmup_ms,
         kernels: a.kernels.request(),
-        layers: false,
+        ..AbRequest::default()
     };
     let progress = Progress::new(0, args.quiet);
     let mut verified = 0;

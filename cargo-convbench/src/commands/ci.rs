@@ -182,9 +182,8 @@ fn ab_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace) -> Result<P
     let config = compare_config(workspace, &a.baseline.overrides())?;
     let request = AbRequest {
         base: a.ab_base.clone().or_else(|| a.baseline.baseline_rev.clone()),
-        github_base_ref: std::env::var("GITHUB_BASE_REF").ok().filter(|r| !r.is_empty()),
+        github_base_ref: AbRequest::github_base_ref_from_env(),
         shaders: a.run.device.shaders.clone(),
-        head: None,
         selection: a.run.selection.selection(),
         adapter: a.run.device.adapter.clone(),
         pairs: a.pairs,
@@ -197,6 +196,7 @@ fn ab_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace) -> Result<P
         warmup_min_ms: a.run.warmup_ms,
         kernels: a.run.kernels.request(),
         layers: a.run.layers,
+        ..AbRequest::default()
     };
     let (outcome, stopped) = run_ab(&request, workspace, &config, args.quiet)?;
     if let Some(out) = &a.run.out {
