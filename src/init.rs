@@ -69,11 +69,7 @@ pub fn workflow_for_users(text: &str) -> String {
 /// `workflows`, writes the three workflows; returns what became of each file, one line each,
 /// then what to do next. `force` overwrites files that say something else.
 pub fn init(workspace: &Workspace, kernel: &str, workflows: bool, force: bool) -> Result<Vec<String>> {
-    if kernel.is_empty()
-        || !kernel
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
+    if !crate::kernels::user::is_kernel_name(kernel) {
         return Err(Error::InvalidInput(format!(
             "--kernel {kernel}: a kernel name is letters, digits, `-` and `_`"
         )));

@@ -424,10 +424,7 @@ pub fn measure(
 ) -> Result<BenchmarkResult> {
     check_batch(batch)?;
     if !backend.supports(precision) {
-        return Err(Error::Environment(format!(
-            "{} cannot run {precision} (no SHADER_F16); use --precision f32",
-            backend.adapter().label()
-        )));
+        return Err(sweep::unsupported(backend, precision));
     }
     if options.samples == 0 {
         return Err(Error::InvalidInput("--samples must be at least 1".into()));
@@ -684,11 +681,10 @@ impl<'a> AbSession<'a> {
         on_event: &mut dyn FnMut(Event),
     ) -> Result<Self> {
         check_batch(batch)?;
-        if !(base.supports(precision) && head.supports(precision)) {
-            return Err(Error::Environment(format!(
-                "{} cannot run {precision} (no SHADER_F16); use --precision f32",
-                head.adapter().label()
-            )));
+        for side in [base, head] {
+            if !side.supports(precision) {
+                return Err(sweep::unsupported(side, precision));
+            }
         }
         let plan_options = PlanOptions {
             stage: options.stage,

@@ -248,10 +248,7 @@ pub fn distinct_ops<'a>(
     let mut ops = Vec::new();
     for (target, batch, precision) in benchmarks {
         if !backend.supports(precision) {
-            return Err(Error::Environment(format!(
-                "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32",
-                backend.adapter().label()
-            )));
+            return Err(super::sweep::unsupported(backend, precision));
         }
         ops.extend(tune_jobs(target, batch, precision, options, &mut seen)?);
     }

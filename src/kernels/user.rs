@@ -343,11 +343,7 @@ impl UserKernel {
         let name = &declared.name;
         let config = &declared.config;
         let what = format!("kernel `{name}` ({})", declared.file.display());
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
+        if !is_kernel_name(name) {
             return Err(Error::InvalidInput(format!(
                 "{what}: a kernel name is letters, digits, `_` and `-`"
             )));
@@ -720,6 +716,15 @@ fn check_params(
         )));
     }
     Ok(())
+}
+
+/// Whether `name` can name a kernel (`user:NAME`, a TOML key, a file name): one or more ASCII
+/// letters, digits, `_` and `-`.
+pub fn is_kernel_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
 fn registry() -> &'static Mutex<BTreeMap<String, &'static UserKernel>> {
