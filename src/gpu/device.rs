@@ -231,14 +231,18 @@ impl Gpu {
         let next = std::sync::atomic::AtomicUsize::new(0);
         std::thread::scope(|scope| {
             for _ in 0..threads {
-                scope.spawn(|| {
+                let worker = || {
                     while let Some((shader, entry, precision, constants)) = dispatches
                         .get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
                         .copied()
                     {
                         let _ = self.pipeline(shader, entry, *precision, constants);
                     }
-                });
+                };
+                // A thread the system refuses only means fewer compile at once.
+                if std::thread::Builder::new().spawn_scoped(scope, worker).is_err() {
+                    break;
+                }
             }
         });
     }

@@ -134,15 +134,13 @@ impl<'g> GpuProgram<'g> {
                 })
             },
         )?;
-        let mut distinct: Vec<PipelineKey> = Vec::new();
-        for d in plans.iter().flatten() {
-            let seen = distinct.iter().any(|(shader, entry, _, constants)| {
-                std::ptr::eq(*shader, d.shader) && *entry == d.entry && *constants == d.constants
-            });
-            if !seen {
-                distinct.push((d.shader, d.entry, precision, d.constants.clone()));
-            }
-        }
+        let mut seen = std::collections::HashSet::new();
+        let distinct: Vec<PipelineKey> = plans
+            .iter()
+            .flatten()
+            .filter(|d| seen.insert((d.shader.file, d.entry, &d.constants)))
+            .map(|d| (d.shader, d.entry, precision, d.constants.clone()))
+            .collect();
         gpu.precompile(&distinct);
         let max_dim = gpu.limits.max_compute_workgroups_per_dimension;
         let mut ops = Vec::with_capacity(program.ops.len());

@@ -650,13 +650,19 @@ pub fn run(
     // Opening the device (loading the driver, tens of milliseconds on a software adapter) overlaps
     // reading the base revision's declarations (a tree export and `cargo metadata`).
     std::thread::scope(|scope| {
-        let mut opening = Some(scope.spawn(|| WgpuBackend::open(request.adapter.as_deref())));
-        let device = || match opening.take().map(|handle| handle.join()) {
-            Some(Ok(opened)) => opened,
-            _ => Err(Error::Environment(
-                "opening the device failed inside the driver (a panic); try another adapter with --adapter"
-                    .into(),
-            )),
+        let open = || WgpuBackend::open(request.adapter.as_deref());
+        // Where the system refuses a thread, the device opens when it is needed instead.
+        let mut opening = std::thread::Builder::new().spawn_scoped(scope, open).ok();
+        let device = || {
+            match opening.take() {
+            Some(handle) => handle.join().unwrap_or_else(|_| {
+                Err(Error::Environment(
+                    "opening the device failed inside the driver (a panic); try another adapter with --adapter"
+                        .into(),
+                ))
+            }),
+            None => open(),
+        }
         };
         let outcome = run_opened(request, workspace, config, interrupt, on_event, started, device);
         // An error before the device was needed leaves the opening to finish here, its result
