@@ -36,14 +36,17 @@ pub enum Error {
     #[error("{0}")]
     Environment(String),
     /// A backend's output disagrees with the reference.
-    #[error("{0}")]
-    Verification(String),
+    #[error(transparent)]
+    Verification(Box<crate::harness::VerificationError>),
     /// The work was stopped by a signal before it was done.
     #[error("interrupted before {0}")]
     Interrupted(String),
     /// A record file could not be read.
     #[error(transparent)]
     Record(#[from] crate::results::RecordError),
+    /// The wgpu adapter or device failed (see [`crate::DeviceError`]).
+    #[error(transparent)]
+    Device(Box<crate::gpu::DeviceError>),
     /// An error of one part of the work, saying which part (e.g. which side of an A/B).
     #[error("{context}: {source}")]
     Context {
@@ -72,7 +75,17 @@ impl Error {
             Error::Environment(_) | Error::Io { .. } => ErrorKind::Environment,
             Error::Verification(_) => ErrorKind::Verification,
             Error::Interrupted(_) => ErrorKind::Interrupted,
+            Error::Device(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
+        }
+    }
+
+    /// The device error under any context this error was given, if it is one.
+    pub fn device(&self) -> Option<&crate::gpu::DeviceError> {
+        match self {
+            Error::Device(error) => Some(error),
+            Error::Context { source, .. } => source.device(),
+            _ => None,
         }
     }
 
@@ -106,6 +119,18 @@ impl Error {
             path: path.as_ref().display().to_string(),
             source,
         }
+    }
+}
+
+impl From<crate::harness::VerificationError> for Error {
+    fn from(error: crate::harness::VerificationError) -> Self {
+        Error::Verification(Box::new(error))
+    }
+}
+
+impl From<crate::gpu::DeviceError> for Error {
+    fn from(error: crate::gpu::DeviceError) -> Self {
+        Error::Device(Box::new(error))
     }
 }
 

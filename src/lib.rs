@@ -36,6 +36,7 @@ pub mod roofline;
 pub mod stats;
 
 pub use error::{Error, ErrorKind, Result};
+pub use gpu::DeviceError;
 
 /// 64-bit FNV-1a of `bytes`: a stable, dependency-free hash for names that must never change
 /// between builds (adapter folder names, shader digests). Not for anything adversarial.

@@ -581,12 +581,16 @@ pub enum Mode {
 impl Mode {
     /// Why an A/B that failed with `error` gives way to baseline mode, the sentence the
     /// comment shows; `None` when the error is the command's: A/B was asked for, or the error
-    /// is not the environment's (a failed verification, an interruption, bad input).
+    /// is not the environment's (a failed verification, an interruption, bad input), or the
+    /// device failed while the kernels ran on it (rejected, out of memory, never finishing),
+    /// which baseline mode's run would meet again. The environment errors that give way are
+    /// a device that could not be had at all ([`crate::DeviceError::is_unavailable`]) and the
+    /// base revision's tree or configuration that could not be read.
     pub fn fallback(&self, error: &Error) -> Option<String> {
+        let environment = error.kind() == crate::ErrorKind::Environment
+            && error.device().is_none_or(crate::DeviceError::is_unavailable);
         match self {
-            Mode::Ab { forced: false } if error.kind() == crate::ErrorKind::Environment => {
-                Some(format!("A/B could not run: {error}"))
-            }
+            Mode::Ab { forced: false } if environment => Some(format!("A/B could not run: {error}")),
             _ => None,
         }
     }

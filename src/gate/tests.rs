@@ -408,13 +408,39 @@ fn the_mode_follows_the_flags_then_the_configuration_then_the_base() {
 
 #[test]
 fn only_a_default_ab_gives_way_and_only_to_the_environment() {
-    let no_adapter = Error::Environment("no GPU adapter".into());
+    let no_adapter = Error::from(crate::DeviceError::NoAdapter).context("the base revision's side");
     let chosen = Mode::Ab { forced: false };
-    assert_eq!(
-        chosen.fallback(&no_adapter).as_deref(),
-        Some("A/B could not run: no GPU adapter")
+    let why = chosen.fallback(&no_adapter).expect("no adapter gives way");
+    assert!(
+        why.starts_with("A/B could not run: the base revision's side: no GPU adapter found"),
+        "{why}"
     );
-    assert_eq!(chosen.fallback(&Error::Verification("mismatch".into())), None);
+    let unreadable = Error::Environment("cannot read the base revision's tree".into());
+    assert!(chosen.fallback(&unreadable).is_some());
+    // Failures of the kernels on a device that opened are the command's: baseline mode would
+    // run the same kernels.
+    for while_running in [
+        crate::DeviceError::Rejected {
+            what: "conv.wgsl".into(),
+            message: "invalid".into(),
+        },
+        crate::DeviceError::Timeout {
+            what: "a pair".into(),
+            deadline: "1m".into(),
+            env: "CONVBENCH_GPU_TIMEOUT",
+        },
+        crate::DeviceError::OutOfMemory {
+            what: "allocating".into(),
+            message: "oom".into(),
+        },
+    ] {
+        let error = Error::from(while_running).context("the head's side");
+        assert_eq!(chosen.fallback(&error), None, "{error}");
+    }
+    let mismatch = crate::harness::VerificationError::NoVariantAgrees {
+        ops: vec!["conv2d_forward".into()],
+    };
+    assert_eq!(chosen.fallback(&mismatch.into()), None);
     assert_eq!(chosen.fallback(&Error::Interrupted("a pair".into())), None);
     assert_eq!(Mode::Ab { forced: true }.fallback(&no_adapter), None);
     assert_eq!(Mode::Baseline("asked".into()).fallback(&no_adapter), None);

@@ -1,7 +1,8 @@
 //! Adapters: enumeration on every backend, fingerprints, selection.
 
+use super::DeviceError;
+use crate::Result;
 use crate::results::AdapterFingerprint;
-use crate::{Error, Result};
 use serde::Serialize;
 
 /// The wgpu version this build links (checked against `Cargo.lock` in tests).
@@ -120,11 +121,7 @@ pub(super) fn select(selector: Option<&str>) -> Result<wgpu::Adapter> {
 /// [`select`] among `adapters`.
 fn select_among(adapters: Vec<wgpu::Adapter>, selector: Option<&str>) -> Result<wgpu::Adapter> {
     if adapters.is_empty() {
-        return Err(Error::Environment(
-            "no GPU adapter found: install a Vulkan, Metal, DX12 or GL driver (on Debian, the \
-             software driver `mesa-vulkan-drivers`), or use `--backend cpu`"
-                .into(),
-        ));
+        return Err(DeviceError::NoAdapter.into());
     }
     let summaries: Vec<AdapterSummary> = adapters
         .iter()
@@ -154,15 +151,14 @@ fn select_among(adapters: Vec<wgpu::Adapter>, selector: Option<&str>) -> Result<
         }
     };
     let Some(index) = chosen else {
-        let known: Vec<String> = summaries
-            .iter()
-            .map(|s| format!("{}: {}", s.index, s.fingerprint.label()))
-            .collect();
-        return Err(Error::InvalidInput(format!(
-            "no adapter matches `{}`; adapters: {}. Pass an index, a backend name or part of a name",
-            selector.unwrap_or_default(),
-            known.join(", ")
-        )));
+        return Err(DeviceError::NoMatchingAdapter {
+            selector: selector.unwrap_or_default().to_string(),
+            available: summaries
+                .iter()
+                .map(|s| format!("{}: {}", s.index, s.fingerprint.label()))
+                .collect(),
+        }
+        .into());
     };
     Ok(adapters
         .into_iter()

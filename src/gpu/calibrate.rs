@@ -7,11 +7,12 @@
 //! going idle, and the fastest is kept: a peak is the best the adapter did, not its typical
 //! speed.
 
+use super::DeviceError;
 use super::Gpu;
+use crate::Result;
 use crate::kernels::registry::CALIBRATE;
 use crate::model::Precision;
 use crate::roofline::Peak;
-use crate::{Error, Result};
 use std::time::{Duration, Instant};
 use wgpu::util::DeviceExt;
 
@@ -180,10 +181,10 @@ pub fn calibrate(gpu: &Gpu) -> Result<Peak> {
     let bytes_per_second = (2 * bytes * u64::from(repeats)) as f64 / seconds;
 
     if !(flops_per_second.is_finite() && bytes_per_second.is_finite()) {
-        return Err(Error::Environment(format!(
-            "calibration of {} measured no time; the adapter may not have run the kernels",
-            gpu.summary.fingerprint.label()
-        )));
+        return Err(DeviceError::NoTime {
+            adapter: gpu.summary.fingerprint.label(),
+        }
+        .into());
     }
     Ok(Peak {
         flops_per_second,

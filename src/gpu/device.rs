@@ -1,5 +1,6 @@
 //! An opened adapter: device, queue, limits, the pipeline cache and error capture.
 
+use super::DeviceError;
 use super::adapter::{AdapterSummary, select, summarize};
 use super::watchdog::Watchdog;
 use crate::kernels::registry::{Shader, naga_source, specialize};
@@ -94,12 +95,11 @@ impl Gpu {
             required_limits: limits.clone(),
             ..Default::default()
         };
-        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| {
-            Error::Environment(format!(
-                "could not open a device on {}: {e}; try another adapter with --adapter",
-                summary.fingerprint.label()
-            ))
-        })?;
+        let (device, queue) =
+            pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| DeviceError::Open {
+                adapter: summary.fingerprint.label(),
+                message: e.to_string(),
+            })?;
         let uncaptured = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&uncaptured);
         device.on_uncaptured_error(Arc::new(move |error: wgpu::Error| {
@@ -179,12 +179,18 @@ impl Gpu {
         let value = f();
         if let Some(error) = pollster::block_on(memory.pop()) {
             let _ = pollster::block_on(validation.pop());
-            return Err(Error::Environment(format!(
-                "out of device memory while {what}: {error}; use a smaller --batch or another adapter"
-            )));
+            return Err(DeviceError::OutOfMemory {
+                what: what.to_string(),
+                message: error.to_string(),
+            }
+            .into());
         }
         if let Some(error) = pollster::block_on(validation.pop()) {
-            return Err(Error::Environment(format!("wgpu rejected {what}: {error}")));
+            return Err(DeviceError::Rejected {
+                what: what.to_string(),
+                message: error.to_string(),
+            }
+            .into());
         }
         self.check_uncaptured(what)?;
         Ok(value)
@@ -200,10 +206,11 @@ impl Gpu {
         if errors.is_empty() {
             Ok(())
         } else {
-            Err(Error::Environment(format!(
-                "wgpu error while {what}: {}",
-                errors.join("; ")
-            )))
+            Err(DeviceError::Uncaptured {
+                what: what.to_string(),
+                messages: errors,
+            }
+            .into())
         }
     }
 
@@ -262,10 +269,10 @@ impl Gpu {
             return Ok(p);
         }
         if !self.supports(precision) {
-            return Err(Error::Environment(format!(
-                "{} has no SHADER_F16 feature, so f16 cannot run; use --precision f32",
-                self.summary.fingerprint.label()
-            )));
+            return Err(DeviceError::NoF16 {
+                adapter: self.summary.fingerprint.label(),
+            }
+            .into());
         }
         let what = if constants.is_empty() {
             format!("{} ({precision})", shader.file)
@@ -284,7 +291,7 @@ impl Gpu {
         let lock = || {
             self.compiled
                 .lock()
-                .map_err(|_| Error::Environment("shader cache poisoned".into()))
+                .map_err(|_| DeviceError::Poisoned { what: "shader cache" })
         };
         // The lock is not held while compiling, so that [`Self::precompile`]'s threads compile
         // at once; two threads that race on one pipeline both compile it and the first stays.

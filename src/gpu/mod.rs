@@ -11,11 +11,13 @@
 mod adapter;
 mod calibrate;
 mod device;
+mod error;
 mod program;
 mod watchdog;
 
 pub use adapter::{AdapterSummary, WGPU_VERSION, list_adapters};
 pub use calibrate::{CALIBRATION_METHOD, calibrate};
 pub use device::{Gpu, GpuOptions};
+pub use error::DeviceError;
 pub use program::GpuProgram;
 pub use watchdog::{FLOOR, SLOWEST_FLOPS_PER_SECOND, TIMEOUT_ENV, Watchdog};

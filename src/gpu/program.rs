@@ -2,6 +2,7 @@
 //! dispatch, all created up front; runs record one compute pass per op, with GPU timestamps
 //! around each pass when the adapter has them.
 
+use super::DeviceError;
 use super::device::{Gpu, PipelineKey};
 use crate::backend::{Loaded, Program, TensorId, Timings, check_write, check_write_labels};
 use crate::kernels::{self, DType, Slot};
@@ -50,10 +51,10 @@ impl<'g> GpuProgram<'g> {
     pub fn load(gpu: &'g Gpu, program: &Program) -> Result<Self> {
         let precision = program.precision;
         if !gpu.supports(precision) {
-            return Err(Error::Environment(format!(
-                "{} has no SHADER_F16 feature, so f16 cannot run; use --precision f32",
-                gpu.summary.fingerprint.label()
-            )));
+            return Err(DeviceError::NoF16 {
+                adapter: gpu.summary.fingerprint.label(),
+            }
+            .into());
         }
         let max_binding = gpu.max_tensor_bytes();
         let mut buffers = Vec::with_capacity(program.tensors.len());
@@ -63,14 +64,14 @@ impl<'g> GpuProgram<'g> {
                 .next_multiple_of(4)
                 .max(4);
             if bytes > max_binding {
-                return Err(Error::Environment(format!(
-                    "tensor {} needs {:.1} MiB, above the {:.1} MiB this adapter allows in one storage \
-                     binding ({}); use a smaller --batch",
-                    t.name,
-                    mib(bytes),
-                    mib(max_binding),
-                    gpu.summary.fingerprint.label()
-                )));
+                return Err(DeviceError::AboveLimit {
+                    what: format!("tensor {}", t.name),
+                    needs: format!("{:.1} MiB", mib(bytes)),
+                    limit: format!("{:.1} MiB in one storage binding", mib(max_binding)),
+                    adapter: gpu.summary.fingerprint.label(),
+                    next: "use a smaller --batch",
+                }
+                .into());
             }
             memory_bytes += bytes;
             let buffer = gpu.scoped(
@@ -114,13 +115,14 @@ impl<'g> GpuProgram<'g> {
             .unwrap_or(1);
         let scratch_bytes = 4 * scratch_len.max(1);
         if scratch_bytes > max_binding {
-            return Err(Error::Environment(format!(
-                "a kernel needs {:.1} MiB of scratch, above the {:.1} MiB this adapter allows in one \
-                 storage binding ({}); use --kernel direct",
-                mib(scratch_bytes),
-                mib(max_binding),
-                gpu.summary.fingerprint.label()
-            )));
+            return Err(DeviceError::AboveLimit {
+                what: "a kernel's scratch buffer".to_string(),
+                needs: format!("{:.1} MiB", mib(scratch_bytes)),
+                limit: format!("{:.1} MiB in one storage binding", mib(max_binding)),
+                adapter: gpu.summary.fingerprint.label(),
+                next: "use --kernel direct",
+            }
+            .into());
         }
         memory_bytes += scratch_bytes;
         let scratch = gpu.scoped(
@@ -150,14 +152,16 @@ impl<'g> GpuProgram<'g> {
             for dispatch in dispatches {
                 let pipeline =
                     gpu.pipeline(dispatch.shader, dispatch.entry, precision, &dispatch.constants)?;
-                let grid = dispatch.grid.split(max_dim).ok_or_else(|| {
-                    Error::Environment(format!(
-                        "{} needs {} workgroups, more than this adapter can dispatch ({max_dim} per \
-                         dimension); use a smaller --batch",
-                        call.op.name(),
-                        dispatch.grid.workgroups()
-                    ))
-                })?;
+                let grid = dispatch
+                    .grid
+                    .split(max_dim)
+                    .ok_or_else(|| DeviceError::AboveLimit {
+                        what: call.op.name().to_string(),
+                        needs: format!("{} workgroups", dispatch.grid.workgroups()),
+                        limit: format!("{max_dim} workgroups per dimension"),
+                        adapter: gpu.summary.fingerprint.label(),
+                        next: "use a smaller --batch",
+                    })?;
                 let mut words = dispatch.params.clone();
                 words.resize(words.len().next_multiple_of(4), 0);
                 let params = gpu.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -319,11 +323,20 @@ impl<'g> GpuProgram<'g> {
         self.wait(what, 0)?;
         receiver
             .recv()
-            .map_err(|_| Error::Environment(format!("mapping for {what} was cancelled")))?
-            .map_err(|e| Error::Environment(format!("could not map buffer for {what}: {e}")))?;
+            .map_err(|_| DeviceError::Readback {
+                what: what.to_string(),
+                message: "its mapping was cancelled".to_string(),
+            })?
+            .map_err(|e| DeviceError::Readback {
+                what: what.to_string(),
+                message: format!("mapping failed: {e}"),
+            })?;
         let bytes = buffer
             .get_mapped_range(..)
-            .map_err(|e| Error::Environment(format!("could not read buffer for {what}: {e}")))?
+            .map_err(|e| DeviceError::Readback {
+                what: what.to_string(),
+                message: e.to_string(),
+            })?
             .to_vec();
         buffer.unmap();
         Ok(bytes)

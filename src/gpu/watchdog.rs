@@ -5,6 +5,7 @@
 //! software device is never cut short), or a fixed one from `CONVBENCH_GPU_TIMEOUT`; past it the
 //! wait ends with an error naming the kernels of the submission.
 
+use super::DeviceError;
 use crate::{Error, Result};
 use std::time::Duration;
 
@@ -71,13 +72,17 @@ impl Watchdog {
         };
         match device.poll(poll) {
             Ok(_) => Ok(()),
-            Err(wgpu::PollError::Timeout) => Err(Error::Environment(format!(
-                "the GPU did not finish {what} within {}: a kernel that never ends (check its \
-                 loops) or a device far slower than expected; set {TIMEOUT_ENV} (e.g. `30m`) to \
-                 wait longer",
-                humantime::format_duration(deadline)
-            ))),
-            Err(error) => Err(Error::Environment(format!("GPU did not finish {what}: {error}"))),
+            Err(wgpu::PollError::Timeout) => Err(DeviceError::Timeout {
+                what: what.to_string(),
+                deadline: humantime::format_duration(deadline).to_string(),
+                env: TIMEOUT_ENV,
+            }
+            .into()),
+            Err(error) => Err(DeviceError::Lost {
+                what: what.to_string(),
+                message: error.to_string(),
+            }
+            .into()),
         }
     }
 }

@@ -653,16 +653,11 @@ pub fn run(
         let open = || WgpuBackend::open(request.adapter.as_deref());
         // Where the system refuses a thread, the device opens when it is needed instead.
         let mut opening = std::thread::Builder::new().spawn_scoped(scope, open).ok();
-        let device = || {
-            match opening.take() {
-            Some(handle) => handle.join().unwrap_or_else(|_| {
-                Err(Error::Environment(
-                    "opening the device failed inside the driver (a panic); try another adapter with --adapter"
-                        .into(),
-                ))
-            }),
+        let device = || match opening.take() {
+            Some(handle) => handle
+                .join()
+                .unwrap_or_else(|_| Err(crate::DeviceError::OpenPanicked.into())),
             None => open(),
-        }
         };
         let outcome = run_opened(request, workspace, config, interrupt, on_event, started, device);
         // An error before the device was needed leaves the opening to finish here, its result

@@ -249,18 +249,22 @@ pub fn check_all(
 
 /// The error for a failed row: the variant, the worst element, the seed, and what to do.
 pub fn failure(row: &Row, seed: u64) -> Error {
-    let whose = if row.variant.starts_with(crate::kernels::user::ID_PREFIX) {
-        "fix the kernel (its contract: `cargo convbench kernels --contract OP`); it is not run or \
-         timed until it passes"
-    } else {
-        "this is a convbench kernel bug: please report it with the output of `cargo convbench \
-         adapters`; meanwhile `--kernel direct` runs the plainest kernels"
-    };
-    Error::Verification(format!(
-        "kernel variant {} of {} ({}) disagrees with the f64 reference on {}: an error of {:.2e}, \
-         {:.1} times the rounding bound of {:.2e} (seed {seed}; `--seed {seed}` repeats it); {whose}",
-        row.variant, row.op, row.precision, row.worst, row.worst_error, row.ratio, row.bound
-    ))
+    super::VerificationError::Conformance {
+        op: row.op,
+        variant: row.variant.clone(),
+        precision: row.precision,
+        worst: row.worst.clone(),
+        worst_error: row.worst_error,
+        ratio: row.ratio,
+        bound: row.bound,
+        seed,
+        culprit: if row.variant.starts_with(crate::kernels::user::ID_PREFIX) {
+            super::Culprit::User
+        } else {
+            super::Culprit::Convbench
+        },
+    }
+    .into()
 }
 
 /// One line of a seed sweep ([`sweep`]): a row of the conformance table over many seeds.

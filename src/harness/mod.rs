@@ -23,7 +23,10 @@ pub mod plan;
 pub mod select;
 pub mod sweep;
 pub mod tune;
+mod verification_error;
 pub mod verify;
+
+pub use verification_error::{Culprit, VerificationError};
 
 use crate::backend::{Backend, Loaded, OpCall};
 use crate::kernels::{Access, Op};

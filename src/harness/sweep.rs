@@ -23,7 +23,7 @@ use crate::kernels::shader_set::ShaderSet;
 use crate::model::{Precision, network, suite};
 use crate::results::{RunRecord, RunSettings, Stage};
 use crate::roofline::{Calibration, Peak};
-use crate::{Error, ErrorKind, Result};
+use crate::{Error, Result};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -290,7 +290,9 @@ impl DeviceRequest {
             return match open_wgpu() {
                 Ok(b) => Ok(vec![Box::new(b)]),
                 Err(e)
-                    if e.kind() == ErrorKind::Environment && self.adapter.is_none() && shaders.is_none() =>
+                    if e.device().is_some_and(|d| d.is_unavailable())
+                        && self.adapter.is_none()
+                        && shaders.is_none() =>
                 {
                     notices.push(format!("{e}; falling back to the cpu backend"));
                     Ok(vec![Box::new(CpuBackend::new())])
@@ -757,6 +759,7 @@ fn calibrated_peak(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorKind;
 
     fn config() -> Config {
         Config::default()

@@ -403,13 +403,8 @@ pub fn tune_all(
         }
         results.push(result);
     }
-    let failed = (!unverified.is_empty()).then(|| {
-        Error::Verification(format!(
-            "no kernel variant of {} agrees with the CPU reference; this is a kernel bug: please \
-             report it with `cargo convbench adapters` output",
-            unverified.join(", ")
-        ))
-    });
+    let failed = (!unverified.is_empty())
+        .then(|| Error::from(super::VerificationError::NoVariantAgrees { ops: unverified }));
     Ok((results, failed))
 }
 

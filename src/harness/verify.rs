@@ -52,8 +52,10 @@
 //! wrong-kernel tests show. A ratio above
 //! [`BUG_RATIO`] is called a kernel bug in the message; one just above 1 is reported as what it
 //! more likely is: rounding beyond the bound (an accumulation order or precision the bound does
-//! not foresee).
+//! not foresee). A user's kernel (`user:NAME`) that fails is its author's to fix, whatever the
+//! ratio: the message says so and points at its contract ([`super::Culprit`]).
 
+use super::verification_error::{Culprit, VerificationError};
 use crate::backend::{Loaded, Program};
 use crate::kernels::{Access, DType, Op, Variant, conditioning, reference};
 use crate::model::Precision;
@@ -333,30 +335,28 @@ pub fn mismatch(
 ) -> Error {
     let call = &program.ops[index];
     let tensor = &program.tensors[call.tensors[check.binding]].name;
-    let seed = seed.map(|s| format!(" (data seed {s})")).unwrap_or_default();
-    let verdict = if check.ratio > BUG_RATIO || !check.ratio.is_finite() {
-        "this is a kernel bug: please report it with the output of `cargo convbench adapters`; \
-         meanwhile `--kernel direct` runs the plainest kernels"
+    let culprit = if call.variant.is_user() {
+        Culprit::User
+    } else if check.ratio > BUG_RATIO || !check.ratio.is_finite() {
+        Culprit::Convbench
     } else {
-        "that is beyond what rounding explains, though not by far (an accumulation in lower \
-         precision or in an unusual order?): please report it with the output of \
-         `cargo convbench adapters`"
+        Culprit::Marginal
     };
-    Error::Verification(format!(
-        "{describe} disagrees with the CPU reference: {} ({} kernel) output `{tensor}` element {} \
-         is {:e} where the reference gives {:e}, an error of {:.2e}, {:.1} times its {} rounding \
-         bound of {:.2e}{seed}; {verdict}. `--no-verify` skips the check, at the cost of timing \
-         kernels that may compute something else",
-        call.op.name(),
-        call.variant,
-        check.element,
-        check.got,
-        check.expected,
-        (check.got - check.expected).abs(),
-        check.ratio,
-        program.precision,
-        check.bound,
-    ))
+    VerificationError::Mismatch {
+        describe: describe.to_string(),
+        op: call.op.name(),
+        variant: call.variant.id(),
+        tensor: tensor.clone(),
+        element: check.element,
+        got: check.got,
+        expected: check.expected,
+        ratio: check.ratio,
+        precision: program.precision,
+        bound: check.bound,
+        seed,
+        culprit,
+    }
+    .into()
 }
 
 /// The worst ratio of error to bound of each op (by [`crate::kernels::Op::name`]) over the

@@ -231,17 +231,14 @@ impl PeerOutput {
             };
             let flops = expected.forward_flops_per_image * bench.batch as u64;
             if bench.params != expected.params || bench.forward_flops != flops {
-                return Err(Error::Verification(format!(
-                    "the {} peer's {} has {} parameters and {} forward FLOPs at batch {}, \
-                     convbench's {} and {}: it built another network",
-                    description.backend,
-                    bench.model,
-                    bench.params,
-                    bench.forward_flops,
-                    bench.batch,
-                    expected.params,
-                    flops
-                )));
+                return Err(crate::harness::VerificationError::PeerNetwork {
+                    peer: description.backend.to_string(),
+                    model: bench.model.clone(),
+                    params: (bench.params, expected.params),
+                    flops: (bench.forward_flops, flops),
+                    batch: bench.batch,
+                }
+                .into());
             }
             let samples = bench.phases.first().map_or(0, |phase| phase.samples_ns.len());
             if samples == 0 || bench.phases.iter().any(|phase| phase.samples_ns.len() != samples) {
