@@ -302,7 +302,7 @@ pub struct UserKernel {
     pub only: Only,
     /// The contract bindings (by name) its entry point uses, with their binding numbers.
     bindings: Vec<(u32, &'static str)>,
-    /// The source as a shader (leaked once per process: kernels live as long as the run).
+    /// The source as a shader (leaked when loaded: kernels live as long as the run).
     shader: &'static Shader,
     entry: &'static str,
 }
@@ -779,6 +779,68 @@ pub fn load_all(declared: &[Declared]) -> Result<Vec<&'static UserKernel>> {
         .collect()
 }
 
+/// The user's kernels of one workspace, by name, each loaded and validated once
+/// ([`KernelSet::load`]). It is a value, passed to whatever parses, lists or runs variants
+/// ([`super::Variant::parse_in`], [`super::Variant::all_in`]): two sets with different kernels of
+/// the same name coexist, as the two sides of an A/B do.
+#[derive(Debug, Clone, Default)]
+pub struct KernelSet {
+    kernels: BTreeMap<String, &'static UserKernel>,
+}
+
+impl KernelSet {
+    /// Loads every kernel of `declared` ([`UserKernel::load`]), in order; the first that fails
+    /// is the error, and so is a second kernel of a name already loaded.
+    pub fn load(declared: &[Declared]) -> Result<KernelSet> {
+        let mut kernels: BTreeMap<String, &'static UserKernel> = BTreeMap::new();
+        for declared in declared {
+            let kernel = UserKernel::load(declared)?;
+            if let Some(known) = kernels.get(&kernel.name) {
+                return Err(Error::InvalidInput(format!(
+                    "two kernels are named `{}` ({} and {}); rename one",
+                    kernel.name,
+                    known.source_path.display(),
+                    kernel.source_path.display()
+                )));
+            }
+            // Leaked: a kernel's shader is `'static` (see [`UserKernel`]), and kernels live as
+            // long as the run.
+            let kernel: &'static UserKernel = Box::leak(Box::new(kernel));
+            kernels.insert(kernel.name.clone(), kernel);
+        }
+        Ok(KernelSet { kernels })
+    }
+
+    /// The kernel `name` (without the `user:` prefix).
+    pub fn get(&self, name: &str) -> Option<&'static UserKernel> {
+        self.kernels.get(name).copied()
+    }
+
+    /// Every kernel, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &'static UserKernel> + '_ {
+        self.kernels.values().copied()
+    }
+
+    /// Whether the set has no kernel.
+    pub fn is_empty(&self) -> bool {
+        self.kernels.is_empty()
+    }
+}
+
+/// Two sets are equal when they hold kernels of the same names with the same sources and
+/// configurations (digests).
+impl PartialEq for KernelSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.kernels.len() == other.kernels.len()
+            && self
+                .iter()
+                .zip(other.iter())
+                .all(|(a, b)| a.name == b.name && a.digest == b.digest)
+    }
+}
+
+impl Eq for KernelSet {}
+
 /// A user kernel as a [`super::Variant`]: compared, ordered and hashed by name.
 #[derive(Clone, Copy)]
 pub struct UserRef(pub &'static UserKernel);
@@ -831,6 +893,69 @@ mod tests {
             base_dir: dir.to_path_buf(),
             file: dir.join("Cargo.toml"),
         }
+    }
+
+    /// Two workspaces, or two revisions of one, may each declare a kernel `tiled`: each set
+    /// resolves `user:tiled` to its own.
+    #[test]
+    fn two_sets_with_different_kernels_of_one_name_coexist() {
+        let (first, second) = (
+            tempfile::tempdir().expect("temp dir"),
+            tempfile::tempdir().expect("temp dir"),
+        );
+        let changed = format!("{PLAIN}\n// another revision\n");
+        let ours = KernelSet::load(&[declare(first.path(), "tiled", PLAIN, "")]).expect("valid");
+        let theirs = KernelSet::load(&[declare(second.path(), "tiled", &changed, "")]).expect("valid");
+        let digest = |set: &KernelSet| match super::super::Variant::parse_in("user:tiled", set) {
+            Ok(super::super::Variant::User(kernel)) => kernel.0.digest.clone(),
+            other => panic!("user:tiled is not the set's kernel: {other:?}"),
+        };
+        assert_ne!(digest(&ours), digest(&theirs));
+        assert_eq!(ours.get("tiled").map(|k| k.digest.clone()), Some(digest(&ours)));
+        assert_eq!(
+            theirs.get("tiled").map(|k| k.digest.clone()),
+            Some(digest(&theirs))
+        );
+        assert_ne!(ours, theirs);
+        assert!(KernelSet::default().is_empty() && !ours.is_empty());
+    }
+
+    #[test]
+    fn a_name_loaded_twice_is_an_error_naming_both_sources() {
+        let (first, second) = (
+            tempfile::tempdir().expect("temp dir"),
+            tempfile::tempdir().expect("temp dir"),
+        );
+        let error = KernelSet::load(&[
+            declare(first.path(), "tiled", PLAIN, ""),
+            declare(second.path(), "tiled", PLAIN, ""),
+        ])
+        .expect_err("one name twice");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        let message = error.to_string();
+        for dir in [&first, &second] {
+            let source = dir.path().join("tiled.wgsl");
+            assert!(message.contains(&source.display().to_string()), "{message}");
+        }
+    }
+
+    #[test]
+    fn all_in_lists_the_builtins_then_the_sets_kernels_by_name() {
+        use super::super::Variant;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let set = KernelSet::load(&[
+            declare(dir.path(), "second", PLAIN, ""),
+            declare(dir.path(), "first", PLAIN, ""),
+        ])
+        .expect("valid");
+        let ids: Vec<String> = Variant::all_in(&set).iter().map(Variant::id).collect();
+        let builtin: Vec<String> = Variant::builtin().iter().map(Variant::id).collect();
+        assert_eq!(ids[..builtin.len()], builtin[..]);
+        assert_eq!(ids[builtin.len()..], ["user:first", "user:second"]);
+        let error = Variant::parse_in("user:third", &set)
+            .expect_err("not declared")
+            .to_string();
+        assert!(error.contains("it declares user:first, user:second"), "{error}");
     }
 
     #[test]
