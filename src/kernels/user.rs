@@ -51,7 +51,6 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
 
 /// Prefix of a user kernel's variant id: `user:NAME`.
 pub const ID_PREFIX: &str = "user:";
@@ -725,58 +724,6 @@ pub fn is_kernel_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
-fn registry() -> &'static Mutex<BTreeMap<String, &'static UserKernel>> {
-    static REGISTRY: OnceLock<Mutex<BTreeMap<String, &'static UserKernel>>> = OnceLock::new();
-    REGISTRY.get_or_init(Default::default)
-}
-
-/// Makes `kernel` a variant (`user:NAME`) for the rest of the process. Registering the same
-/// name again with the same source and configuration returns the registered one; with another,
-/// it is an error (two kernels cannot share a name).
-pub fn register(kernel: UserKernel) -> Result<&'static UserKernel> {
-    let mut kernels = registry()
-        .lock()
-        .map_err(|_| Error::Environment("the user kernel registry is poisoned".into()))?;
-    if let Some(&known) = kernels.get(&kernel.name) {
-        if known.digest == kernel.digest {
-            return Ok(known);
-        }
-        return Err(Error::InvalidInput(format!(
-            "two kernels are named `{}` ({} and {}); rename one",
-            kernel.name,
-            known.source_path.display(),
-            kernel.source_path.display()
-        )));
-    }
-    let leaked: &'static UserKernel = Box::leak(Box::new(kernel));
-    kernels.insert(leaked.name.clone(), leaked);
-    Ok(leaked)
-}
-
-/// Every registered kernel, by name.
-pub fn registered() -> Vec<&'static UserKernel> {
-    registry()
-        .lock()
-        .map(|kernels| kernels.values().copied().collect())
-        .unwrap_or_default()
-}
-
-/// The registered kernel `name`.
-pub fn find(name: &str) -> Option<&'static UserKernel> {
-    registry()
-        .lock()
-        .ok()
-        .and_then(|kernels| kernels.get(name).copied())
-}
-
-/// Loads and registers every kernel of `declared`, in order; the first that fails is the error.
-pub fn load_all(declared: &[Declared]) -> Result<Vec<&'static UserKernel>> {
-    declared
-        .iter()
-        .map(|d| UserKernel::load(d).and_then(register))
-        .collect()
 }
 
 /// The user's kernels of one workspace, by name, each loaded and validated once

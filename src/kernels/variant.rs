@@ -73,19 +73,6 @@ impl Variant {
         }
     }
 
-    /// Every variant there is: `direct`, then one per GEMM tile, then Winograd, then the user's
-    /// kernels registered in this process ([`super::user::register`]).
-    pub fn all() -> Vec<Variant> {
-        Self::builtin()
-            .into_iter()
-            .chain(
-                super::user::registered()
-                    .into_iter()
-                    .map(|k| Variant::User(super::user::UserRef(k))),
-            )
-            .collect()
-    }
-
     /// Every variant there is in a workspace with `kernels`: `direct`, then one per GEMM tile,
     /// then Winograd, then the user's kernels by name.
     pub fn all_in(kernels: &KernelSet) -> Vec<Variant> {
@@ -142,11 +129,6 @@ impl Variant {
                 Variant::User(k) => precision == crate::model::Precision::F32 || k.0.f16,
                 _ => true,
             }
-    }
-
-    /// The variants that implement `op`, `direct` first.
-    pub fn candidates(op: &Op) -> Vec<Variant> {
-        Self::all().into_iter().filter(|v| v.implements(op)).collect()
     }
 
     /// The variants that implement `op` in a workspace with `kernels`, `direct` first.
@@ -328,32 +310,18 @@ impl std::fmt::Display for Variant {
     }
 }
 
+/// A built-in variant's id. A user kernel's id (`user:NAME`) is an error: only a workspace's
+/// kernels resolve it ([`Variant::parse_in`]).
 impl std::str::FromStr for Variant {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        if let Some(name) = s.strip_prefix(super::user::ID_PREFIX) {
-            return super::user::find(name)
-                .map(|k| Variant::User(super::user::UserRef(k)))
-                .ok_or_else(|| {
-                    let known: Vec<String> = super::user::registered().iter().map(|k| k.id()).collect();
-                    Error::InvalidInput(format!(
-                        "no kernel `{name}` is declared in this workspace ({}); declare it in \
-                         [package.metadata.convbench.kernels.{name}] (see `cargo convbench init`)",
-                        if known.is_empty() {
-                            "it declares none".to_string()
-                        } else {
-                            format!("it declares {}", known.join(", "))
-                        }
-                    ))
-                });
+        if s.starts_with(ID_PREFIX) {
+            return Err(Error::InvalidInput(format!(
+                "`{s}` names a user kernel, which only the kernels declared in a workspace resolve; \
+                 parse it with them (`Variant::parse_in`)"
+            )));
         }
-        Variant::all().into_iter().find(|v| v.id() == s).ok_or_else(|| {
-            let known: Vec<String> = Variant::all().iter().map(Variant::id).collect();
-            Error::InvalidInput(format!(
-                "unknown kernel variant `{s}`; known variants: {}",
-                known.join(", ")
-            ))
-        })
+        Variant::parse_in(s, &KernelSet::default())
     }
 }
 
@@ -395,6 +363,12 @@ mod tests {
                 && message.contains("it declares none")
                 && message.contains("[package.metadata.convbench.kernels.x]"),
             "{message}"
+        );
+        let error = "user:x".parse::<Variant>().expect_err("a user id alone");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(
+            error.to_string().contains("`user:x` names a user kernel"),
+            "{error}"
         );
         assert_eq!(
             Variant::parse_in("direct", &KernelSet::default()).ok(),
