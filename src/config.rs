@@ -47,6 +47,7 @@
 //! names it, so a typo never silently falls back to a default.
 
 use crate::compare::CompareConfig;
+use crate::kernels::user::KernelSet;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -458,11 +459,18 @@ pub struct Workspace {
     pub config_path: Option<PathBuf>,
     /// Every user kernel declared: the configuration's `kernels` table (sources relative to the
     /// root), then each member crate's `[package.metadata.convbench.kernels]` (sources relative to
-    /// the crate), by name. Loaded and verified by the commands that run them.
+    /// the crate), by name. Loaded by the commands that run them ([`Workspace::kernel_set`]).
     pub kernels: Vec<crate::kernels::user::Declared>,
 }
 
 impl Workspace {
+    /// Reads and validates every declared kernel ([`KernelSet::load`]): the commands that
+    /// parse, list or run variants call it once and pass the set on; the others never do, so
+    /// a broken kernel declaration does not stop them.
+    pub fn kernel_set(&self) -> Result<KernelSet> {
+        KernelSet::load(&self.kernels)
+    }
+
     /// The baseline folder as a path: [`Config::baseline_dir`] joined to the root.
     pub fn baseline_dir(&self) -> PathBuf {
         self.root.join(&self.config.baseline_dir)

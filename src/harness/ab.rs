@@ -39,7 +39,7 @@ use crate::compare::{CompareConfig, Verdict};
 use crate::config::Workspace;
 use crate::kernels::Variant;
 use crate::kernels::shader_set::ShaderSet;
-use crate::kernels::user::{UserKernel, UserRef};
+use crate::kernels::user::{KernelSet, UserKernel, UserRef};
 use crate::model::Network;
 use crate::results::{BenchmarkResult, Phase, RunRecord, TimingMethod};
 use crate::{Error, Result};
@@ -493,8 +493,8 @@ pub fn looks(first: usize, pairs: usize) -> Vec<usize> {
     looks
 }
 
-/// What the workspace declares at one revision: its user kernels (loaded and validated, not
-/// registered: their names are the working tree's too) and its networks.
+/// What the workspace declares at one revision: its user kernels (loaded and validated; their
+/// names are the working tree's too) and its networks.
 #[derive(Default)]
 struct Declarations {
     kernels: BTreeMap<String, UserRef>,
@@ -558,13 +558,10 @@ fn declarations_at(
     Ok(declarations)
 }
 
-/// The working tree's side: its registered kernels and configured networks.
-fn working_tree_declarations(workspace: &Workspace) -> Declarations {
+/// The working tree's side: its `kernels` and configured networks.
+fn working_tree_declarations(workspace: &Workspace, kernels: &KernelSet) -> Declarations {
     Declarations {
-        kernels: crate::kernels::user::registered()
-            .into_iter()
-            .map(|k| (k.name.clone(), UserRef(k)))
-            .collect(),
+        kernels: kernels.iter().map(|k| (k.name.clone(), UserRef(k))).collect(),
         models: workspace.config.model.clone(),
     }
 }
@@ -679,7 +676,7 @@ fn run_opened(
     started: Instant,
     device: impl FnOnce() -> Result<WgpuBackend>,
 ) -> Result<(AbOutcome, Option<Error>)> {
-    crate::kernels::user::load_all(&workspace.kernels)?;
+    let kernel_set = workspace.kernel_set()?;
     let (base_set, head_set, mut description) = shader_sides(request, workspace)?;
     let mut notices = Vec::new();
     let declares = !workspace.kernels.is_empty() || !workspace.config.model.is_empty();
@@ -695,7 +692,7 @@ fn run_opened(
     };
     let head_declared = match &request.head {
         Some(rev) => declarations_at(workspace, Some(rev), None, &mut notices)?,
-        None => working_tree_declarations(workspace),
+        None => working_tree_declarations(workspace, &kernel_set),
     };
     let changed = changed_kernels(&base_declared, &head_declared);
     if !changed.is_empty() {
@@ -708,7 +705,13 @@ fn run_opened(
     let jobs = request
         .selection
         .jobs(&workspace.config, is_real_gpu(backends[0].as_ref()), &mut notices)?;
-    let kernels = KernelChoice::resolve(&request.kernels, &workspace.target_dir, &backends, &mut notices)?;
+    let kernels = KernelChoice::resolve(
+        &request.kernels,
+        &kernel_set,
+        &workspace.target_dir,
+        &backends,
+        &mut notices,
+    )?;
     debug_assert!(has_variants(backends[0].kind()));
     let base_kernels = KernelChoice::Mapped {
         inner: Box::new(kernels.clone()),

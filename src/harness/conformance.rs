@@ -12,7 +12,7 @@
 use super::select::has_variants;
 use super::verify;
 use crate::backend::Backend;
-use crate::kernels::user::Only;
+use crate::kernels::user::{KernelSet, Only};
 use crate::kernels::{ConvGeom, LinearGeom, Op, Variant};
 use crate::model::{Conv2d, Precision};
 use crate::{Error, Result};
@@ -341,12 +341,12 @@ pub fn verify_user_kernel(
     Ok(rows)
 }
 
-/// The variants `--kernel NAME` puts in the conformance table: every one for `auto`, else the
-/// one named.
-pub fn requested_variants(name: &str) -> Result<Vec<Variant>> {
+/// The variants `--kernel NAME` puts in the conformance table: every one for `auto`
+/// (convbench's and the user's `kernels`), else the one named.
+pub fn requested_variants(name: &str, kernels: &KernelSet) -> Result<Vec<Variant>> {
     match name {
-        "auto" => Ok(Variant::all()),
-        one => Ok(vec![one.parse::<Variant>()?]),
+        "auto" => Ok(Variant::all_in(kernels)),
+        one => Ok(vec![Variant::parse_in(one, kernels)?]),
     }
 }
 
@@ -477,9 +477,15 @@ mod tests {
 
     #[test]
     fn auto_puts_every_variant_in_the_table_and_a_name_only_its_own() {
-        assert_eq!(requested_variants("auto").ok(), Some(Variant::all()));
-        assert_eq!(requested_variants("direct").ok(), Some(vec![Variant::Direct]));
-        let kind = requested_variants("no_such_variant").err().map(|e| e.kind());
+        let none = KernelSet::default();
+        assert_eq!(requested_variants("auto", &none).ok(), Some(Variant::builtin()));
+        assert_eq!(
+            requested_variants("direct", &none).ok(),
+            Some(vec![Variant::Direct])
+        );
+        let kind = requested_variants("no_such_variant", &none)
+            .err()
+            .map(|e| e.kind());
         assert_eq!(kind, Some(crate::ErrorKind::InvalidInput));
     }
 

@@ -535,20 +535,19 @@ pub fn measure(
     })
 }
 
-/// The variant of every layer and phase whose ops have a choice of variants, keyed
-/// `"<layer> <phase>"` (see [`BenchmarkResult::kernels`]).
+/// The variant of every layer and phase whose ops have a choice of variants (those with a GEMM
+/// form: the only ops user kernels implement), keyed `"<layer> <phase>"` (see
+/// [`BenchmarkResult::kernels`]).
 fn kernel_choices(plan: &Plan) -> BTreeMap<String, String> {
-    op_groups(plan, |call| {
-        crate::kernels::Variant::candidates(&call.op).len() > 1
-    })
-    .into_iter()
-    .map(|((layer, phase), ops)| {
-        (
-            format!("{} {}", plan.layers[layer].name, phase.as_str()),
-            variants_of(plan, &ops, &|_| None),
-        )
-    })
-    .collect()
+    op_groups(plan, |call| crate::kernels::Variant::has_gemm(&call.op))
+        .into_iter()
+        .map(|((layer, phase), ops)| {
+            (
+                format!("{} {}", plan.layers[layer].name, phase.as_str()),
+                variants_of(plan, &ops, &|_| None),
+            )
+        })
+        .collect()
 }
 
 /// The indices of the plan's ops that `keep` accepts, by (layer, phase).

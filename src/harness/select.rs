@@ -6,6 +6,7 @@
 
 use super::tune::TuneCache;
 use crate::backend::{BackendKind, Program};
+use crate::kernels::user::{KernelSet, UserRef};
 use crate::kernels::{Op, Variant};
 use crate::model::Precision;
 
@@ -16,7 +17,13 @@ pub enum KernelChoice {
     #[default]
     Heuristic,
     /// The winner cached by `tune` for the op's shape and precision, else the heuristic.
-    Tuned(TuneCache),
+    Tuned {
+        /// The winners.
+        cache: TuneCache,
+        /// The workspace's kernels: a cached `user:NAME` winner is one of them (a winner they
+        /// lack is ignored).
+        kernels: KernelSet,
+    },
     /// This variant wherever it implements the op (at the op's precision), the heuristic's
     /// choice elsewhere: a forced tile or Winograd, like a user's kernel, changes only the ops
     /// it can run, so the rest of the step times as usual (`--kernel direct` implements every
@@ -29,7 +36,7 @@ pub enum KernelChoice {
         /// The choice to map.
         inner: Box<KernelChoice>,
         /// The replacements, by name.
-        kernels: std::collections::BTreeMap<String, crate::kernels::user::UserRef>,
+        kernels: std::collections::BTreeMap<String, UserRef>,
     },
 }
 
@@ -38,8 +45,8 @@ impl KernelChoice {
     pub fn variant(&self, op: &Op, precision: Precision) -> Variant {
         match self {
             KernelChoice::Heuristic => Variant::heuristic(op),
-            KernelChoice::Tuned(cache) => cache
-                .winner(op, precision)
+            KernelChoice::Tuned { cache, kernels } => cache
+                .winner(op, precision, kernels)
                 .unwrap_or_else(|| Variant::heuristic(op)),
             KernelChoice::Force(v) if v.implements_at(op, precision) => *v,
             KernelChoice::Force(_) => Variant::heuristic(op),

@@ -20,6 +20,7 @@ use crate::baseline::git_state;
 use crate::config::{Config, Workspace};
 use crate::kernels::Variant;
 use crate::kernels::shader_set::ShaderSet;
+use crate::kernels::user::KernelSet;
 use crate::model::{Precision, network, suite};
 use crate::results::{RunRecord, RunSettings, Stage};
 use crate::roofline::{Calibration, Peak};
@@ -352,20 +353,22 @@ pub enum KernelRequest {
 }
 
 impl KernelChoice {
-    /// The choice `request` asks for. `Auto` uses the tune cache (under `target_dir`) of the
-    /// first backend with variants when there is one; a cache that cannot be read is reported
-    /// in `notices` and ignored (it is a cache: `tune` rebuilds it).
+    /// The choice `request` asks for in a workspace with `kernels` (a named `user:NAME` is one
+    /// of them). `Auto` uses the tune cache (under `target_dir`) of the first backend with
+    /// variants when there is one; a cache that cannot be read is reported in `notices` and
+    /// ignored (it is a cache: `tune` rebuilds it).
     pub fn resolve(
         request: &KernelRequest,
+        kernels: &KernelSet,
         target_dir: &Path,
         backends: &[Box<dyn Backend>],
         notices: &mut Vec<String>,
     ) -> Result<KernelChoice> {
         match request {
             KernelRequest::Named(name) => {
-                return Ok(KernelChoice::Force(name.parse::<Variant>().map_err(|e| {
-                    Error::InvalidInput(format!("--kernel: {e}, or `auto`"))
-                })?));
+                return Ok(KernelChoice::Force(Variant::parse_in(name, kernels).map_err(
+                    |e| Error::InvalidInput(format!("--kernel: {e}, or `auto`")),
+                )?));
             }
             KernelRequest::Heuristic => return Ok(KernelChoice::Heuristic),
             KernelRequest::Auto => {}
@@ -388,7 +391,10 @@ impl KernelChoice {
                         cache.adapter.driver, cache.adapter.driver_info
                     ));
                 }
-                Ok(KernelChoice::Tuned(cache))
+                Ok(KernelChoice::Tuned {
+                    cache,
+                    kernels: kernels.clone(),
+                })
             }
             Ok(None) => Ok(KernelChoice::Heuristic),
             Err(e) => {
@@ -592,12 +598,18 @@ impl Sweep {
         if let Some(set) = request.device.shader_set()? {
             record.settings.shaders = Some(format!("{}, digest {}", set.describe(), set.digest()));
         }
-        let kernels = crate::kernels::user::load_all(&workspace.kernels)?;
+        let kernels = workspace.kernel_set()?;
         record.settings.kernels = kernels.iter().map(|k| k.record(&workspace.root)).collect();
         let mut notices = Vec::new();
         let backends = request.device.open(&mut notices)?;
         let real_gpu = backends.iter().any(|b| is_real_gpu(b.as_ref()));
-        let choice = KernelChoice::resolve(&request.kernels, &workspace.target_dir, &backends, &mut notices)?;
+        let choice = KernelChoice::resolve(
+            &request.kernels,
+            &kernels,
+            &workspace.target_dir,
+            &backends,
+            &mut notices,
+        )?;
         let jobs = request
             .selection
             .jobs(&workspace.config, real_gpu, &mut notices)?;
@@ -848,7 +860,14 @@ mod tests {
     #[test]
     fn a_named_kernel_that_does_not_exist_is_invalid_input() {
         let request = KernelRequest::Named("no_such_variant".into());
-        let error = KernelChoice::resolve(&request, Path::new("."), &[], &mut Vec::new()).err();
+        let error = KernelChoice::resolve(
+            &request,
+            &KernelSet::default(),
+            Path::new("."),
+            &[],
+            &mut Vec::new(),
+        )
+        .err();
         assert_eq!(error.map(|e| e.kind()), Some(ErrorKind::InvalidInput));
     }
 }

@@ -12,6 +12,7 @@
 use super::plan::PlanOptions;
 use super::{Target, VERIFY_BATCH, verify};
 use crate::backend::{Backend, Loaded, Program};
+use crate::kernels::user::KernelSet;
 use crate::kernels::{Access, DType, Op, Variant};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, Summary};
@@ -119,10 +120,13 @@ impl TuneCache {
         format!("{} {} {precision}", op.name(), shape_key(op))
     }
 
-    /// The cached winner for `op` at `precision`, if it was tuned and its id is known.
-    pub fn winner(&self, op: &Op, precision: Precision) -> Option<Variant> {
+    /// The cached winner for `op` at `precision`, if it was tuned and its id is known: a
+    /// built-in variant, or a kernel of `kernels`.
+    pub fn winner(&self, op: &Op, precision: Precision, kernels: &KernelSet) -> Option<Variant> {
         let entry = self.entries.get(&Self::key(op, precision))?;
-        entry.winner.parse().ok().filter(|v: &Variant| v.implements(op))
+        Variant::parse_in(&entry.winner, kernels)
+            .ok()
+            .filter(|v| v.implements(op))
     }
 
     /// Records the outcome of tuning one op (replacing an older one); nothing when no variant
@@ -353,15 +357,16 @@ pub enum TuneProgress<'a> {
     },
 }
 
-/// [`tune_op`] for every op of `ops` in order, each winner saved into the cache at `path` as
-/// soon as it is found ([`TuneCache::insert_saved`]), so an interruption loses nothing
-/// finished. Returns the results of the ops tuned and, beside them, why the tuning did not
+/// [`tune_op`] for every op of `ops` in order (the user's `kernels` among the candidates), each
+/// winner saved into the cache at `path` as soon as it is found ([`TuneCache::insert_saved`]), so
+/// an interruption loses nothing finished. Returns the results of the ops tuned and, beside them, why the tuning did not
 /// succeed: [`Error::Interrupted`] when `interrupt` was set before an op, or at the end a
 /// [`Error::Verification`] naming the ops no variant of which agrees with the reference. An
 /// error of the device or of the cache is the `Err`.
 pub fn tune_all(
     backend: &dyn Backend,
     ops: &[TuneJob],
+    kernels: &KernelSet,
     options: &TuneOptions,
     path: &Path,
     interrupt: &super::Interrupt,
@@ -383,7 +388,7 @@ pub fn tune_all(
             shape_key(&job.op),
             job.precision
         );
-        let result = tune_op(backend, job, options, &mut |event| {
+        let result = tune_op(backend, job, kernels, options, &mut |event| {
             on_event(TuneProgress::Op { label: &label, event })
         })?;
         for v in &result.variants {
@@ -410,12 +415,12 @@ pub fn tune_all(
 
 /// The candidates of `op` in the order they are timed: the heuristic's choice first (a good
 /// bar early prunes the slow ones), the other GEMM tiles, `direct` last.
-/// The user's kernels are candidates too, where they implement the op at the job's precision.
-fn ordered_candidates(op: &Op, precision: Precision) -> Vec<Variant> {
+/// The user's `kernels` are candidates too, where they implement the op at the job's precision.
+fn ordered_candidates(op: &Op, precision: Precision, kernels: &KernelSet) -> Vec<Variant> {
     let first = Variant::heuristic(op);
     let mut candidates = vec![first];
     candidates.extend(
-        Variant::candidates(op)
+        Variant::candidates_in(op, kernels)
             .into_iter()
             .filter(|v| *v != first && *v != Variant::Direct && v.implements_at(op, precision)),
     );
@@ -457,10 +462,12 @@ pub(super) fn load_variants<'b>(
     Ok((program, loaded))
 }
 
-/// Verifies and times every variant of `job.op` on `backend`.
+/// Verifies and times every variant of `job.op` on `backend`, convbench's and those of the
+/// user's `kernels` that implement it.
 pub fn tune_op(
     backend: &dyn Backend,
     job: &TuneJob,
+    kernels: &KernelSet,
     options: &TuneOptions,
     on_event: &mut dyn FnMut(TuneEvent),
 ) -> Result<TuneResult> {
@@ -469,7 +476,7 @@ pub fn tune_op(
     }
     let seed: u64 = rand::rng().random();
     let mut rng = StdRng::seed_from_u64(seed);
-    let candidates = ordered_candidates(&job.op, job.precision);
+    let candidates = ordered_candidates(&job.op, job.precision, kernels);
     let mut variants = Vec::new();
     let mut passed = candidates.clone();
     if options.verify {

@@ -9,7 +9,7 @@
 
 use super::registry::{CALIBRATE, GEMM, SHADERS, Shader, specialize};
 use super::shader_set::ShaderSet;
-use super::user::UserKernel;
+use super::user::KernelSet;
 use super::variant::{GEMM_TILES, Variant};
 use crate::model::Precision;
 use crate::{Error, Result};
@@ -107,9 +107,9 @@ pub fn final_sources(set: &ShaderSet) -> Result<Vec<FinalSource>> {
 }
 
 /// The final sources of the users' `kernels`: f32, and f16 for those that declare `f16 = true`.
-pub fn user_sources(kernels: &[&UserKernel]) -> Vec<FinalSource> {
+pub fn user_sources(kernels: &KernelSet) -> Vec<FinalSource> {
     let mut sources = Vec::new();
-    for kernel in kernels {
+    for kernel in kernels.iter() {
         let precisions: &[Precision] = if kernel.f16 {
             &[Precision::F32, Precision::F16]
         } else {

@@ -10,7 +10,7 @@
 //! skipped with a notice saying how to enable it: it is an extra compiler, not a requirement.
 
 use super::emit;
-use super::user::UserKernel;
+use super::user::KernelSet;
 use crate::{Error, Result};
 use std::path::PathBuf;
 use std::process::Command;
@@ -56,7 +56,7 @@ fn how_to_enable() -> String {
 
 /// Compiles every final source of `kernels` with Tint. A rejection is an input error naming the
 /// kernel's file, line and column and Tint's message.
-pub fn check_user_kernels(kernels: &[&UserKernel]) -> Result<TintCheck> {
+pub fn check_user_kernels(kernels: &KernelSet) -> Result<TintCheck> {
     if kernels.is_empty() {
         return Ok(TintCheck::Accepted { files: 0 });
     }

@@ -51,7 +51,6 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Mutex, OnceLock};
 
 /// Prefix of a user kernel's variant id: `user:NAME`.
 pub const ID_PREFIX: &str = "user:";
@@ -302,7 +301,7 @@ pub struct UserKernel {
     pub only: Only,
     /// The contract bindings (by name) its entry point uses, with their binding numbers.
     bindings: Vec<(u32, &'static str)>,
-    /// The source as a shader (leaked once per process: kernels live as long as the run).
+    /// The source as a shader (leaked when loaded: kernels live as long as the run).
     shader: &'static Shader,
     entry: &'static str,
 }
@@ -727,57 +726,67 @@ pub fn is_kernel_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-fn registry() -> &'static Mutex<BTreeMap<String, &'static UserKernel>> {
-    static REGISTRY: OnceLock<Mutex<BTreeMap<String, &'static UserKernel>>> = OnceLock::new();
-    REGISTRY.get_or_init(Default::default)
+/// The user's kernels of one workspace, by name, each loaded and validated once
+/// ([`KernelSet::load`]). It is a value, passed to whatever parses, lists or runs variants
+/// ([`super::Variant::parse_in`], [`super::Variant::all_in`]): two sets with different kernels of
+/// the same name coexist, as the two sides of an A/B do.
+#[derive(Debug, Clone, Default)]
+pub struct KernelSet {
+    kernels: BTreeMap<String, &'static UserKernel>,
 }
 
-/// Makes `kernel` a variant (`user:NAME`) for the rest of the process. Registering the same
-/// name again with the same source and configuration returns the registered one; with another,
-/// it is an error (two kernels cannot share a name).
-pub fn register(kernel: UserKernel) -> Result<&'static UserKernel> {
-    let mut kernels = registry()
-        .lock()
-        .map_err(|_| Error::Environment("the user kernel registry is poisoned".into()))?;
-    if let Some(&known) = kernels.get(&kernel.name) {
-        if known.digest == kernel.digest {
-            return Ok(known);
+impl KernelSet {
+    /// Loads every kernel of `declared` ([`UserKernel::load`]), in order; the first that fails
+    /// is the error, and so is a second kernel of a name already loaded.
+    pub fn load(declared: &[Declared]) -> Result<KernelSet> {
+        let mut kernels: BTreeMap<String, &'static UserKernel> = BTreeMap::new();
+        for declared in declared {
+            let kernel = UserKernel::load(declared)?;
+            if let Some(known) = kernels.get(&kernel.name) {
+                return Err(Error::InvalidInput(format!(
+                    "two kernels are named `{}` ({} and {}); rename one",
+                    kernel.name,
+                    known.source_path.display(),
+                    kernel.source_path.display()
+                )));
+            }
+            // Leaked: a kernel's shader is `'static` (see [`UserKernel`]), and kernels live as
+            // long as the run.
+            let kernel: &'static UserKernel = Box::leak(Box::new(kernel));
+            kernels.insert(kernel.name.clone(), kernel);
         }
-        return Err(Error::InvalidInput(format!(
-            "two kernels are named `{}` ({} and {}); rename one",
-            kernel.name,
-            known.source_path.display(),
-            kernel.source_path.display()
-        )));
+        Ok(KernelSet { kernels })
     }
-    let leaked: &'static UserKernel = Box::leak(Box::new(kernel));
-    kernels.insert(leaked.name.clone(), leaked);
-    Ok(leaked)
+
+    /// The kernel `name` (without the `user:` prefix).
+    pub fn get(&self, name: &str) -> Option<&'static UserKernel> {
+        self.kernels.get(name).copied()
+    }
+
+    /// Every kernel, by name.
+    pub fn iter(&self) -> impl Iterator<Item = &'static UserKernel> + '_ {
+        self.kernels.values().copied()
+    }
+
+    /// Whether the set has no kernel.
+    pub fn is_empty(&self) -> bool {
+        self.kernels.is_empty()
+    }
 }
 
-/// Every registered kernel, by name.
-pub fn registered() -> Vec<&'static UserKernel> {
-    registry()
-        .lock()
-        .map(|kernels| kernels.values().copied().collect())
-        .unwrap_or_default()
+/// Two sets are equal when they hold kernels of the same names with the same sources and
+/// configurations (digests).
+impl PartialEq for KernelSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.kernels.len() == other.kernels.len()
+            && self
+                .iter()
+                .zip(other.iter())
+                .all(|(a, b)| a.name == b.name && a.digest == b.digest)
+    }
 }
 
-/// The registered kernel `name`.
-pub fn find(name: &str) -> Option<&'static UserKernel> {
-    registry()
-        .lock()
-        .ok()
-        .and_then(|kernels| kernels.get(name).copied())
-}
-
-/// Loads and registers every kernel of `declared`, in order; the first that fails is the error.
-pub fn load_all(declared: &[Declared]) -> Result<Vec<&'static UserKernel>> {
-    declared
-        .iter()
-        .map(|d| UserKernel::load(d).and_then(register))
-        .collect()
-}
+impl Eq for KernelSet {}
 
 /// A user kernel as a [`super::Variant`]: compared, ordered and hashed by name.
 #[derive(Clone, Copy)]
@@ -831,6 +840,69 @@ mod tests {
             base_dir: dir.to_path_buf(),
             file: dir.join("Cargo.toml"),
         }
+    }
+
+    /// Two workspaces, or two revisions of one, may each declare a kernel `tiled`: each set
+    /// resolves `user:tiled` to its own.
+    #[test]
+    fn two_sets_with_different_kernels_of_one_name_coexist() {
+        let (first, second) = (
+            tempfile::tempdir().expect("temp dir"),
+            tempfile::tempdir().expect("temp dir"),
+        );
+        let changed = format!("{PLAIN}\n// another revision\n");
+        let ours = KernelSet::load(&[declare(first.path(), "tiled", PLAIN, "")]).expect("valid");
+        let theirs = KernelSet::load(&[declare(second.path(), "tiled", &changed, "")]).expect("valid");
+        let digest = |set: &KernelSet| match super::super::Variant::parse_in("user:tiled", set) {
+            Ok(super::super::Variant::User(kernel)) => kernel.0.digest.clone(),
+            other => panic!("user:tiled is not the set's kernel: {other:?}"),
+        };
+        assert_ne!(digest(&ours), digest(&theirs));
+        assert_eq!(ours.get("tiled").map(|k| k.digest.clone()), Some(digest(&ours)));
+        assert_eq!(
+            theirs.get("tiled").map(|k| k.digest.clone()),
+            Some(digest(&theirs))
+        );
+        assert_ne!(ours, theirs);
+        assert!(KernelSet::default().is_empty() && !ours.is_empty());
+    }
+
+    #[test]
+    fn a_name_loaded_twice_is_an_error_naming_both_sources() {
+        let (first, second) = (
+            tempfile::tempdir().expect("temp dir"),
+            tempfile::tempdir().expect("temp dir"),
+        );
+        let error = KernelSet::load(&[
+            declare(first.path(), "tiled", PLAIN, ""),
+            declare(second.path(), "tiled", PLAIN, ""),
+        ])
+        .expect_err("one name twice");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        let message = error.to_string();
+        for dir in [&first, &second] {
+            let source = dir.path().join("tiled.wgsl");
+            assert!(message.contains(&source.display().to_string()), "{message}");
+        }
+    }
+
+    #[test]
+    fn all_in_lists_the_builtins_then_the_sets_kernels_by_name() {
+        use super::super::Variant;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let set = KernelSet::load(&[
+            declare(dir.path(), "second", PLAIN, ""),
+            declare(dir.path(), "first", PLAIN, ""),
+        ])
+        .expect("valid");
+        let ids: Vec<String> = Variant::all_in(&set).iter().map(Variant::id).collect();
+        let builtin: Vec<String> = Variant::builtin().iter().map(Variant::id).collect();
+        assert_eq!(ids[..builtin.len()], builtin[..]);
+        assert_eq!(ids[builtin.len()..], ["user:first", "user:second"]);
+        let error = Variant::parse_in("user:third", &set)
+            .expect_err("not declared")
+            .to_string();
+        assert!(error.contains("it declares user:first, user:second"), "{error}");
     }
 
     #[test]

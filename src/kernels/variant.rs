@@ -9,6 +9,7 @@
 //! data) also have a fused Winograd F(2x2, 3x3) kernel (`shaders/winograd.wgsl`).
 
 use super::op::Op;
+use super::user::{ID_PREFIX, KernelSet, UserKernel, UserRef};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +59,7 @@ pub enum Variant {
     /// variant, so its rates compare with the other variants' on the same work.
     Winograd,
     /// A kernel of the user's workspace (see [`super::user`]), id `user:NAME`.
-    User(super::user::UserRef),
+    User(UserRef),
 }
 
 impl Variant {
@@ -72,16 +73,12 @@ impl Variant {
         }
     }
 
-    /// Every variant there is: `direct`, then one per GEMM tile, then Winograd, then the user's
-    /// kernels registered in this process ([`super::user::register`]).
-    pub fn all() -> Vec<Variant> {
+    /// Every variant there is in a workspace with `kernels`: `direct`, then one per GEMM tile,
+    /// then Winograd, then the user's kernels by name.
+    pub fn all_in(kernels: &KernelSet) -> Vec<Variant> {
         Self::builtin()
             .into_iter()
-            .chain(
-                super::user::registered()
-                    .into_iter()
-                    .map(|k| Variant::User(super::user::UserRef(k))),
-            )
+            .chain(kernels.iter().map(|k| Variant::User(UserRef(k))))
             .collect()
     }
 
@@ -134,9 +131,42 @@ impl Variant {
             }
     }
 
-    /// The variants that implement `op`, `direct` first.
-    pub fn candidates(op: &Op) -> Vec<Variant> {
-        Self::all().into_iter().filter(|v| v.implements(op)).collect()
+    /// The variants that implement `op` in a workspace with `kernels`, `direct` first.
+    pub fn candidates_in(op: &Op, kernels: &KernelSet) -> Vec<Variant> {
+        Self::all_in(kernels)
+            .into_iter()
+            .filter(|v| v.implements(op))
+            .collect()
+    }
+
+    /// The variant with id `id` in a workspace with `kernels`: a built-in one, or `user:NAME`
+    /// for the kernel `NAME` of `kernels`. An unknown id is an error listing the known ones.
+    pub fn parse_in(id: &str, kernels: &KernelSet) -> Result<Variant> {
+        if let Some(name) = id.strip_prefix(ID_PREFIX) {
+            return kernels
+                .get(name)
+                .map(|k| Variant::User(UserRef(k)))
+                .ok_or_else(|| {
+                    let known: Vec<String> = kernels.iter().map(UserKernel::id).collect();
+                    Error::InvalidInput(format!(
+                        "no kernel `{name}` is declared in this workspace ({}); declare it in \
+                     [package.metadata.convbench.kernels.{name}] (see `cargo convbench init`)",
+                        if known.is_empty() {
+                            "it declares none".to_string()
+                        } else {
+                            format!("it declares {}", known.join(", "))
+                        }
+                    ))
+                });
+        }
+        let all = Self::all_in(kernels);
+        all.iter().find(|v| v.id() == id).copied().ok_or_else(|| {
+            let known: Vec<String> = all.iter().map(Variant::id).collect();
+            Error::InvalidInput(format!(
+                "unknown kernel variant `{id}`; known variants: {}",
+                known.join(", ")
+            ))
+        })
     }
 
     /// The variant to run `op` with when nothing was measured, from the shape `(m, n, k)` of
@@ -280,32 +310,18 @@ impl std::fmt::Display for Variant {
     }
 }
 
+/// A built-in variant's id. A user kernel's id (`user:NAME`) is an error: only a workspace's
+/// kernels resolve it ([`Variant::parse_in`]).
 impl std::str::FromStr for Variant {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
-        if let Some(name) = s.strip_prefix(super::user::ID_PREFIX) {
-            return super::user::find(name)
-                .map(|k| Variant::User(super::user::UserRef(k)))
-                .ok_or_else(|| {
-                    let known: Vec<String> = super::user::registered().iter().map(|k| k.id()).collect();
-                    Error::InvalidInput(format!(
-                        "no kernel `{name}` is declared in this workspace ({}); declare it in \
-                         [package.metadata.convbench.kernels.{name}] (see `cargo convbench init`)",
-                        if known.is_empty() {
-                            "it declares none".to_string()
-                        } else {
-                            format!("it declares {}", known.join(", "))
-                        }
-                    ))
-                });
+        if s.starts_with(ID_PREFIX) {
+            return Err(Error::InvalidInput(format!(
+                "`{s}` names a user kernel, which only the kernels declared in a workspace resolve; \
+                 parse it with them (`Variant::parse_in`)"
+            )));
         }
-        Variant::all().into_iter().find(|v| v.id() == s).ok_or_else(|| {
-            let known: Vec<String> = Variant::all().iter().map(Variant::id).collect();
-            Error::InvalidInput(format!(
-                "unknown kernel variant `{s}`; known variants: {}",
-                known.join(", ")
-            ))
-        })
+        Variant::parse_in(s, &KernelSet::default())
     }
 }
 
@@ -331,16 +347,39 @@ mod tests {
         for tile in GEMM_TILES {
             assert!(tile.is_valid(), "{tile:?} breaks the shader's constraints");
         }
-        for v in Variant::all() {
+        for v in Variant::builtin() {
             assert_eq!(v.id().parse::<Variant>().expect("known id"), v);
         }
         assert!("gemm_1x1x1_1x1".parse::<Variant>().is_err());
     }
 
     #[test]
+    fn a_user_id_is_looked_up_in_the_set_and_never_parsed_alone() {
+        let error = Variant::parse_in("user:x", &KernelSet::default()).expect_err("no kernels");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        let message = error.to_string();
+        assert!(
+            message.contains("no kernel `x`")
+                && message.contains("it declares none")
+                && message.contains("[package.metadata.convbench.kernels.x]"),
+            "{message}"
+        );
+        let error = "user:x".parse::<Variant>().expect_err("a user id alone");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(
+            error.to_string().contains("`user:x` names a user kernel"),
+            "{error}"
+        );
+        assert_eq!(
+            Variant::parse_in("direct", &KernelSet::default()).ok(),
+            Some(Variant::Direct)
+        );
+    }
+
+    #[test]
     fn the_heuristic_picks_offered_tiles() {
         use crate::kernels::LinearGeom;
-        let offered = Variant::all();
+        let offered = Variant::builtin();
         for (batch, in_features, out_features) in
             [(1, 9216, 4096), (8, 4096, 4096), (64, 4096, 1000), (2, 5, 3)]
         {
@@ -474,7 +513,7 @@ mod tests {
             assert!(Variant::Winograd.implements(&forward), "{conv:?}");
             assert!(Variant::Winograd.implements(&backward_data), "{conv:?}");
             assert!(!Variant::Winograd.implements(&backward_filter), "{conv:?}");
-            assert!(Variant::candidates(&forward).contains(&Variant::Winograd));
+            assert!(Variant::candidates_in(&forward, &KernelSet::default()).contains(&Variant::Winograd));
         }
         let mut dilated = Conv2d::square(4, 8, 3, 1, 2);
         dilated.dilation = (2, 2);
@@ -488,7 +527,7 @@ mod tests {
         ] {
             for op in ops(conv) {
                 assert!(!Variant::Winograd.implements(&op), "{conv:?}");
-                assert!(!Variant::candidates(&op).contains(&Variant::Winograd));
+                assert!(!Variant::candidates_in(&op, &KernelSet::default()).contains(&Variant::Winograd));
                 assert!(crate::kernels::plan(&op, Variant::Winograd).is_err());
             }
         }

@@ -2,14 +2,14 @@
 //! an op's contract as JSON, and the final sources `--emit` wrote.
 
 use crate::kernels::emit::FinalSource;
-use crate::kernels::user::UserKernel;
+use crate::kernels::user::KernelSet;
 use crate::kernels::{Access, Op};
 use serde_json::json;
 use std::path::Path;
 
 /// The ops and the bindings each reads and writes, then the workspace's kernels (`mine`, their
 /// sources shown relative to `root`).
-pub fn ops_table(ops: &[Op], mine: &[&UserKernel], root: &Path) -> String {
+pub fn ops_table(ops: &[Op], mine: &KernelSet, root: &Path) -> String {
     let mut table = super::terminal::bordered(&["op", "reads", "writes"]);
     for op in ops {
         let names = |read: bool| {
@@ -25,7 +25,7 @@ pub fn ops_table(ops: &[Op], mine: &[&UserKernel], root: &Path) -> String {
     let mut text = table.to_string();
     if !mine.is_empty() {
         let mut yours = super::terminal::bordered(&["your kernel", "op", "source", "f16", "only", "digest"]);
-        for k in mine {
+        for k in mine.iter() {
             let source = k.source_path.strip_prefix(root).unwrap_or(&k.source_path);
             yours.add_row([
                 k.id(),

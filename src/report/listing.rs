@@ -54,7 +54,7 @@ pub fn listing(workspace: Option<&Workspace>, json: bool) -> String {
             .iter()
             .map(|s| json!({"file": s.file, "entries": s.entries}))
             .collect();
-        let variants: Vec<String> = Variant::all().iter().map(Variant::id).collect();
+        let variants: Vec<String> = Variant::builtin().iter().map(Variant::id).collect();
         let user_kernels: Vec<_> = declared
             .iter()
             .map(|k| json!({"name": format!("user:{}", k.name), "op": k.config.op, "source": source_of(k)}))
@@ -115,7 +115,7 @@ pub fn listing(workspace: Option<&Workspace>, json: bool) -> String {
     for s in SHADERS.iter() {
         text.push_str(&format!("  shaders/{}: {}\n", s.file, s.entries.join(", ")));
     }
-    let variants: Vec<String> = Variant::all().iter().map(Variant::id).collect();
+    let variants: Vec<String> = Variant::builtin().iter().map(Variant::id).collect();
     text.push_str(&format!(
         "\nkernel variants (`run --kernel`, `tune`): {}\n",
         variants.join(", ")

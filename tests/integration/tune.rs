@@ -9,6 +9,7 @@ use convbench::harness::tune::{
     tune_op,
 };
 use convbench::harness::{RunOptions, Target, measure, verify_target};
+use convbench::kernels::user::KernelSet;
 use convbench::kernels::variant::GEMM_TILES;
 use convbench::kernels::{ConvGeom, LinearGeom, Op, PoolGeom, Variant};
 use convbench::model::{Conv2d, Pool2d, Precision, Shape, SuiteEntry, network};
@@ -75,9 +76,12 @@ fn tune_cache_round_trips_and_looks_up_winners() {
     cache.save(&path).expect("saved");
     let loaded = TuneCache::load(&path).expect("readable").expect("present");
     assert_eq!(loaded, cache);
-    assert_eq!(loaded.winner(&op, Precision::F32), Some(tile));
     assert_eq!(
-        loaded.winner(&op, Precision::F16),
+        loaded.winner(&op, Precision::F32, &KernelSet::default()),
+        Some(tile)
+    );
+    assert_eq!(
+        loaded.winner(&op, Precision::F16, &KernelSet::default()),
         None,
         "precision is part of the key"
     );
@@ -87,7 +91,7 @@ fn tune_cache_round_trips_and_looks_up_winners() {
         ..small_conv()
     });
     assert_eq!(
-        loaded.winner(&other_batch, Precision::F32),
+        loaded.winner(&other_batch, Precision::F32, &KernelSet::default()),
         None,
         "the shape is part of the key"
     );
@@ -117,7 +121,7 @@ fn tune_cache_rejects_other_formats_and_ignores_unknown_winners() {
     }
     cache.save(&path).expect("saved");
     let loaded = TuneCache::load(&path).expect("readable").expect("present");
-    assert_eq!(loaded.winner(&op, Precision::F32), None);
+    assert_eq!(loaded.winner(&op, Precision::F32, &KernelSet::default()), None);
 
     cache.format_version = TUNE_FORMAT_VERSION + 1;
     cache.save(&path).expect("saved");
@@ -155,7 +159,10 @@ fn kernel_choice_forces_only_where_a_variant_implements_the_op() {
     );
     let mut cache = TuneCache::new(adapter());
     cache.insert(&result(conv.clone(), Variant::Direct));
-    let tuned = KernelChoice::Tuned(cache);
+    let tuned = KernelChoice::Tuned {
+        cache,
+        kernels: KernelSet::default(),
+    };
     assert_eq!(
         tuned.variant(&conv, Precision::F32),
         Variant::Direct,
@@ -207,9 +214,14 @@ fn tune_op_verifies_and_times_every_variant() {
         ..TuneOptions::default()
     };
     let mut timed = Vec::new();
-    let result = tune_op(backend, &job, &options, &mut |e| timed.push(e))
-        .unwrap_or_else(|e| panic!("seed {}: {e}", seed()));
-    assert_eq!(result.variants.len(), Variant::candidates(&job.op).len());
+    let result = tune_op(backend, &job, &KernelSet::default(), &options, &mut |e| {
+        timed.push(e)
+    })
+    .unwrap_or_else(|e| panic!("seed {}: {e}", seed()));
+    assert_eq!(
+        result.variants.len(),
+        Variant::candidates_in(&job.op, &KernelSet::default()).len()
+    );
     for v in &result.variants {
         match &v.outcome {
             Outcome::Timed { samples_ns, .. } => assert_eq!(samples_ns.len(), 2),

@@ -8,6 +8,7 @@ use super::support::{assert_within_bound, gpu, rng, seed, uniform};
 use convbench::backend::{Backend, Program};
 use convbench::harness::verify;
 use convbench::kernels::registry::GEMM;
+use convbench::kernels::user::KernelSet;
 use convbench::kernels::variant::GEMM_TILES;
 use convbench::kernels::{Access, ConvGeom, DType, LinearGeom, Op, Variant};
 use convbench::model::{Conv2d, Precision};
@@ -44,7 +45,7 @@ fn every_gemm_tile_validates_with_naga() {
 /// Runs every variant of `op` on the same random inputs and checks each against one reference.
 fn check_variants(op: &Op, precision: Precision, rng: &mut StdRng) {
     let Some(backend) = gpu() else { return };
-    let variants = Variant::candidates(op);
+    let variants = Variant::candidates_in(op, &KernelSet::default());
     assert!(variants.len() > 1, "{} should have GEMM variants", op.name());
     let mut program = Program::new(precision);
     let ids: Vec<usize> = op
@@ -228,7 +229,10 @@ fn winograd_forward_and_backward_data() {
         .flat_map(|g| [Op::Conv2dForward(g), Op::Conv2dBackwardData(g)])
         .collect();
     for op in &ops {
-        assert!(Variant::candidates(op).contains(&Variant::Winograd), "{op:?}");
+        assert!(
+            Variant::candidates_in(op, &KernelSet::default()).contains(&Variant::Winograd),
+            "{op:?}"
+        );
     }
     check_all(&ops, &mut rng);
 }

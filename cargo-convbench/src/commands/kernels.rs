@@ -7,8 +7,8 @@ use crate::cli::Args;
 use crate::output::print;
 use convbench::harness::plan::representative_ops;
 use convbench::kernels::contract::wgsl_skeleton;
+use convbench::kernels::emit;
 use convbench::kernels::shader_set::ShaderSet;
-use convbench::kernels::{emit, user};
 use convbench::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,7 @@ pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
             print(&serde_json::to_string_pretty(&list).unwrap_or_default());
         } else {
             let workspace = convbench::config::load(_args.manifest_path.as_deref())?;
-            let mine = convbench::kernels::user::load_all(&workspace.kernels)?;
+            let mine = workspace.kernel_set()?;
             let text = convbench::report::ops_table(&ops, &mine, &workspace.root);
             print(&format!(
                 "{text}\n\n`cargo convbench kernels --contract OP` prints an op's contract as a WGSL skeleton."
@@ -65,7 +65,7 @@ fn emit_sources(args: &Args, dir: &Path, format: ListFormat) -> Result<u8> {
     convbench::fs::check_output_folder(dir)?;
     let own = emit::final_sources(&ShaderSet::embedded())?;
     let workspace = convbench::config::load(args.manifest_path.as_deref())?;
-    let mine = user::load_all(&workspace.kernels)?;
+    let mine = workspace.kernel_set()?;
     let yours = emit::user_sources(&mine);
     let all: Vec<_> = own.iter().chain(&yours).cloned().collect();
     emit::write_sources(dir, &all)?;

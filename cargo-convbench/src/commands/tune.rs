@@ -40,7 +40,7 @@ pub struct TuneArgs {
 /// `cargo convbench tune`.
 pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
-    convbench::kernels::user::load_all(&workspace.kernels)?;
+    let kernels = workspace.kernel_set()?;
     let backend = WgpuBackend::open(a.adapter.as_deref())?;
     let options = TuneOptions {
         warmup_iterations: a.warmup.max(1),
@@ -79,7 +79,7 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
         "tuning {} distinct ops on {} ({} variants each at most)",
         ops.len(),
         adapter.label(),
-        Variant::all().len()
+        Variant::all_in(&kernels).len()
     ));
     // SIGINT or SIGTERM stops after the op being tuned: every finished op is already in the
     // cache, and the table shows them.
@@ -87,6 +87,7 @@ pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
     let (results, stopped) = tune_all(
         &backend,
         &ops,
+        &kernels,
         &options,
         &path,
         &interrupt,

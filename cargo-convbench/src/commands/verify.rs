@@ -14,6 +14,7 @@ use convbench::harness::sweep::VerifyScope;
 use convbench::harness::verify::Summary;
 use convbench::harness::{RunOptions, VerifyEvent, verify_jobs};
 use convbench::kernels::tint::TintCheck;
+use convbench::kernels::user::KernelSet;
 use convbench::model::Precision;
 use convbench::{Result, report};
 
@@ -54,16 +55,17 @@ pub struct VerifyArgs {
     pub seeds: Option<u64>,
 }
 
-/// Verifies every kernel variant (and the user's kernels) on random shapes on each backend with
+/// Verifies every kernel variant (and the user's `mine`) on random shapes on each backend with
 /// variants, once or over `--seeds` seeds; prints the tables; a failure is the error.
 fn verify_variants(
     a: &VerifyArgs,
+    mine: &KernelSet,
     backends: &[Box<dyn convbench::backend::Backend>],
     precisions: &[Precision],
     quiet: bool,
 ) -> Result<()> {
     let seed = a.seed.unwrap_or_else(rand::random);
-    let variants = conformance::requested_variants(&a.kernels.kernel)?;
+    let variants = conformance::requested_variants(&a.kernels.kernel, mine)?;
     let shapes = a.random_shapes;
     let error = match a.seeds {
         None => {
@@ -103,7 +105,7 @@ fn verify_variants(
 /// not (the message names it, its element, error, bound and the data seed).
 pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let mine = convbench::kernels::user::load_all(&workspace.kernels)?;
+    let mine = workspace.kernel_set()?;
     // The second compiler: a kernel naga accepts may not compile in browsers.
     match convbench::kernels::tint::check_user_kernels(&mine)? {
         TintCheck::Accepted { files: 0 } => {}
@@ -120,6 +122,7 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
     let backends = a.device.request().open(&mut notices)?;
     let kernels = KernelChoice::resolve(
         &a.kernels.request(),
+        &mine,
         &workspace.target_dir,
         &backends,
         &mut notices,
@@ -134,7 +137,7 @@ pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
         explicit_precisions,
         variant_precisions,
     } = a.selection.selection().verify_scope(&workspace.config);
-    verify_variants(a, &backends, &variant_precisions, args.quiet)?;
+    verify_variants(a, &mine, &backends, &variant_precisions, args.quiet)?;
     if a.variants {
         return Ok(0);
     }
