@@ -46,6 +46,20 @@ pub enum StageArg {
     Eval,
 }
 
+/// Exit code when a regression was found (the gate failed).
+pub const EXIT_REGRESSION: u8 = 1;
+
+/// Options of every subcommand, given before or after its name.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Global {
+    /// Path to the workspace's Cargo.toml (for `[workspace.metadata.convbench]`).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// No progress bars or notices on stderr.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
 /// What to benchmark: the selection flags `run`, `tune`, `verify` and `ab` share.
 #[derive(Debug, Clone, clap::Args)]
 pub struct SelectionArgs {

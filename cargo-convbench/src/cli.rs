@@ -1,12 +1,9 @@
 //! Argument parsing (clap, in cargo-subcommand form) and dispatch to the subcommands.
 
+use crate::args::Global;
 use crate::commands;
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
 use std::process::ExitCode;
-
-/// Exit code when a regression was found (the gate failed).
-pub const EXIT_REGRESSION: u8 = 1;
 
 /// `cargo` passes the subcommand name as the first argument.
 #[derive(Debug, Parser)]
@@ -20,12 +17,9 @@ enum Cargo {
 #[derive(Debug, clap::Args)]
 #[command(version, about, long_about = None)]
 pub struct Args {
-    /// Path to the workspace's Cargo.toml (for `[workspace.metadata.convbench]`).
-    #[arg(long, global = true, value_name = "PATH")]
-    pub manifest_path: Option<PathBuf>,
-    /// No progress bars or notices on stderr.
-    #[arg(long, short, global = true)]
-    pub quiet: bool,
+    /// Options of every subcommand.
+    #[command(flatten)]
+    pub global: Global,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
@@ -97,23 +91,23 @@ fn parse() -> Args {
 pub fn main_impl() -> ExitCode {
     let args = parse();
     let result = match &args.command {
-        Command::Adapters(a) => commands::adapters::run(&args, a),
-        Command::List(a) => commands::list::run(&args, a),
-        Command::Kernels(a) => commands::kernels::run(&args, a),
-        Command::Init(a) => commands::init::run(&args, a),
-        Command::Run(a) => commands::run::run(&args, a),
-        Command::Tune(a) => commands::tune::run(&args, a),
-        Command::Verify(a) => commands::verify::run(&args, a),
-        Command::Peers(a) => commands::peers::run(&args, a),
-        Command::Report(a) => commands::report::run(&args, a),
-        Command::Plot(a) => commands::plot::run(&args, a),
-        Command::Compare(a) => commands::compare::run(&args, a),
-        Command::Baseline(a) => commands::baseline::run(&args, a),
-        Command::History(a) => commands::history::run(&args, a),
-        Command::Ab(a) => commands::ab::run(&args, a),
-        Command::Bisect(a) => commands::bisect::run(&args, a),
-        Command::Ci(a) => commands::ci::run_ci(&args, a),
-        Command::Comment(a) => commands::ci::run_comment(&args, a),
+        Command::Adapters(a) => commands::adapters::run(&args.global, a),
+        Command::List(a) => commands::list::run(&args.global, a),
+        Command::Kernels(a) => commands::kernels::run(&args.global, a),
+        Command::Init(a) => commands::init::run(&args.global, a),
+        Command::Run(a) => commands::run::run(&args.global, a),
+        Command::Tune(a) => commands::tune::run(&args.global, a),
+        Command::Verify(a) => commands::verify::run(&args.global, a),
+        Command::Peers(a) => commands::peers::run(&args.global, a),
+        Command::Report(a) => commands::report::run(&args.global, a),
+        Command::Plot(a) => commands::plot::run(&args.global, a),
+        Command::Compare(a) => commands::compare::run(&args.global, a),
+        Command::Baseline(a) => commands::baseline::run(&args.global, a),
+        Command::History(a) => commands::history::run(&args.global, a),
+        Command::Ab(a) => commands::ab::run(&args.global, a),
+        Command::Bisect(a) => commands::bisect::run(&args.global, a),
+        Command::Ci(a) => commands::ci::run_ci(&args.global, a),
+        Command::Comment(a) => commands::ci::run_comment(&args.global, a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -10,8 +10,8 @@
 //! planner), a `cargo-convbench` built from the base revision and this one alternate whole
 //! `run --rounds 1` invocations, round by round (ABBA), and each round's medians make a pair.
 
+use crate::args::{EXIT_REGRESSION, Global};
 use crate::args::{KernelArgs, SelectionArgs, StageArg, count, count_u64};
-use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::{print, write_atomic};
 use crate::progress::run_ab;
 use convbench::compare::CompareConfig;
@@ -109,7 +109,7 @@ impl AbArgs {
 /// Process mode stops at SIGINT or SIGTERM after the round in flight: the outcome judges the
 /// pairs finished, and the interruption comes beside it.
 fn measure_and_judge(
-    args: &Args,
+    args: &Global,
     a: &AbArgs,
     workspace: &Workspace,
     config: &CompareConfig,
@@ -136,7 +136,7 @@ fn measure_and_judge(
 }
 
 /// `cargo convbench ab`.
-pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &AbArgs) -> Result<u8> {
     if let Some(out) = &a.out {
         crate::output::check_writable(out)?;
     }
@@ -172,7 +172,11 @@ pub fn run(args: &Args, a: &AbArgs) -> Result<u8> {
 
 /// Process mode: `convbench::harness::ab::process_pairs` with this binary as the head and a
 /// round's `run` arguments from `a`; SIGINT or SIGTERM ends it after the round in flight.
-fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec<Measured>, Option<Error>)> {
+fn process_mode(
+    args: &Global,
+    a: &AbArgs,
+    base_bin: &Path,
+) -> Result<(String, Vec<Measured>, Option<Error>)> {
     let head_bin = std::env::current_exe()
         .map_err(|e| Error::Environment(format!("cannot find this binary to run it again: {e}")))?;
     let interrupt = crate::interrupt::install();
@@ -192,7 +196,7 @@ fn process_mode(args: &Args, a: &AbArgs, base_bin: &Path) -> Result<(String, Vec
 }
 
 /// The `run` arguments of one round in process mode: the same selection on both builds.
-fn run_args(args: &Args, a: &AbArgs, out: &Path) -> Vec<String> {
+fn run_args(args: &Global, a: &AbArgs, out: &Path) -> Vec<String> {
     let mut list: Vec<String> = vec!["run".into(), "--quiet".into(), "--rounds".into(), "1".into()];
     if let Some(manifest) = &args.manifest_path {
         list.extend(["--manifest-path".into(), manifest.display().to_string()]);

@@ -2,8 +2,8 @@
 //! `--calibrate`, each adapter's measured peak arithmetic rate and bandwidth, cached for the
 //! roofline of `run --layers` (see `convbench::roofline`).
 
+use crate::args::Global;
 use crate::args::ListFormat;
-use crate::cli::Args;
 use crate::output::print;
 use convbench::gpu::list_adapters;
 use convbench::roofline::{Calibrated, Calibration};
@@ -26,7 +26,7 @@ pub struct AdaptersArgs {
 }
 
 /// Lists adapters, or calibrates them.
-pub fn run(args: &Args, a: &AdaptersArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &AdaptersArgs) -> Result<u8> {
     if a.calibrate {
         return calibrate_adapters(args, a);
     }
@@ -47,7 +47,7 @@ pub fn run(args: &Args, a: &AdaptersArgs) -> Result<u8> {
 
 /// `adapters --calibrate`: calibrates the selected adapter, or every adapter (one that fails is
 /// reported and the others still run; the exit code is 3 when none could be calibrated).
-fn calibrate_adapters(args: &Args, a: &AdaptersArgs) -> Result<u8> {
+fn calibrate_adapters(args: &Global, a: &AdaptersArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
     let Calibrated {
         calibrations,

@@ -1,8 +1,8 @@
 //! `cargo convbench baseline update`: bless results as the new baseline of their adapter,
 //! merged with the benchmarks already blessed, written atomically, optionally committed.
 
+use crate::args::Global;
 use crate::args::RunArgs;
-use crate::cli::Args;
 use crate::output::print;
 use crate::progress::run_sweep;
 use convbench::Result;
@@ -55,7 +55,7 @@ pub struct UpdateArgs {
 }
 
 /// `cargo convbench baseline update`.
-pub fn run(args: &Args, command: &BaselineCommand) -> Result<u8> {
+pub fn run(args: &Global, command: &BaselineCommand) -> Result<u8> {
     let BaselineAction::Update(a) = &command.action;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?

@@ -3,8 +3,8 @@
 //! `convbench::harness::bisect`); nothing is rebuilt. Exit 1 when a slower commit is found, 0
 //! when `bad` is not slower than `good`.
 
+use crate::args::{EXIT_REGRESSION, Global};
 use crate::args::{KernelArgs, SelectionArgs, count, count_u64};
-use crate::cli::{Args, EXIT_REGRESSION};
 use crate::output::print;
 use crate::progress::Progress;
 use convbench::Result;
@@ -49,7 +49,7 @@ pub struct BisectArgs {
 }
 
 /// `cargo convbench bisect`.
-pub fn run(args: &Args, a: &BisectArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &BisectArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
     let overrides = CompareOverrides {
         threshold: a.threshold,

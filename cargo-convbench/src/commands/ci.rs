@@ -14,7 +14,7 @@
 //! `--run-conclusion`): see [`convbench::gate::expect`].
 
 use crate::args::{BaselineArgs, RunArgs};
-use crate::cli::{Args, EXIT_REGRESSION};
+use crate::args::{EXIT_REGRESSION, Global};
 use crate::output::{print, print_untrusted, write_atomic};
 use crate::progress::{run_ab, run_sweep};
 use convbench::Result;
@@ -178,7 +178,7 @@ fn choose_mode(a: &CiArgs, workspace: &Workspace) -> Mode {
 }
 
 /// A/B mode: the base revision against the working tree, interleaved in this process.
-fn ab_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace) -> Result<Parts> {
+fn ab_decision_parts(args: &Global, a: &CiArgs, workspace: &Workspace) -> Result<Parts> {
     let config = compare_config(workspace, &a.baseline.overrides())?;
     let request = AbRequest {
         base: a.ab_base.clone().or_else(|| a.baseline.baseline_rev.clone()),
@@ -210,7 +210,7 @@ fn ab_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace) -> Result<P
 }
 
 /// Baseline mode: runs or reads the records and compares them with the baselines.
-fn baseline_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace, why: &str) -> Result<Parts> {
+fn baseline_decision_parts(args: &Global, a: &CiArgs, workspace: &Workspace, why: &str) -> Result<Parts> {
     let config = compare_config(workspace, &a.baseline.overrides())?;
     let records = if a.results.is_empty() {
         let (record, error) = run_sweep(&a.run.request(), workspace, args.quiet, a.run.out.as_deref())?;
@@ -228,7 +228,7 @@ fn baseline_decision_parts(args: &Args, a: &CiArgs, workspace: &Workspace, why: 
 }
 
 /// `cargo convbench ci`.
-pub fn run_ci(args: &Args, a: &CiArgs) -> Result<u8> {
+pub fn run_ci(args: &Global, a: &CiArgs) -> Result<u8> {
     if let Some(out) = &a.run.out {
         crate::output::check_writable(out)?;
     }
@@ -280,7 +280,7 @@ fn report(workspace: &Workspace, a: &CiArgs, env: &ActionsEnv, judged: Decision)
 }
 
 /// `cargo convbench comment`.
-pub fn run_comment(args: &Args, a: &CommentArgs) -> Result<u8> {
+pub fn run_comment(args: &Global, a: &CommentArgs) -> Result<u8> {
     let run = TrustedRun {
         head_sha: a.head_sha.clone(),
         default_branch: a.default_branch.clone(),

@@ -2,7 +2,7 @@
 //! base revision, with a verdict per benchmark and phase; exit code 1 on a regression.
 
 use crate::args::{BaselineArgs, RunArgs};
-use crate::cli::{Args, EXIT_REGRESSION};
+use crate::args::{EXIT_REGRESSION, Global};
 use crate::output::{print, write_atomic};
 use crate::progress::run_sweep;
 use convbench::Result;
@@ -27,7 +27,7 @@ pub struct CompareArgs {
 }
 
 /// `cargo convbench compare`.
-pub fn run(args: &Args, a: &CompareArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &CompareArgs) -> Result<u8> {
     let format: Format = a.run.format.parse()?;
     if let Some(out) = &a.run.out {
         crate::output::check_writable(out)?;

@@ -1,8 +1,8 @@
 //! `cargo convbench history`: the blessed value of each benchmark across the commits that
 //! changed its baseline, with the spread between the blessed runs and the steps in its level.
 
+use crate::args::Global;
 use crate::args::ListFormat;
-use crate::cli::Args;
 use crate::output::{print_untrusted, write_atomic};
 use convbench::baseline::{GitBaselineStore, HistoryQuery, change_point_config};
 use convbench::config;
@@ -52,7 +52,7 @@ pub struct HistoryArgs {
 }
 
 /// `cargo convbench history`.
-pub fn run(args: &Args, a: &HistoryArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &HistoryArgs) -> Result<u8> {
     let dashboard = a.html.is_some() || a.svg.is_some();
     let default_phase = if dashboard { "all" } else { "total" };
     let phases = report::parse_phases(a.phase.as_deref().unwrap_or(default_phase))?;

@@ -1,6 +1,6 @@
 //! `cargo convbench init`: puts a workspace under convbench's gate ([`convbench::init`]).
 
-use crate::cli::Args;
+use crate::args::Global;
 use convbench::{Result, config};
 
 /// Arguments of `init`.
@@ -18,7 +18,7 @@ pub struct InitArgs {
 }
 
 /// `cargo convbench init`.
-pub fn run(args: &Args, a: &InitArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &InitArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
     let lines = convbench::init::init(&workspace, &a.kernel, !a.no_workflows, a.force)?;
     crate::output::print(&lines.join("\n"));

@@ -2,8 +2,8 @@
 //! contract a WGSL kernel for that op follows, as a skeleton, and with `--emit DIR` every final
 //! WGSL source (convbench's and the workspace's kernels) as the device loads it.
 
+use crate::args::Global;
 use crate::args::ListFormat;
-use crate::cli::Args;
 use crate::output::print;
 use convbench::harness::plan::representative_ops;
 use convbench::kernels::contract::wgsl_skeleton;
@@ -28,7 +28,7 @@ pub struct KernelsArgs {
 }
 
 /// `cargo convbench kernels`.
-pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
+pub fn run(_args: &Global, a: &KernelsArgs) -> Result<u8> {
     if let Some(dir) = &a.emit {
         return emit_sources(_args, dir, a.format);
     }
@@ -61,7 +61,7 @@ pub fn run(_args: &Args, a: &KernelsArgs) -> Result<u8> {
 }
 
 /// `kernels --emit DIR`: convbench's final sources, then the workspace's kernels.
-fn emit_sources(args: &Args, dir: &Path, format: ListFormat) -> Result<u8> {
+fn emit_sources(args: &Global, dir: &Path, format: ListFormat) -> Result<u8> {
     convbench::fs::check_output_folder(dir)?;
     let own = emit::final_sources(&ShaderSet::embedded())?;
     let workspace = convbench::config::load(args.manifest_path.as_deref())?;

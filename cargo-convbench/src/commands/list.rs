@@ -2,8 +2,8 @@
 //! variants, and in a workspace that declares them, its own networks and kernels (what `run
 //! --model` and `run --kernel user:NAME` accept there).
 
+use crate::args::Global;
 use crate::args::ListFormat;
-use crate::cli::Args;
 use crate::output::print;
 use convbench::Result;
 use convbench::config;
@@ -17,7 +17,7 @@ pub struct ListArgs {
 }
 
 /// Lists models, suites and kernels.
-pub fn run(args: &Args, a: &ListArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &ListArgs) -> Result<u8> {
     // Outside a cargo workspace, or with a configuration that does not load, the zoo alone:
     // `list` answers what convbench can run before anything is set up.
     let workspace = match config::load(args.manifest_path.as_deref()) {

@@ -1,8 +1,8 @@
 //! `cargo convbench peers`: another framework and convbench on one selection, rounds
 //! interleaved, into one record; prints the seeds' table of backends.
 
+use crate::args::Global;
 use crate::args::{RunArgs, StageArg};
-use crate::cli::Args;
 use crate::output::{check_writable, print, write_atomic};
 use crate::progress::run_sweep;
 use convbench::peers::{PeerRequest, PeerSession};
@@ -29,7 +29,7 @@ pub struct PeersArgs {
 }
 
 /// `cargo convbench peers`.
-pub fn run(args: &Args, a: &PeersArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
     if let Some(out) = &a.run.out {
         check_writable(out)?;
     }

@@ -1,7 +1,7 @@
 //! `cargo convbench plot FILE... --kind KIND -o chart.svg`: the seeds' comparison charts of
 //! saved records (throughput against batch, phases, backends, precision, layers).
 
-use crate::cli::Args;
+use crate::args::Global;
 use crate::output::write_atomic;
 use convbench::Result;
 use convbench::report::{ChartKind, ChartSpec};
@@ -29,7 +29,7 @@ pub struct PlotArgs {
 }
 
 /// Draws the chart.
-pub fn run(args: &Args, a: &PlotArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &PlotArgs) -> Result<u8> {
     crate::output::check_output("--output", &a.output)?;
     let spec = ChartSpec {
         kind: a.kind.parse::<ChartKind>()?,

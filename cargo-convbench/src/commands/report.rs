@@ -1,6 +1,6 @@
 //! `cargo convbench report FILE...`: re-render a saved record, or pivot several.
 
-use crate::cli::Args;
+use crate::args::Global;
 use crate::output::print;
 use convbench::report::{self, DashboardFormat, PivotSpec, ReportFormat};
 use convbench::results::RunRecord;
@@ -38,7 +38,7 @@ pub struct ReportArgs {
 }
 
 /// Renders the record, or the pivot of the records.
-pub fn run(_args: &Args, a: &ReportArgs) -> Result<u8> {
+pub fn run(_args: &Global, a: &ReportArgs) -> Result<u8> {
     let format = match a.format.parse()? {
         ReportFormat::Text(format) => format,
         ReportFormat::Dashboard(format) => return dashboard(a, format),

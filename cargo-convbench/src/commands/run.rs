@@ -1,8 +1,8 @@
 //! `cargo convbench run`: benchmark models and suites, sweeping batches, precisions and
 //! backends; print a table (or JSON, CSV, Markdown) and optionally write the record.
 
+use crate::args::Global;
 use crate::args::RunArgs;
-use crate::cli::Args;
 use crate::output::{check_writable, print, write_atomic};
 use crate::progress::run_sweep;
 use convbench::Result;
@@ -10,7 +10,7 @@ use convbench::config;
 use convbench::report::{self, Format};
 
 /// `cargo convbench run`.
-pub fn run(args: &Args, a: &RunArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &RunArgs) -> Result<u8> {
     let format: Format = a.format.parse()?;
     if let Some(out) = &a.out {
         check_writable(out)?;

@@ -2,8 +2,8 @@
 //! benchmarks, verify and time each kernel variant, cache the fastest for this adapter (which
 //! `run` then uses), and print a table of the timings.
 
+use crate::args::Global;
 use crate::args::{SelectionArgs, count};
-use crate::cli::Args;
 use crate::output::print;
 use convbench::backend::Backend;
 use convbench::backend::wgpu::WgpuBackend;
@@ -38,7 +38,7 @@ pub struct TuneArgs {
 }
 
 /// `cargo convbench tune`.
-pub fn run(args: &Args, a: &TuneArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &TuneArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
     let kernels = workspace.kernel_set()?;
     let backend = WgpuBackend::open(a.adapter.as_deref())?;

@@ -3,8 +3,8 @@
 //! bound per op. It is what `run` does before it times a benchmark, for the whole zoo at once:
 //! the conformance check of an adapter, a driver or a change to the kernels.
 
+use crate::args::Global;
 use crate::args::{DeviceArgs, KernelArgs, SelectionArgs, count, count_u64};
-use crate::cli::Args;
 use crate::output::print;
 use crate::progress::Progress;
 use convbench::config::{self, MAX_REPETITIONS};
@@ -103,7 +103,7 @@ fn verify_variants(
 
 /// `cargo convbench verify`: exit 0 when every op is within its bound, 4 on the first that is
 /// not (the message names it, its element, error, bound and the data seed).
-pub fn run(args: &Args, a: &VerifyArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &VerifyArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
     let mine = workspace.kernel_set()?;
     // The second compiler: a kernel naga accepts may not compile in browsers.
