@@ -44,6 +44,9 @@ pub enum Error {
     /// A record file could not be read.
     #[error(transparent)]
     Record(#[from] crate::results::RecordError),
+    /// The GitHub path failed (see [`crate::github::GitHubError`]).
+    #[error(transparent)]
+    GitHub(Box<crate::github::GitHubError>),
     /// The wgpu adapter or device failed (see [`crate::DeviceError`]).
     #[error(transparent)]
     Device(Box<crate::gpu::DeviceError>),
@@ -76,6 +79,7 @@ impl Error {
             Error::Verification(_) => ErrorKind::Verification,
             Error::Interrupted(_) => ErrorKind::Interrupted,
             Error::Device(error) => error.kind(),
+            Error::GitHub(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -125,6 +129,12 @@ impl Error {
 impl From<crate::harness::VerificationError> for Error {
     fn from(error: crate::harness::VerificationError) -> Self {
         Error::Verification(Box::new(error))
+    }
+}
+
+impl From<crate::github::GitHubError> for Error {
+    fn from(error: crate::github::GitHubError) -> Self {
+        Error::GitHub(Box::new(error))
     }
 }
 

@@ -667,8 +667,14 @@ fn no_token_is_an_environment_error_without_any_request() {
     );
     let api = GithubApi::new(server.uri(), None);
     let error = post_or_update_comment(&api, OWNER, REPO, PR, "body").expect_err("no token");
-    assert!(
-        matches!(&error, Error::Environment(m) if m == "no GITHUB_TOKEN; the job summary was still written")
+    assert!(matches!(
+        &error,
+        Error::GitHub(e) if matches!(**e, convbench::github::GitHubError::NoToken { .. })
+    ));
+    assert_eq!(error.kind(), convbench::ErrorKind::Environment);
+    assert_eq!(
+        error.to_string(),
+        "no GITHUB_TOKEN; the job summary was still written"
     );
     block_on(server.verify());
 }

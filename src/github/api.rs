@@ -11,7 +11,7 @@
 
 use super::comment::{COMMENT_MARKER, MAX_COMMENT_BYTES};
 use super::env::{ActionsEnv, Token};
-use crate::Error;
+use super::error::GitHubError;
 use octocrab::Octocrab;
 use octocrab::service::middleware::retry::RetryConfig;
 use serde::Deserialize;
@@ -170,10 +170,10 @@ pub enum CommentAction {
 /// posted is deleted ([`CommentAction::Updated`] with the older id). Only the comment this run
 /// created is ever deleted.
 ///
-/// Errors never contain the token. Without a token: [`Error::Environment`] "no GITHUB_TOKEN;
+/// Errors never contain the token. Without a token: [`GitHubError::NoToken`] "no GITHUB_TOKEN;
 /// the job summary was still written" (callers treat it as a skipped comment), before any
-/// request. A `body` over [`MAX_COMMENT_BYTES`]: [`Error::InvalidInput`] (render it with
-/// [`super::comment_body`], which truncates). Every other failure is [`Error::Environment`]: a
+/// request. A `body` over [`MAX_COMMENT_BYTES`]: [`GitHubError::CommentTooLong`] (render it with
+/// [`super::comment_body`], which truncates). Every other failure is [`GitHubError::Api`]: a
 /// 403 says which permission is missing and how to grant it; a 404 while listing says to check
 /// the pull request number and repository, or the token's read permission (`pull-requests:
 /// read` or `issues: read`), and a 404 while posting that the pull request was not found or
@@ -187,8 +187,7 @@ pub fn post_or_update_comment(
     pr: u64,
     body: &str,
 ) -> crate::Result<CommentAction> {
-    comment(api, owner, repo, pr, body, true)?
-        .ok_or_else(|| Error::Environment("the comment was neither posted nor updated".to_string()))
+    comment(api, owner, repo, pr, body, true)?.ok_or_else(|| GitHubError::NotPosted.into())
 }
 
 /// Updates convbench's own comment on pull request `pr` to `body` when there is one (as
@@ -215,15 +214,15 @@ fn comment(
     body: &str,
     create: bool,
 ) -> crate::Result<Option<CommentAction>> {
-    let token = api.token.as_ref().ok_or_else(|| {
-        Error::Environment("no GITHUB_TOKEN; the job summary was still written".to_string())
+    let token = api.token.as_ref().ok_or(GitHubError::NoToken {
+        consequence: "the job summary was still written",
     })?;
     if body.len() > MAX_COMMENT_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "the comment has {} bytes, over GitHub's limit of {MAX_COMMENT_BYTES}; render it with \
-             convbench::github::comment_body, which drops rows to fit",
-            body.len()
-        )));
+        return Err(GitHubError::CommentTooLong {
+            bytes: body.len(),
+            limit: MAX_COMMENT_BYTES,
+        }
+        .into());
     }
     block_on(token, async {
         let call = CommentCall {
@@ -292,25 +291,24 @@ pub struct CheckRun {
 /// by [`post_or_update_comment`].
 ///
 /// Errors never contain the token. `head_sha` not 40 hexadecimal digits, or an empty name or
-/// title: [`Error::InvalidInput`], before any request. Without a token: [`Error::Environment`],
-/// before any request. A 403 says the token lacks `checks: write` and how to grant it; other
-/// failures are [`Error::Environment`] as for [`post_or_update_comment`].
+/// title: [`GitHubError::NotASha`] or [`GitHubError::UntitledCheck`], before any request.
+/// Without a token: [`GitHubError::NoToken`], before any request. A 403 says the token lacks
+/// `checks: write` and how to grant it; other failures are [`GitHubError::Api`] as for
+/// [`post_or_update_comment`].
 pub fn create_check_run(api: &GithubApi, owner: &str, repo: &str, check: &CheckRun) -> crate::Result<u64> {
     if check.head_sha.len() != 40 || !check.head_sha.bytes().all(|byte| byte.is_ascii_hexdigit()) {
-        return Err(Error::InvalidInput(format!(
-            "check run head_sha `{}` is not a commit id of 40 hexadecimal digits",
-            check.head_sha
-        )));
+        return Err(GitHubError::NotASha {
+            what: "check run head_sha",
+            value: check.head_sha.clone(),
+        }
+        .into());
     }
     if check.name.trim().is_empty() || check.title.trim().is_empty() {
-        return Err(Error::InvalidInput(
-            "a check run needs a non-empty name and title".to_string(),
-        ));
+        return Err(GitHubError::UntitledCheck.into());
     }
-    let token = api
-        .token
-        .as_ref()
-        .ok_or_else(|| Error::Environment("no GITHUB_TOKEN; cannot create the check run".to_string()))?;
+    let token = api.token.as_ref().ok_or(GitHubError::NoToken {
+        consequence: "cannot create the check run",
+    })?;
     block_on(token, async {
         let call = CheckCall {
             session: Session::open(api, token)?,
@@ -352,8 +350,8 @@ struct CommitRef {
 /// /repos/{owner}/{repo}/compare/{branch}...{head_sha}`, its `merge_base_commit`): the base a
 /// pull request's numbers are judged against, computed by the trusted side, never named by the
 /// pull request. `head_sha` must be 40 hexadecimal digits and `branch` a plain branch name
-/// ([`Error::InvalidInput`] before any request); an answer without a 40-digit merge base is
-/// [`Error::Environment`].
+/// ([`GitHubError::NotASha`], [`GitHubError::BadBranch`], before any request); an answer
+/// without a 40-digit merge base is [`GitHubError::NotACommit`].
 pub fn merge_base(
     api: &GithubApi,
     owner: &str,
@@ -362,9 +360,11 @@ pub fn merge_base(
     head_sha: &str,
 ) -> crate::Result<String> {
     if !is_full_sha(head_sha) {
-        return Err(Error::InvalidInput(format!(
-            "head commit `{head_sha}` is not a commit id of 40 hexadecimal digits"
-        )));
+        return Err(GitHubError::NotASha {
+            what: "head commit",
+            value: head_sha.to_string(),
+        }
+        .into());
     }
     if branch.is_empty()
         || branch.starts_with('-')
@@ -372,12 +372,13 @@ pub fn merge_base(
             .chars()
             .all(|ch| ch.is_ascii_alphanumeric() || "-._/".contains(ch))
     {
-        return Err(Error::InvalidInput(format!(
-            "default branch `{branch}` is not a plain branch name; pass github.event.repository.default_branch"
-        )));
+        return Err(GitHubError::BadBranch {
+            branch: branch.to_string(),
+        }
+        .into());
     }
-    let token = api.token.as_ref().ok_or_else(|| {
-        Error::Environment("no GITHUB_TOKEN; cannot ask GitHub for the merge-base".to_string())
+    let token = api.token.as_ref().ok_or(GitHubError::NoToken {
+        consequence: "cannot ask GitHub for the merge-base",
     })?;
     let route = format!("/repos/{owner}/{repo}/compare/{branch}...{head_sha}?per_page=1");
     let target = format!("comparing {head_sha} with {branch} in {owner}/{repo}");
@@ -390,11 +391,12 @@ pub fn merge_base(
         Ok(answer.merge_base_commit.sha)
     })?;
     if !is_full_sha(&sha) {
-        return Err(Error::Environment(format!(
-            "the GitHub API at {} answered {target} with merge base `{}`, not a commit id",
-            api.api_url,
-            sha.chars().take(64).collect::<String>()
-        )));
+        return Err(GitHubError::NotACommit {
+            api_url: api.api_url.clone(),
+            target,
+            answer: sha.chars().take(64).collect(),
+        }
+        .into());
     }
     Ok(sha)
 }
@@ -402,8 +404,8 @@ pub fn merge_base(
 /// The jobs of workflow run `run_id` (its first 100: a benchmark matrix is smaller), with
 /// their conclusions, so that a failed or cancelled leg is judged, not overlooked.
 pub fn run_jobs(api: &GithubApi, owner: &str, repo: &str, run_id: u64) -> crate::Result<Vec<RunJob>> {
-    let token = api.token.as_ref().ok_or_else(|| {
-        Error::Environment("no GITHUB_TOKEN; cannot list the jobs of the benchmark run".to_string())
+    let token = api.token.as_ref().ok_or(GitHubError::NoToken {
+        consequence: "cannot list the jobs of the benchmark run",
     })?;
     let route = format!("/repos/{owner}/{repo}/actions/runs/{run_id}/jobs?filter=latest&per_page=100");
     let target = format!("listing the jobs of run {run_id} in {owner}/{repo}");
@@ -447,7 +449,7 @@ async fn get_json<T: serde::de::DeserializeOwned>(
 }
 
 /// Runs `operation` on a private current-thread runtime; its error message, scrubbed of the
-/// token, becomes [`Error::Environment`].
+/// token, becomes [`GitHubError::Api`].
 fn block_on<T>(
     token: &Token,
     operation: impl std::future::Future<Output = Result<T, String>>,
@@ -455,12 +457,15 @@ fn block_on<T>(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|error| {
-            Error::Environment(format!("cannot start the runtime for the GitHub API: {error}"))
+        .map_err(|error| GitHubError::Runtime {
+            message: error.to_string(),
         })?;
-    runtime
-        .block_on(operation)
-        .map_err(|error| Error::Environment(scrub(&error, token)))
+    runtime.block_on(operation).map_err(|error| {
+        GitHubError::Api {
+            message: scrub(&error, token),
+        }
+        .into()
+    })
 }
 
 /// One upsert against one pull request; errors are messages, scrubbed by the caller.

@@ -16,7 +16,7 @@ const MAX_QUOTED_URL_CHARS: usize = 200;
 /// Whether `api_url` can be the base URL of GitHub's REST API: `http://` or `https://` (any
 /// case), a host of letters, digits, `.`, `-`, `_` (an IPv6 address in brackets), an optional
 /// port, then an optional path of printable characters without a query or fragment.
-/// `Err`: the [`Error::Environment`] that names `GITHUB_API_URL`, its value (escaped, so that
+/// `Err`: the [`super::GitHubError::BadApiUrl`] that names `GITHUB_API_URL`, its value (escaped, so that
 /// control characters, a line break or a bidirectional override print as escapes, and cut at
 /// 200 characters) and what it should look like.
 ///
@@ -73,12 +73,12 @@ pub(super) fn check_api_url(api_url: &str) -> crate::Result<()> {
             if quoted.len() < shown.len() {
                 quoted.push('…');
             }
-            Err(Error::Environment(format!(
-                "GITHUB_API_URL \"{}\" {problem}; it should be the REST API's base URL, e.g. \
-                 {DEFAULT_API_URL}, or https://HOST/api/v3 on GitHub Enterprise Server (GitHub Actions \
-                 sets it; unset it to use {DEFAULT_API_URL})",
-                quoted.escape_debug()
-            )))
+            Err(super::GitHubError::BadApiUrl {
+                quoted: quoted.escape_debug().to_string(),
+                problem,
+                default: DEFAULT_API_URL,
+            }
+            .into())
         }
     }
 }
@@ -140,9 +140,10 @@ impl Repository {
                 owner: owner.to_string(),
                 name: name.to_string(),
             }),
-            _ => Err(Error::InvalidInput(format!(
-                "repository `{full_name}` is not of the form owner/name, e.g. convbench/convbench"
-            ))),
+            _ => Err(super::GitHubError::BadRepository {
+                full_name: full_name.to_string(),
+            }
+            .into()),
         }
     }
 
@@ -243,7 +244,7 @@ impl ActionsEnv {
     /// payload file named by `GITHUB_EVENT_PATH` is read from disk.
     ///
     /// Fails when `GITHUB_REPOSITORY` is not `owner/name`, when `GITHUB_API_URL` is not an
-    /// `http(s)` URL with a host ([`Error::Environment`] naming it), or when the payload file
+    /// `http(s)` URL with a host ([`super::GitHubError::BadApiUrl`] naming it), or when the payload file
     /// cannot be read or is not JSON.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> crate::Result<Self> {
         let var = |name: &str| var(name).filter(|value| !value.is_empty());
@@ -289,12 +290,11 @@ fn read_pull_request(
     repository: Option<&Repository>,
 ) -> crate::Result<Option<PullRequest>> {
     let text = std::fs::read_to_string(path).map_err(|source| Error::io(path, source))?;
-    let payload: EventPayload = serde_json::from_str(&text).map_err(|error| {
-        Error::Environment(format!(
-            "GITHUB_EVENT_PATH {} is not a GitHub event payload: {error}",
-            path.display()
-        ))
-    })?;
+    let payload: EventPayload =
+        serde_json::from_str(&text).map_err(|error| super::GitHubError::BadEvent {
+            path: path.display().to_string(),
+            message: error.to_string(),
+        })?;
     Ok(payload.pull_request.map(|pr| {
         let head_repo = pr.head.repo.map(|repo| repo.full_name);
         let base_repo = pr

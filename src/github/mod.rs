@@ -50,13 +50,14 @@
 //! never run the pull request's code. So the benchmark job (`convbench.yml`) only measures and
 //! uploads its record; `comment.yml`, triggered by `workflow_run`, runs the default branch's
 //! convbench on those records with `pull-requests: write`. 403 and 404 answers from the API
-//! come back as [`crate::Error::Environment`] saying which permission is missing (a 404 while
+//! come back as [`GitHubError::Api`] saying which permission is missing (a 404 while
 //! listing: which read permission, or that the pull request number or repository is wrong).
 
 mod annotations;
 mod api;
 mod comment;
 mod env;
+mod error;
 mod summary;
 
 pub use annotations::{annotations, error_annotation, escape_workflow_data};
@@ -70,4 +71,5 @@ pub use comment::{
     escape_markdown, format_change, format_duration_ns, job_summary, sections_from,
 };
 pub use env::{ActionsEnv, DEFAULT_API_URL, PullRequest, Repository, Token};
+pub use error::GitHubError;
 pub use summary::write_step_summary;
