@@ -44,6 +44,14 @@ pub enum Error {
     /// A record file could not be read.
     #[error(transparent)]
     Record(#[from] crate::results::RecordError),
+    /// A program broke its ops' contracts, or a backend could not hold it (see
+    /// [`crate::backend::BackendError`]).
+    #[error(transparent)]
+    Backend(Box<crate::backend::BackendError>),
+    /// The cuda backend failed (see `convbench::backend::cuda::CudaError`).
+    #[cfg(feature = "cuda")]
+    #[error(transparent)]
+    Cuda(Box<crate::backend::cuda::CudaError>),
     /// The GitHub path failed (see [`crate::github::GitHubError`]).
     #[error(transparent)]
     GitHub(Box<crate::github::GitHubError>),
@@ -80,6 +88,9 @@ impl Error {
             Error::Interrupted(_) => ErrorKind::Interrupted,
             Error::Device(error) => error.kind(),
             Error::GitHub(error) => error.kind(),
+            Error::Backend(error) => error.kind(),
+            #[cfg(feature = "cuda")]
+            Error::Cuda(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -129,6 +140,19 @@ impl Error {
 impl From<crate::harness::VerificationError> for Error {
     fn from(error: crate::harness::VerificationError) -> Self {
         Error::Verification(Box::new(error))
+    }
+}
+
+impl From<crate::backend::BackendError> for Error {
+    fn from(error: crate::backend::BackendError) -> Self {
+        Error::Backend(Box::new(error))
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl From<crate::backend::cuda::CudaError> for Error {
+    fn from(error: crate::backend::cuda::CudaError) -> Self {
+        Error::Cuda(Box::new(error))
     }
 }
 

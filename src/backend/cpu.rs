@@ -9,11 +9,11 @@ use super::cpu_fast;
 use super::{
     Backend, BackendKind, Loaded, OpCall, Program, TensorId, Timings, check_write, check_write_labels,
 };
+use crate::Result;
 use crate::kernels::contract::Layout;
 use crate::kernels::{Access, DType};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
-use crate::{Error, Result};
 use std::ops::Range;
 use std::time::Instant;
 
@@ -91,11 +91,11 @@ impl Backend for CpuBackend {
 
 fn try_alloc(len: usize, name: &str) -> Result<Vec<f32>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| {
-        Error::Environment(format!(
-            "out of host memory allocating tensor {name} ({len} elements); use a smaller --batch"
-        ))
-    })?;
+    v.try_reserve_exact(len)
+        .map_err(|_| super::BackendError::HostMemory {
+            tensor: name.to_string(),
+            len,
+        })?;
     v.resize(len, 0.0);
     Ok(v)
 }

@@ -9,12 +9,14 @@ pub mod cpu;
 pub mod cpu_fast;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod error;
 pub mod wgpu;
 
 use crate::kernels::{DType, Op, Variant};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
 use crate::{Error, Result};
+pub use error::BackendError;
 use std::ops::Range;
 
 /// Index of a tensor in a [`Program`].
@@ -82,37 +84,39 @@ impl Program {
         let lens = op.binding_lens();
         let dtypes = op.dtypes();
         if tensors.len() != lens.len() {
-            return Err(Error::InvalidInput(format!(
-                "{} binds {} tensors, {} given",
-                op.name(),
-                lens.len(),
-                tensors.len()
-            )));
+            return Err(BackendError::Arity {
+                op: op.name(),
+                expected: lens.len(),
+                given: tensors.len(),
+            }
+            .into());
         }
         for ((&t, &len), &dtype) in tensors.iter().zip(&lens).zip(&dtypes) {
-            let desc = self
-                .tensors
-                .get(t)
-                .ok_or_else(|| Error::InvalidInput(format!("{}: tensor {t} does not exist", op.name())))?;
+            let desc = self.tensors.get(t).ok_or(BackendError::NoTensor {
+                op: Some(op.name()),
+                tensor: t,
+            })?;
             if desc.len != len || desc.dtype != dtype {
-                return Err(Error::InvalidInput(format!(
-                    "{}: tensor {} has {} {:?} elements, the op expects {len} {dtype:?}",
-                    op.name(),
-                    desc.name,
-                    desc.len,
-                    desc.dtype
-                )));
+                return Err(BackendError::Shape {
+                    op: op.name(),
+                    tensor: desc.name.clone(),
+                    len: desc.len,
+                    dtype: desc.dtype,
+                    expected: len,
+                    expected_dtype: dtype,
+                }
+                .into());
             }
         }
         let accesses = op.bindings();
         for (k, (&t, access)) in tensors.iter().zip(&accesses).enumerate() {
             let aliased = tensors.iter().enumerate().any(|(j, &u)| j != k && u == t);
             if aliased && *access != crate::kernels::Access::Read {
-                return Err(Error::InvalidInput(format!(
-                    "{}: tensor {} is written and bound twice",
-                    op.name(),
-                    self.tensors[t].name
-                )));
+                return Err(BackendError::WrittenTwice {
+                    op: op.name(),
+                    tensor: self.tensors[t].name.clone(),
+                }
+                .into());
             }
         }
         self.ops.push(OpCall {
@@ -153,9 +157,10 @@ impl std::str::FromStr for BackendKind {
             "wgpu" => Ok(BackendKind::Wgpu),
             "cpu" => Ok(BackendKind::Cpu),
             "cuda" => Ok(BackendKind::Cuda),
-            other => Err(Error::InvalidInput(format!(
-                "unknown backend `{other}`; use wgpu, cpu or cuda"
-            ))),
+            other => Err(BackendError::UnknownBackend {
+                name: other.to_string(),
+            }
+            .into()),
         }
     }
 }
@@ -225,12 +230,16 @@ pub(crate) fn check_write(program: &Program, tensor: TensorId, len: usize, dtype
     let desc = program
         .tensors
         .get(tensor)
-        .ok_or_else(|| Error::InvalidInput(format!("tensor {tensor} does not exist")))?;
+        .ok_or(BackendError::NoTensor { op: None, tensor })?;
     if desc.len != len || desc.dtype != dtype {
-        return Err(Error::InvalidInput(format!(
-            "tensor {} holds {} {:?} elements; {len} {dtype:?} given",
-            desc.name, desc.len, desc.dtype
-        )));
+        return Err(BackendError::WriteShape {
+            tensor: desc.name.clone(),
+            len: desc.len,
+            dtype: desc.dtype,
+            given: len,
+            given_dtype: dtype,
+        }
+        .into());
     }
     Ok(())
 }

@@ -3,10 +3,10 @@
 use super::DeviceError;
 use super::adapter::{AdapterSummary, select, summarize};
 use super::watchdog::Watchdog;
+use crate::Result;
 use crate::kernels::registry::{Shader, naga_source, specialize};
 use crate::kernels::shader_set::ShaderSet;
 use crate::model::Precision;
-use crate::{Error, Result};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -286,7 +286,7 @@ impl Gpu {
             self.subgroups,
             constants,
         )
-        .ok_or_else(|| Error::InvalidInput(format!("{what}: a constant is not declared in the shader")))?;
+        .ok_or_else(|| DeviceError::UndeclaredConstant { what: what.clone() })?;
         let shared_key = (source, entry);
         let lock = || {
             self.compiled

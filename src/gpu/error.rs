@@ -114,6 +114,23 @@ pub enum DeviceError {
         /// The adapter's label.
         adapter: String,
     },
+    /// The deadline variable holds no positive duration.
+    #[error(
+        "{env} `{text}` is not a positive duration; write it as `30s` or `10m`, or unset it to \
+         derive each deadline from the work"
+    )]
+    BadTimeout {
+        /// The variable.
+        env: &'static str,
+        /// What it holds.
+        text: String,
+    },
+    /// A shader was specialised with a constant it does not declare.
+    #[error("{what}: a constant is not declared in the shader")]
+    UndeclaredConstant {
+        /// The shader, its precision and constants.
+        what: String,
+    },
     /// A lock of the device's caches was poisoned by a panic on another thread.
     #[error("the device's {what} is poisoned by an earlier panic")]
     Poisoned {
@@ -123,10 +140,13 @@ pub enum DeviceError {
 }
 
 impl DeviceError {
-    /// The exit-code category: a bad `--adapter` is the user's input, the rest the machine's.
+    /// The exit-code category: a bad `--adapter`, deadline or shader is the user's input, the
+    /// rest the machine's.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            DeviceError::NoMatchingAdapter { .. } => ErrorKind::InvalidInput,
+            DeviceError::NoMatchingAdapter { .. }
+            | DeviceError::BadTimeout { .. }
+            | DeviceError::UndeclaredConstant { .. } => ErrorKind::InvalidInput,
             _ => ErrorKind::Environment,
         }
     }

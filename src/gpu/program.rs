@@ -4,10 +4,10 @@
 
 use super::DeviceError;
 use super::device::{Gpu, PipelineKey};
-use crate::backend::{Loaded, Program, TensorId, Timings, check_write, check_write_labels};
+use crate::Result;
+use crate::backend::{BackendError, Loaded, Program, TensorId, Timings, check_write, check_write_labels};
 use crate::kernels::{self, DType, Slot};
 use crate::model::Precision;
-use crate::{Error, Result};
 use std::ops::Range;
 use std::time::Instant;
 use wgpu::util::DeviceExt;
@@ -179,11 +179,12 @@ impl<'g> GpuProgram<'g> {
                             Some(i) => &buffers[call.tensors[i]],
                             None if crate::kernels::Binding::optional(name) => &unused,
                             None => {
-                                return Err(Error::InvalidInput(format!(
-                                    "{}: {} binds no tensor {name}",
-                                    dispatch.entry,
-                                    call.op.name()
-                                )));
+                                return Err(BackendError::UnboundTensor {
+                                    entry: dispatch.entry,
+                                    op: call.op.name(),
+                                    tensor: name,
+                                }
+                                .into());
                             }
                         },
                         Slot::Unused => &unused,
@@ -348,7 +349,7 @@ impl<'g> GpuProgram<'g> {
             .program
             .tensors
             .get(tensor)
-            .ok_or_else(|| Error::InvalidInput(format!("tensor {tensor} does not exist")))?;
+            .ok_or(BackendError::NoTensor { op: None, tensor })?;
         check_write(&self.program, tensor, desc.len, dtype)?;
         let size = self.buffers[tensor].size();
         let staging = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
@@ -448,10 +449,12 @@ impl Loaded for GpuProgram<'_> {
 
     fn run(&mut self, ops: Range<usize>, per_op: bool) -> Result<Timings> {
         if ops.end > self.ops.len() || ops.start > ops.end {
-            return Err(Error::InvalidInput(format!(
-                "op range {ops:?} outside the program's {} ops",
-                self.ops.len()
-            )));
+            return Err(BackendError::OpRange {
+                start: ops.start,
+                end: ops.end,
+                ops: self.ops.len(),
+            }
+            .into());
         }
         if ops.is_empty() {
             return Ok(Timings {

@@ -6,7 +6,7 @@
 //! wait ends with an error naming the kernels of the submission.
 
 use super::DeviceError;
-use crate::{Error, Result};
+use crate::Result;
 use std::time::Duration;
 
 /// The variable that fixes the deadline of every GPU submission, e.g. `10m` or `30s`.
@@ -38,11 +38,9 @@ impl Watchdog {
         let fixed = humantime::parse_duration(text.trim())
             .ok()
             .filter(|duration| !duration.is_zero())
-            .ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "{TIMEOUT_ENV} `{text}` is not a positive duration; write it as `30s` or `10m`, \
-                     or unset it to derive each deadline from the work"
-                ))
+            .ok_or_else(|| DeviceError::BadTimeout {
+                env: TIMEOUT_ENV,
+                text: text.to_string(),
             })?;
         Ok(Self { fixed: Some(fixed) })
     }

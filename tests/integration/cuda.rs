@@ -12,7 +12,7 @@ use super::catalogue::{self, Family};
 use super::support::{check_all_on, check_conventions_on, rng, seed};
 use convbench::ErrorKind;
 use convbench::backend::Backend;
-use convbench::backend::cuda::{CudaBackend, compile_kernels_without_device};
+use convbench::backend::cuda::{CudaBackend, CudaError, compile_kernels_without_device};
 use convbench::harness::{RunOptions, Target, measure, verify_target};
 use convbench::model::{Precision, network};
 use convbench::results::{Phase, TimingMethod};
@@ -43,14 +43,16 @@ fn opening_without_cuda_is_an_environment_error_naming_what_is_missing() {
         Err(e) => {
             let message = e.to_string();
             assert_eq!(e.kind(), ErrorKind::Environment, "{message}");
-            if message.contains("was not found") {
+            if let convbench::Error::Cuda(error) = &e
+                && let CudaError::MissingLibrary { library, remedy, .. } = &**error
+            {
                 assert!(
                     ["libcuda", "libnvrtc", "libcublas", "libcudnn"]
                         .iter()
-                        .any(|library| message.contains(library)),
+                        .any(|name| library.contains(name)),
                     "the error names no library: {message}"
                 );
-                assert!(message.contains("LD_LIBRARY_PATH"), "no next step: {message}");
+                assert!(remedy.contains("LD_LIBRARY_PATH"), "no next step: {message}");
             }
         }
     }
@@ -63,7 +65,7 @@ fn nvrtc_compiles_the_kernels() {
     let required = cuda_required() || std::env::var("CONVBENCH_REQUIRE_NVRTC").is_ok_and(|v| v == "1");
     match compile_kernels_without_device() {
         Ok(()) => {}
-        Err(e) if e.to_string().contains("was not found") && !required => {
+        Err(convbench::Error::Cuda(e)) if matches!(*e, CudaError::MissingLibrary { .. }) && !required => {
             eprintln!("skipping the NVRTC compilation of the CUDA kernels: {e}");
         }
         Err(e) => panic!("{e}"),

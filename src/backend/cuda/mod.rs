@@ -30,6 +30,7 @@
 //! The libraries are loaded at run time: building needs no CUDA toolkit, and a missing library
 //! is an environment error naming it when the backend opens.
 
+mod error;
 #[allow(unsafe_code)]
 mod ffi;
 mod kernels;
@@ -44,6 +45,7 @@ use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
 use crate::{Error, Result};
 use cudarc::driver::{CudaContext, CudaEvent, sys::CUevent_flags};
+pub use error::CudaError;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -84,9 +86,9 @@ impl std::fmt::Debug for CudaBackend {
     }
 }
 
-/// Where each library comes from, for the error that names a missing one; `failed` says what
-/// could not be done.
-fn missing_library_message(failed: &str, library: Library) -> String {
+/// The error that names a missing library and where it comes from; `failed` says what could
+/// not be done.
+fn missing_library(failed: &'static str, library: Library) -> Error {
     let (name, remedy) = match library {
         Library::Driver => (
             "libcuda (the NVIDIA driver's CUDA library)",
@@ -110,12 +112,23 @@ fn missing_library_message(failed: &str, library: Library) -> String {
              on LD_LIBRARY_PATH",
         ),
     };
-    format!("{failed}: {name} was not found; {remedy}")
+    CudaError::MissingLibrary {
+        failed,
+        library: name,
+        remedy,
+    }
+    .into()
 }
 
 /// A failed CUDA call as an environment error.
 fn environment(context: &str) -> impl FnOnce(CallError) -> Error + '_ {
-    move |e| Error::Environment(format!("cuda backend: {context}: {}", e.0))
+    move |e| {
+        CudaError::Call {
+            context: context.to_string(),
+            message: e.0,
+        }
+        .into()
+    }
 }
 
 /// Runs `f`, turning a panic inside cudarc (it panics when a library or symbol it needs is
@@ -127,10 +140,11 @@ fn guard<T>(what: &str, f: impl FnOnce() -> Result<T>) -> Result<T> {
             .map(String::as_str)
             .or_else(|| payload.downcast_ref::<&str>().copied())
             .unwrap_or("no message");
-        Err(Error::Environment(format!(
-            "cuda backend: {what}: the CUDA libraries failed ({message}); check that the driver \
-             supports CUDA 13 and that LD_LIBRARY_PATH holds cuDNN 9, cuBLAS and NVRTC of CUDA 13"
-        )))
+        Err(CudaError::Panicked {
+            what: what.to_string(),
+            message: message.to_string(),
+        }
+        .into())
     })
 }
 
@@ -167,7 +181,7 @@ fn pci_device_id(ctx: &CudaContext) -> u32 {
 impl CudaBackend {
     /// Opens CUDA device `device_index` with strict f32.
     ///
-    /// Errors with [`Error::Environment`] naming what is missing: a library (the driver's
+    /// Errors with a [`CudaError`] naming what is missing: a library (the driver's
     /// libcuda, NVRTC, cuBLAS, cuDNN 9), a driver for CUDA 13, or the device.
     pub fn open(device_index: usize) -> Result<Self> {
         Self::open_with(device_index, CudaOptions::default())
@@ -176,10 +190,7 @@ impl CudaBackend {
     /// Opens CUDA device `device_index` with `options`.
     pub fn open_with(device_index: usize, options: CudaOptions) -> Result<Self> {
         if let Some(library) = ffi::first_missing_library() {
-            return Err(Error::Environment(missing_library_message(
-                "the cuda backend cannot open",
-                library,
-            )));
+            return Err(missing_library("the cuda backend cannot open", library));
         }
         guard("opening the device", || Self::open_device(device_index, options))
     }
@@ -187,35 +198,37 @@ impl CudaBackend {
     fn open_device(device_index: usize, options: CudaOptions) -> Result<Self> {
         let driver = ffi::driver_version().map_err(environment("reading the driver version"))?;
         if driver < CUDA_BINDINGS_VERSION {
-            return Err(Error::Environment(format!(
-                "the NVIDIA driver supports CUDA {}, and the cuda backend needs CUDA {} or newer: \
-                 update the NVIDIA driver",
-                version(driver),
-                version(CUDA_BINDINGS_VERSION)
-            )));
+            return Err(CudaError::DriverTooOld {
+                driver: version(driver),
+                needed: version(CUDA_BINDINGS_VERSION),
+            }
+            .into());
         }
-        let count = CudaContext::device_count()
-            .map_err(|e| Error::Environment(format!("no CUDA device could be enumerated: {e:?}")))?;
+        let count = CudaContext::device_count().map_err(|e| CudaError::Enumerate {
+            message: format!("{e:?}"),
+        })?;
         if device_index >= count.max(0) as usize {
-            return Err(Error::Environment(format!(
-                "there is no CUDA device {device_index}: this machine has {count}"
-            )));
+            return Err(CudaError::NoDevice {
+                index: device_index,
+                count,
+            }
+            .into());
         }
         let gpu = Gpu::open(device_index, options.tf32).map_err(environment("opening the device"))?;
         let ctx = gpu.context();
         let cudnn = gpu.cudnn_version();
         if cudnn < 90000 {
-            return Err(Error::Environment(format!(
-                "cuDNN {cudnn} was loaded, and the cuda backend needs cuDNN 9: put the lib folder of \
-                 the `nvidia-cudnn-cu13` Python package first on LD_LIBRARY_PATH"
-            )));
+            return Err(CudaError::OldCudnn { found: cudnn }.into());
         }
         let cublas = gpu
             .cublas_version()
             .map_err(environment("reading cuBLAS's version"))?;
         let (nvrtc_major, nvrtc_minor) =
             ffi::nvrtc_version().map_err(environment("reading NVRTC's version"))?;
-        let device_error = |e| Error::Environment(format!("cuda backend: querying the device failed: {e:?}"));
+        let device_error = |e| CudaError::Call {
+            context: "querying the device failed".to_string(),
+            message: format!("{e:?}"),
+        };
         let name = ctx.name().map_err(device_error)?;
         let arch = ctx.compute_capability().map_err(device_error)?;
         let total_memory = ctx.total_mem().map_err(device_error)? as u64;
@@ -326,20 +339,20 @@ impl<'b> CudaProgram<'b> {
             Precision::F32 => DataType::F32,
             Precision::F16 if backend.half => DataType::F16,
             Precision::F16 => {
-                return Err(Error::Environment(format!(
-                    "{} cannot run f16 (compute capability below 5.3); use --precision f32",
-                    backend.fingerprint.label()
-                )));
+                return Err(CudaError::NoF16 {
+                    adapter: backend.fingerprint.label(),
+                }
+                .into());
             }
         };
         let mut buffers = Vec::with_capacity(program.tensors.len());
         for t in &program.tensors {
             let element = t.dtype.bytes(program.precision);
             buffers.push(Buffer::zeros(gpu.stream(), t.len * element).map_err(|e| {
-                Error::Environment(format!(
-                    "out of device memory allocating tensor {} ({} elements): {}; use a smaller --batch",
-                    t.name, t.len, e.0
-                ))
+                CudaError::OutOfMemory {
+                    what: format!("tensor {} ({} elements)", t.name, t.len),
+                    message: e.0,
+                }
             })?);
         }
         let mut planner = Planner {
@@ -354,33 +367,36 @@ impl<'b> CudaProgram<'b> {
         for call in &program.ops {
             let bindings: Vec<Region<'_>> = call.tensors.iter().map(|&t| buffers[t].region()).collect();
             let step = planner.plan(&call.op, &bindings).map_err(|e| match e {
-                PlanError::Call(e) => {
-                    Error::Environment(format!("cuda backend: preparing {}: {}", call.op.name(), e.0))
-                }
-                PlanError::NotImplemented(what) => Error::Environment(format!(
-                    "{} is not implemented on cuda: {what}; use --backend wgpu",
-                    call.op.name()
-                )),
+                PlanError::Call(e) => CudaError::Call {
+                    context: format!("preparing {}", call.op.name()),
+                    message: e.0,
+                },
+                PlanError::NotImplemented(what) => CudaError::NotImplemented {
+                    op: call.op.name(),
+                    what,
+                },
             })?;
             steps.push(step);
         }
         drop(planner);
         let workspace_bytes = steps.iter().map(Step::workspace_bytes).max().unwrap_or(0);
         let workspace = if workspace_bytes > 0 {
-            Some(Buffer::zeros(gpu.stream(), workspace_bytes).map_err(|e| {
-                Error::Environment(format!(
-                    "out of device memory allocating the {workspace_bytes}-byte convolution workspace: {}; \
-                     use a smaller --batch",
-                    e.0
-                ))
-            })?)
+            Some(
+                Buffer::zeros(gpu.stream(), workspace_bytes).map_err(|e| CudaError::OutOfMemory {
+                    what: format!("the {workspace_bytes}-byte convolution workspace"),
+                    message: e.0,
+                })?,
+            )
         } else {
             None
         };
         let events = (0..=program.ops.len())
             .map(|_| gpu.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)))
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::Environment(format!("cuda backend: creating timing events failed: {e:?}")))?;
+            .map_err(|e| CudaError::Call {
+                context: "creating timing events failed".to_string(),
+                message: format!("{e:?}"),
+            })?;
         Ok(Self {
             backend,
             program: program.clone(),
@@ -424,7 +440,10 @@ impl<'b> CudaProgram<'b> {
         let gpu = self.gpu();
         gpu.bind().map_err(environment("binding the device"))?;
         let stream = gpu.stream();
-        let event_error = |e| Error::Environment(format!("cuda backend: timing events failed: {e:?}"));
+        let event_error = |e| CudaError::Call {
+            context: "timing events failed".to_string(),
+            message: format!("{e:?}"),
+        };
         self.events[0].record(stream).map_err(event_error)?;
         let workspace = self.workspace.as_ref().map(Buffer::region);
         for (k, index) in ops.clone().enumerate() {
@@ -432,13 +451,13 @@ impl<'b> CudaProgram<'b> {
             let bindings: Vec<Region<'_>> = call.tensors.iter().map(|&t| self.buffers[t].region()).collect();
             self.steps[index]
                 .run(gpu, &call.op, &bindings, workspace)
-                .map_err(|e| {
-                    Error::Environment(format!(
-                        "cuda backend: op {index} ({}, {}) failed: {}",
+                .map_err(|e| CudaError::Call {
+                    context: format!(
+                        "op {index} ({}, {}) failed",
                         call.op.name(),
-                        self.steps[index].describe(),
-                        e.0
-                    ))
+                        self.steps[index].describe()
+                    ),
+                    message: e.0,
                 })?;
             if per_op {
                 self.events[k + 1].record(stream).map_err(event_error)?;
@@ -448,8 +467,9 @@ impl<'b> CudaProgram<'b> {
         if !per_op {
             self.events[1].record(stream).map_err(event_error)?;
         }
-        self.events[last].synchronize().map_err(|e| {
-            Error::Environment(format!("cuda backend: ops {ops:?} failed on the device: {e:?}"))
+        self.events[last].synchronize().map_err(|e| CudaError::Call {
+            context: format!("ops {ops:?} failed on the device"),
+            message: format!("{e:?}"),
         })?;
         let elapsed_ns = |k: usize| -> Result<u64> {
             let ms = self.events[k]
@@ -515,10 +535,12 @@ impl Loaded for CudaProgram<'_> {
 
     fn run(&mut self, ops: Range<usize>, per_op: bool) -> Result<Timings> {
         if ops.start > ops.end || ops.end > self.steps.len() {
-            return Err(Error::InvalidInput(format!(
-                "ops {ops:?} outside the program's {} ops",
-                self.steps.len()
-            )));
+            return Err(super::BackendError::OpRange {
+                start: ops.start,
+                end: ops.end,
+                ops: self.steps.len(),
+            }
+            .into());
         }
         if ops.is_empty() {
             return Ok(Timings {
@@ -542,10 +564,10 @@ impl Loaded for CudaProgram<'_> {
 /// kernel source on machines that have `libnvrtc` but no device. Errors name what is missing.
 pub fn compile_kernels_without_device() -> Result<()> {
     if !ffi::library_present(Library::Nvrtc) {
-        return Err(Error::Environment(missing_library_message(
+        return Err(missing_library(
             "convbench's CUDA kernels cannot be compiled",
             Library::Nvrtc,
-        )));
+        ));
     }
     guard("compiling convbench's CUDA kernels", || {
         kernels::compile_ptx((7, 5))
