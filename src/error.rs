@@ -52,6 +52,12 @@ pub enum Error {
     #[cfg(feature = "cuda")]
     #[error(transparent)]
     Cuda(Box<crate::backend::cuda::CudaError>),
+    /// The gate could not judge (see [`crate::gate::GateError`]).
+    #[error(transparent)]
+    Gate(Box<crate::gate::GateError>),
+    /// A verdict setting out of its range (see [`crate::compare::CompareError`]).
+    #[error(transparent)]
+    Compare(Box<crate::compare::CompareError>),
     /// The GitHub path failed (see [`crate::github::GitHubError`]).
     #[error(transparent)]
     GitHub(Box<crate::github::GitHubError>),
@@ -89,6 +95,8 @@ impl Error {
             Error::Device(error) => error.kind(),
             Error::GitHub(error) => error.kind(),
             Error::Backend(error) => error.kind(),
+            Error::Gate(error) => error.kind(),
+            Error::Compare(error) => error.kind(),
             #[cfg(feature = "cuda")]
             Error::Cuda(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
@@ -153,6 +161,18 @@ impl From<crate::backend::BackendError> for Error {
 impl From<crate::backend::cuda::CudaError> for Error {
     fn from(error: crate::backend::cuda::CudaError) -> Self {
         Error::Cuda(Box::new(error))
+    }
+}
+
+impl From<crate::gate::GateError> for Error {
+    fn from(error: crate::gate::GateError) -> Self {
+        Error::Gate(Box::new(error))
+    }
+}
+
+impl From<crate::compare::CompareError> for Error {
+    fn from(error: crate::compare::CompareError) -> Self {
+        Error::Compare(Box::new(error))
     }
 }
 

@@ -62,6 +62,9 @@
 //! matching its id, else [`CompareConfig::threshold`].
 
 pub mod ab;
+mod error;
+
+pub use error::CompareError;
 
 use crate::results::{BenchmarkResult, Phase, PhaseResult, RunRecord};
 use crate::stats::{self, Alternative};
@@ -123,39 +126,48 @@ impl CompareConfig {
     /// least one bootstrap resample, and every glob parses. [`compare`] does not fail: it
     /// ignores a glob that does not parse, so call this on user input first.
     pub fn validate(&self) -> crate::Result<()> {
-        let invalid = |message: String| Err(crate::Error::InvalidInput(message));
-        if !(self.threshold.is_finite() && self.threshold >= 0.0) {
-            return invalid(format!(
-                "threshold {} is not a non-negative fraction; use e.g. 0.05 for 5%",
-                self.threshold
-            ));
+        const FRACTION: &str = "is not a non-negative fraction; use e.g. 0.05 for 5%";
+        let fraction = |value: f64| value.is_finite() && value >= 0.0;
+        let invalid = |setting, value: String, problem| {
+            Err(CompareError::Setting {
+                setting,
+                value,
+                problem,
+            }
+            .into())
+        };
+        if !fraction(self.threshold) {
+            return invalid("threshold", self.threshold.to_string(), FRACTION);
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
-            return invalid(format!(
-                "alpha {} must lie strictly between 0 and 1, e.g. 0.05",
-                self.alpha
-            ));
+            return invalid(
+                "alpha",
+                self.alpha.to_string(),
+                "must lie strictly between 0 and 1, e.g. 0.05",
+            );
         }
         if let Some(fail) = self.fail_threshold
-            && !(fail.is_finite() && fail >= 0.0)
+            && !fraction(fail)
         {
-            return invalid(format!(
-                "fail threshold {fail} is not a non-negative fraction; use e.g. 0.10 for 10%"
-            ));
+            return invalid(
+                "fail threshold",
+                fail.to_string(),
+                "is not a non-negative fraction; use e.g. 0.10 for 10%",
+            );
         }
         if self.bootstrap_resamples == 0 {
-            return invalid("bootstrap resamples must be at least 1; the default is 2000".to_string());
+            return Err(CompareError::NoResamples.into());
         }
         for (pattern, threshold) in &self.per_benchmark {
             if let Err(error) = Glob::new(pattern) {
-                return invalid(format!(
-                    "benchmark pattern `{pattern}` is not a valid glob: {error}"
-                ));
+                return Err(CompareError::Pattern {
+                    pattern: pattern.clone(),
+                    message: error.to_string(),
+                }
+                .into());
             }
-            if !(threshold.is_finite() && *threshold >= 0.0) {
-                return invalid(format!(
-                    "threshold {threshold} for `{pattern}` is not a non-negative fraction; use e.g. 0.05 for 5%"
-                ));
+            if !fraction(*threshold) {
+                return invalid("threshold", format!("{threshold} for `{pattern}`"), FRACTION);
             }
         }
         Ok(())

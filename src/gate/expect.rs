@@ -128,10 +128,11 @@ pub fn targets_at(store: &GitBaselineStore, rev: &BaseRevision) -> Result<Vec<St
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
     };
     let invalid = |path: &str, error: toml::de::Error| {
-        Error::InvalidInput(format!(
-            "{path} at {} does not parse ({error}); the gate reads what to expect from it",
-            rev.short_sha()
-        ))
+        Error::from(super::GateError::ConfigAt {
+            path: path.to_string(),
+            rev: rev.short_sha().to_string(),
+            message: error.to_string(),
+        })
     };
     if let Some(text) = at(crate::config::CONFIG_FILE_NAME)? {
         let targets: Targets =
@@ -337,11 +338,10 @@ pub fn expected_at(
 /// directory in that commit's tree that hold `<set>.json`.
 fn blessed_runners(store: &GitBaselineStore, rev: &BaseRevision, set: &str) -> Result<Vec<BlessedRunner>> {
     let cannot = |error: git2::Error| {
-        Error::Environment(format!(
-            "cannot list the baselines at {}: {}",
-            rev.short_sha(),
-            error.message()
-        ))
+        Error::from(super::GateError::ListBaselines {
+            rev: rev.short_sha().to_string(),
+            message: error.message().to_string(),
+        })
     };
     let repo = git2::Repository::open(store.workdir()).map_err(cannot)?;
     let oid = git2::Oid::from_str(&rev.oid).map_err(cannot)?;
@@ -459,10 +459,10 @@ impl TrustedRun {
     pub fn check_head_sha(&self) -> Result<()> {
         match &self.head_sha {
             Some(sha) if !(sha.len() == 40 && sha.chars().all(|ch| ch.is_ascii_hexdigit())) => {
-                Err(Error::InvalidInput(format!(
-                    "--head-sha `{}` is not a 40-digit commit id; pass github.event.workflow_run.head_sha",
-                    crate::github::escape_workflow_data(sha)
-                )))
+                Err(super::GateError::HeadSha {
+                    sha: crate::github::escape_workflow_data(sha),
+                }
+                .into())
             }
             _ => Ok(()),
         }
@@ -476,9 +476,9 @@ impl TrustedRun {
             return Ok(None);
         };
         let repository = env.repository.as_ref().ok_or_else(|| {
-            Error::Environment(
-                "GITHUB_REPOSITORY is not set; it names the repository to ask for the merge-base".into(),
-            )
+            Error::from(super::GateError::NoRepository {
+                next: "it names the repository to ask for the merge-base",
+            })
         })?;
         let api = GithubApi::from_env(env);
         let claimed = self.claimed_base.as_deref();

@@ -12,6 +12,7 @@
 //! Loading what a decision needs (the baselines at the base revision, [`load_baseline`]) and
 //! publishing it ([`publish`]) are the only I/O here; [`decide`] is a pure function.
 
+mod error;
 pub mod expect;
 pub mod publish;
 
@@ -24,6 +25,7 @@ use crate::github::{
 use crate::harness::ab::AbOutcome;
 use crate::results::{Phase, RunRecord, TimingMethod};
 use crate::{Error, Result};
+pub use error::GateError;
 pub use expect::{Expected, FailedLeg, OnGap};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -74,10 +76,10 @@ pub fn load_baseline(
     if let Some(path) = &source.file {
         let mut record = RunRecord::read(path)?;
         if record.benchmarks.is_empty() {
-            return Err(Error::InvalidInput(format!(
-                "baseline {} holds no benchmarks; bless one with `cargo convbench baseline update`",
-                path.display()
-            )));
+            return Err(GateError::EmptyBaseline {
+                path: path.display().to_string(),
+            }
+            .into());
         }
         keep(&mut record);
         return Ok(LoadedBaseline {
@@ -182,12 +184,10 @@ pub fn refuse_incomparable(comparison: &Comparison) -> Result<()> {
     if labels.is_empty() {
         return Ok(());
     }
-    Err(Error::InvalidInput(format!(
-        "the baseline was measured on another adapter ({}); numbers from different adapters are not \
-         compared. Bless a baseline on this one with `cargo convbench baseline update`, or pass \
-         --allow-other-adapter",
-        labels.keys().copied().collect::<Vec<_>>().join("; ")
-    )))
+    Err(GateError::OtherAdapter {
+        adapters: labels.keys().map(|label| label.to_string()).collect(),
+    }
+    .into())
 }
 
 /// The [`Provided::provenance`] of `comment`: why numbers measured by the pull request's own
@@ -342,9 +342,11 @@ pub fn parts_from_files(
     for path in paths {
         let text =
             crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES).map_err(|error| match error {
-                Error::Io { source, .. } => {
-                    Error::InvalidInput(format!("cannot read {}: {source}", path.display()))
+                Error::Io { source, .. } => GateError::Unreadable {
+                    path: path.display().to_string(),
+                    message: source.to_string(),
                 }
+                .into(),
                 other => other,
             })?;
         if AbOutcome::is_outcome_json(&text) {
@@ -354,11 +356,7 @@ pub fn parts_from_files(
         }
     }
     match (records.is_empty(), outcomes.is_empty()) {
-        (false, false) => Err(Error::InvalidInput(
-            "the files mix run records and A/B outcomes; pass the files of one mode (every \
-             matrix leg runs the same `ci`)"
-                .into(),
-        )),
+        (false, false) => Err(GateError::MixedFiles.into()),
         (true, false) => {
             let mut merged: Option<Parts> = None;
             for outcome in &outcomes {
@@ -368,7 +366,7 @@ pub fn parts_from_files(
                     Some(all) => all.pairs.extend(parts.pairs),
                 }
             }
-            merged.ok_or_else(|| Error::InvalidInput("no file to judge".into()))
+            merged.ok_or_else(|| GateError::NoFiles.into())
         }
         _ => baseline_parts(workspace, source, config, records, why),
     }

@@ -12,9 +12,9 @@ use crate::{Error, Result};
 /// The repository of the job, or what to set.
 fn repository(env: &ActionsEnv) -> Result<&Repository> {
     env.repository.as_ref().ok_or_else(|| {
-        Error::Environment(
-            "GITHUB_REPOSITORY is not set; run inside GitHub Actions or set it to owner/repo".into(),
-        )
+        Error::from(super::GateError::NoRepository {
+            next: "run inside GitHub Actions or set it to owner/repo",
+        })
     })
 }
 
