@@ -30,7 +30,7 @@ pub use verification_error::{Culprit, VerificationError};
 
 use crate::backend::{Backend, Loaded, OpCall};
 use crate::kernels::{Access, Op};
-use crate::model::{Network, Precision, SuiteEntry};
+use crate::model::{MAX_BATCH, Network, Precision, SuiteEntry};
 use crate::results::{BenchmarkResult, LayerResult, Phase, PhaseResult, Stage, Summary, TimingMethod};
 use crate::{Error, Result};
 use plan::{Init, Plan, PlanOptions, plan_network, plan_suite_entry};
@@ -167,9 +167,6 @@ pub enum Event {
         total: usize,
     },
 }
-
-/// Largest batch accepted; beyond it tensors overflow 32-bit indexing in the kernels.
-pub const MAX_BATCH: usize = 65_536;
 
 /// Batch at which networks are verified before timing.
 pub const VERIFY_BATCH: usize = 2;
