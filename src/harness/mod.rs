@@ -189,6 +189,14 @@ fn fill(loaded: &mut dyn Loaded, plan: &Plan, rng: &mut StdRng) -> Result<()> {
     Ok(())
 }
 
+/// The error of a precision the backend cannot run.
+pub fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {
+    Error::Environment(format!(
+        "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32 or another --adapter",
+        backend.adapter().label()
+    ))
+}
+
 fn check_batch(batch: usize) -> Result<()> {
     if batch == 0 || batch > MAX_BATCH {
         return Err(Error::InvalidInput(format!(
@@ -346,7 +354,7 @@ pub fn verify_jobs(
         for job in jobs {
             if !backend.supports(job.precision) {
                 if explicit_precisions {
-                    return Err(sweep::unsupported(backend.as_ref(), job.precision));
+                    return Err(unsupported(backend.as_ref(), job.precision));
                 }
                 if !missing.contains(&job.precision) {
                     missing.push(job.precision);
@@ -424,7 +432,7 @@ pub fn measure(
 ) -> Result<BenchmarkResult> {
     check_batch(batch)?;
     if !backend.supports(precision) {
-        return Err(sweep::unsupported(backend, precision));
+        return Err(unsupported(backend, precision));
     }
     if options.samples == 0 {
         return Err(Error::InvalidInput("--samples must be at least 1".into()));
@@ -682,7 +690,7 @@ impl<'a> AbSession<'a> {
         check_batch(batch)?;
         for side in [base, head] {
             if !side.supports(precision) {
-                return Err(sweep::unsupported(side, precision));
+                return Err(unsupported(side, precision));
             }
         }
         let plan_options = PlanOptions {

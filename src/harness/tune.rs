@@ -252,7 +252,7 @@ pub fn distinct_ops<'a>(
     let mut ops = Vec::new();
     for (target, batch, precision) in benchmarks {
         if !backend.supports(precision) {
-            return Err(super::sweep::unsupported(backend, precision));
+            return Err(super::unsupported(backend, precision));
         }
         ops.extend(tune_jobs(target, batch, precision, options, &mut seen)?);
     }
