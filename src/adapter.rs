@@ -1,6 +1,6 @@
 //! The identity of an adapter that produced numbers: what keys baselines, records and
 //! calibrations, so that numbers from different adapters are never compared. Its own module so
-//! that records ([`crate::results`]) and the roofline ([`crate::roofline`]) both use it without
+//! that records ([`crate::results`]) and calibrations ([`crate::calibration`]) both use it without
 //! importing each other.
 
 use serde::{Deserialize, Serialize};

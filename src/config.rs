@@ -48,6 +48,7 @@
 
 use crate::compare::CompareConfig;
 use crate::kernels::user::KernelSet;
+use crate::model::MAX_BATCH;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -246,11 +247,6 @@ pub const DEFAULT_CI_BUDGET: std::time::Duration = std::time::Duration::from_sec
 /// The longest time budget (`--budget`, `ci.budget`): a day. A GitHub Actions job ends after
 /// six hours; a larger budget is a typo, not a plan.
 pub const MAX_BUDGET: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
-
-/// The largest batch (images per iteration) a command takes, on the command line, in `batches`
-/// or as a shape list's `N`: past it, one tensor of even the smallest network outgrows what
-/// the kernels index, and the run would fail only after planning.
-pub const MAX_BATCH: usize = 65_536;
 
 /// The most warm-up iterations (`--warmup`) a command takes.
 pub const MAX_WARMUP_ITERATIONS: usize = 100_000;

@@ -18,6 +18,7 @@ pub mod adapter;
 pub mod backend;
 pub mod baseline;
 mod cache;
+pub mod calibration;
 pub mod compare;
 pub mod config;
 pub mod error;

@@ -2,13 +2,13 @@
 
 use clap::ValueEnum;
 use convbench::backend::BackendKind;
-use convbench::config::{MAX_BATCH, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS};
+use convbench::config::{MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS};
 use convbench::gate::{BaselineSource, CompareOverrides};
 use convbench::harness::sweep::{
     DeviceRequest, KernelRequest, MAX_SAMPLES_PER_BENCHMARK, Selection, SweepRequest, WARMUP_ITERATIONS,
     WARMUP_MIN_MS,
 };
-use convbench::model::Precision;
+use convbench::model::{MAX_BATCH, Precision};
 use convbench::results::Stage;
 use std::path::PathBuf;
 

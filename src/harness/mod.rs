@@ -30,7 +30,7 @@ pub use verification_error::{Culprit, VerificationError};
 
 use crate::backend::{Backend, Loaded, OpCall};
 use crate::kernels::{Access, Op};
-use crate::model::{Network, Precision, SuiteEntry};
+use crate::model::{MAX_BATCH, Network, Precision, SuiteEntry};
 use crate::results::{BenchmarkResult, LayerResult, Phase, PhaseResult, Stage, Summary, TimingMethod};
 use crate::{Error, Result};
 use plan::{Init, Plan, PlanOptions, plan_network, plan_suite_entry};
@@ -168,9 +168,6 @@ pub enum Event {
     },
 }
 
-/// Largest batch accepted; beyond it tensors overflow 32-bit indexing in the kernels.
-pub const MAX_BATCH: usize = 65_536;
-
 /// Batch at which networks are verified before timing.
 pub const VERIFY_BATCH: usize = 2;
 
@@ -190,6 +187,14 @@ fn fill(loaded: &mut dyn Loaded, plan: &Plan, rng: &mut StdRng) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The error of a precision the backend cannot run.
+pub fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {
+    Error::Environment(format!(
+        "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32 or another --adapter",
+        backend.adapter().label()
+    ))
 }
 
 fn check_batch(batch: usize) -> Result<()> {
@@ -349,7 +354,7 @@ pub fn verify_jobs(
         for job in jobs {
             if !backend.supports(job.precision) {
                 if explicit_precisions {
-                    return Err(sweep::unsupported(backend.as_ref(), job.precision));
+                    return Err(unsupported(backend.as_ref(), job.precision));
                 }
                 if !missing.contains(&job.precision) {
                     missing.push(job.precision);
@@ -427,7 +432,7 @@ pub fn measure(
 ) -> Result<BenchmarkResult> {
     check_batch(batch)?;
     if !backend.supports(precision) {
-        return Err(sweep::unsupported(backend, precision));
+        return Err(unsupported(backend, precision));
     }
     if options.samples == 0 {
         return Err(Error::InvalidInput("--samples must be at least 1".into()));
@@ -685,7 +690,7 @@ impl<'a> AbSession<'a> {
         check_batch(batch)?;
         for side in [base, head] {
             if !side.supports(precision) {
-                return Err(sweep::unsupported(side, precision));
+                return Err(unsupported(side, precision));
             }
         }
         let plan_options = PlanOptions {

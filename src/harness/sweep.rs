@@ -12,18 +12,19 @@
 
 use super::select::{KernelChoice, has_variants};
 use super::tune::TuneCache;
-use super::{Event, Interrupt, RunOptions, Target, conformance, measure, verify_target};
+use super::{Event, Interrupt, RunOptions, Target, conformance, measure, unsupported, verify_target};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::wgpu::WgpuBackend;
 use crate::backend::{Backend, BackendKind};
 use crate::baseline::git_state;
+use crate::calibration::Calibration;
 use crate::config::{Config, Workspace};
 use crate::kernels::Variant;
 use crate::kernels::shader_set::ShaderSet;
 use crate::kernels::user::KernelSet;
 use crate::model::{Precision, network, suite};
 use crate::results::{RunRecord, RunSettings, Stage};
-use crate::roofline::{Calibration, Peak};
+use crate::roofline::Peak;
 use crate::{Error, Result};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -329,14 +330,6 @@ impl DeviceRequest {
 /// Whether the adapter is a real GPU (not a software rasterizer or the CPU backend).
 pub fn is_real_gpu(backend: &dyn Backend) -> bool {
     backend.kind() != BackendKind::Cpu && backend.adapter().device_type != "cpu"
-}
-
-/// The error of a precision the backend cannot run.
-pub fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {
-    Error::Environment(format!(
-        "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32 or another --adapter",
-        backend.adapter().label()
-    ))
 }
 
 /// How kernels are chosen, as asked on the command line.

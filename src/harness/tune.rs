@@ -11,9 +11,9 @@
 
 use super::plan::PlanOptions;
 use super::{Target, VERIFY_BATCH, verify};
-use crate::backend::{Backend, Loaded, Program};
+use crate::backend::Backend;
 use crate::kernels::user::KernelSet;
-use crate::kernels::{Access, DType, Op, Variant};
+use crate::kernels::{Op, Variant};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, Summary};
 use crate::{Error, Result};
@@ -252,7 +252,7 @@ pub fn distinct_ops<'a>(
     let mut ops = Vec::new();
     for (target, batch, precision) in benchmarks {
         if !backend.supports(precision) {
-            return Err(super::sweep::unsupported(backend, precision));
+            return Err(super::unsupported(backend, precision));
         }
         ops.extend(tune_jobs(target, batch, precision, options, &mut seen)?);
     }
@@ -430,38 +430,6 @@ fn ordered_candidates(op: &Op, precision: Precision, kernels: &KernelSet) -> Vec
     candidates
 }
 
-/// A program with one op per variant, all binding the same tensors (named `OP/TENSOR`), and
-/// those tensors filled with uniform values in `[-1, 1)`. Also what
-/// [`super::conformance`] verifies a variant with, one shape at a time.
-pub(super) fn load_variants<'b>(
-    backend: &'b dyn Backend,
-    op: &Op,
-    precision: Precision,
-    variants: &[Variant],
-    rng: &mut StdRng,
-) -> Result<(Program, Box<dyn Loaded + 'b>)> {
-    let mut program = Program::new(precision);
-    let contract = op.contract();
-    let ids: Vec<usize> = contract
-        .iter()
-        .map(|b| program.tensor(format!("{}/{}", op.name(), b.name), b.len, b.dtype))
-        .collect();
-    for &variant in variants {
-        program.push(op.clone(), ids.clone())?;
-        if let Some(call) = program.ops.last_mut() {
-            call.variant = variant;
-        }
-    }
-    let mut loaded = backend.load(&program)?;
-    for (&id, b) in ids.iter().zip(&contract) {
-        if b.access != Access::Write && b.dtype == DType::Float {
-            let values: Vec<f32> = (0..b.len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-            loaded.write(id, &values)?;
-        }
-    }
-    Ok((program, loaded))
-}
-
 /// Verifies and times every variant of `job.op` on `backend`, convbench's and those of the
 /// user's `kernels` that implement it.
 pub fn tune_op(
@@ -482,7 +450,7 @@ pub fn tune_op(
     if options.verify {
         on_event(TuneEvent::Verifying);
         let (program, mut loaded) =
-            load_variants(backend, &job.verify_op, job.precision, &candidates, &mut rng)?;
+            verify::load_variants(backend, &job.verify_op, job.precision, &candidates, &mut rng)?;
         let expected = verify::reference_outputs(loaded.as_mut(), &program, 0)?;
         passed.clear();
         for (index, &variant) in candidates.iter().enumerate() {
@@ -497,7 +465,7 @@ pub fn tune_op(
             }
         }
     }
-    let (_, mut loaded) = load_variants(backend, &job.op, job.precision, &passed, &mut rng)?;
+    let (_, mut loaded) = verify::load_variants(backend, &job.op, job.precision, &passed, &mut rng)?;
     let mut best: Option<(Variant, f64)> = None;
     for (index, &variant) in passed.iter().enumerate() {
         on_event(TuneEvent::Timing(variant));

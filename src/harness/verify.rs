@@ -56,10 +56,12 @@
 //! ratio: the message says so and points at its contract ([`super::Culprit`]).
 
 use super::verification_error::{Culprit, VerificationError};
-use crate::backend::{Loaded, Program};
+use crate::backend::{Backend, Loaded, Program};
 use crate::kernels::{Access, DType, Op, Variant, conditioning, reference};
 use crate::model::Precision;
 use crate::{Error, Result};
+use rand::Rng;
+use rand::rngs::StdRng;
 
 /// Units in the last place of the storage format that an output may be off by (see the module
 /// docs).
@@ -190,6 +192,38 @@ pub fn compare_variant(got: &[f32], expected: &ExpectedOutput, variant: Variant)
 pub fn check_op(loaded: &mut dyn Loaded, program: &Program, index: usize) -> Result<OpCheck> {
     let expected = reference_outputs(loaded, program, index)?;
     check_against(loaded, program, index, &expected)
+}
+
+/// A program with one op per variant, all binding the same tensors (named `OP/TENSOR`), and
+/// those tensors filled with uniform values in `[-1, 1)`: what [`super::tune`] verifies the
+/// variants of an op with, and [`super::conformance`] a variant, one shape at a time.
+pub(super) fn load_variants<'b>(
+    backend: &'b dyn Backend,
+    op: &Op,
+    precision: Precision,
+    variants: &[Variant],
+    rng: &mut StdRng,
+) -> Result<(Program, Box<dyn Loaded + 'b>)> {
+    let mut program = Program::new(precision);
+    let contract = op.contract();
+    let ids: Vec<usize> = contract
+        .iter()
+        .map(|b| program.tensor(format!("{}/{}", op.name(), b.name), b.len, b.dtype))
+        .collect();
+    for &variant in variants {
+        program.push(op.clone(), ids.clone())?;
+        if let Some(call) = program.ops.last_mut() {
+            call.variant = variant;
+        }
+    }
+    let mut loaded = backend.load(&program)?;
+    for (&id, b) in ids.iter().zip(&contract) {
+        if b.access != Access::Write && b.dtype == DType::Float {
+            let values: Vec<f32> = (0..b.len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+            loaded.write(id, &values)?;
+        }
+    }
+    Ok((program, loaded))
 }
 
 /// The reference's outputs of op `index` with their error bounds, from the inputs (and

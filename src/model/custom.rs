@@ -17,7 +17,7 @@
 //! is node `i + 1`); `description` is optional. Every error names the network and the layer.
 
 use super::layer::Conv2d;
-use super::network::Network;
+use super::network::{MAX_BATCH, Network};
 use super::suites::{Suite, SuiteEntry};
 use crate::{Error, Result};
 use std::collections::HashSet;
@@ -118,10 +118,10 @@ pub fn shape_list(path: &Path) -> Result<Suite> {
         if n == 0 || c == 0 || h == 0 || w == 0 || k == 0 || r == 0 || s == 0 || stride == 0 {
             return Err(at("every size but the padding is at least 1"));
         }
-        if n > crate::config::MAX_BATCH {
+        if n > MAX_BATCH {
             return Err(at(&format!(
                 "N (the batch) is {n}, more than the {} convbench takes",
-                crate::config::MAX_BATCH
+                MAX_BATCH
             )));
         }
         // Kernels take every size as a 32-bit integer.

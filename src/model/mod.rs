@@ -9,8 +9,8 @@ mod zoo;
 
 pub use layer::{BatchNorm, Conv2d, Linear, Lrn, Pool2d, PoolKind, Shape};
 pub use network::{
-    Layer, LayerKind, MAX_TENSOR_ELEMENTS, Network, NetworkBuilder, NodeId, ShapeError, layer_forward_flops,
-    layer_output_shape,
+    Layer, LayerKind, MAX_BATCH, MAX_TENSOR_ELEMENTS, Network, NetworkBuilder, NodeId, ShapeError,
+    layer_forward_flops, layer_output_shape,
 };
 pub use precision::Precision;
 pub use suites::{Suite, SuiteEntry, suite, suite_names, suites};

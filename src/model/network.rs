@@ -90,6 +90,11 @@ pub struct Network {
 /// The most elements one tensor may hold: kernels index tensors with 32-bit integers.
 pub const MAX_TENSOR_ELEMENTS: usize = u32::MAX as usize;
 
+/// The largest batch (images per iteration) convbench takes, on the command line, in `batches`
+/// or as a shape list's `N`: past it, one tensor of even the smallest network outgrows what
+/// the kernels index ([`MAX_TENSOR_ELEMENTS`]), and the run would fail only after planning.
+pub const MAX_BATCH: usize = 65_536;
+
 /// Why a network cannot be laid out at a batch size.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShapeError {

@@ -1,7 +1,7 @@
 //! What `adapters` prints: the adapters wgpu sees, and the calibrations it measured.
 
+use crate::calibration::Calibration;
 use crate::gpu::{AdapterSummary, CALIBRATION_METHOD};
-use crate::roofline::Calibration;
 use std::path::PathBuf;
 
 fn yes(b: bool) -> &'static str {

@@ -5,8 +5,8 @@
 use crate::args::Global;
 use crate::args::ListFormat;
 use crate::output::print;
+use convbench::calibration::{Calibrated, Calibration};
 use convbench::gpu::list_adapters;
-use convbench::roofline::{Calibrated, Calibration};
 use convbench::{Error, Result, config};
 
 /// Arguments of `adapters`.
