@@ -3,6 +3,7 @@
 //! so a missing one is `None`, and a corrupt or other-format one is an error that names the
 //! file and the command that rebuilds it.
 
+use crate::fs::FileError;
 use crate::{Error, Result};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -29,23 +30,22 @@ pub(crate) fn load<T: DeserializeOwned>(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(path, e)),
     };
-    let value: T = serde_json::from_str(&text).map_err(|e| {
-        Error::InvalidInput(format!(
-            "{} is not a {} ({e}); delete it or run `{}` again",
-            path.display(),
-            kind.name,
-            kind.rebuild
-        ))
+    let value: T = serde_json::from_str(&text).map_err(|source| FileError::CorruptCache {
+        path: path.to_path_buf(),
+        cache: kind.name,
+        rebuild: kind.rebuild,
+        source,
     })?;
     let found = format_version(&value);
     if found != kind.version {
-        return Err(Error::InvalidInput(format!(
-            "{} has {} format {found}, this build reads {}; run `{}` again to rebuild it",
-            path.display(),
-            kind.name,
-            kind.version,
-            kind.rebuild
-        )));
+        return Err(FileError::CacheVersion {
+            path: path.to_path_buf(),
+            cache: kind.name,
+            found,
+            expected: kind.version,
+            rebuild: kind.rebuild,
+        }
+        .into());
     }
     Ok(Some(value))
 }
@@ -76,8 +76,10 @@ pub(crate) fn update<T: Serialize + DeserializeOwned>(
 /// Writes `value` to `path` atomically (see [`crate::fs::write_atomically`]), creating
 /// the folder.
 pub(crate) fn save<T: Serialize>(path: &Path, value: &T, kind: &Kind) -> Result<()> {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|e| Error::InvalidInput(format!("cannot serialise the {}: {e}", kind.name)))?;
+    let text = serde_json::to_string_pretty(value).map_err(|source| FileError::SerialiseCache {
+        cache: kind.name,
+        source,
+    })?;
     crate::fs::write_atomically(path, text.as_bytes())
 }
 

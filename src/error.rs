@@ -64,6 +64,12 @@ pub enum Error {
     /// The wgpu adapter or device failed (see [`crate::DeviceError`]).
     #[error(transparent)]
     Device(Box<crate::gpu::DeviceError>),
+    /// The baselines or their git repository (see [`crate::baseline::BaselineError`]).
+    #[error(transparent)]
+    Baseline(Box<crate::baseline::BaselineError>),
+    /// A file or folder convbench reads or writes (see [`crate::fs::FileError`]).
+    #[error(transparent)]
+    File(Box<crate::fs::FileError>),
     /// An error of one part of the work, saying which part (e.g. which side of an A/B).
     #[error("{context}: {source}")]
     Context {
@@ -99,6 +105,8 @@ impl Error {
             Error::Compare(error) => error.kind(),
             #[cfg(feature = "cuda")]
             Error::Cuda(error) => error.kind(),
+            Error::Baseline(error) => error.kind(),
+            Error::File(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -127,7 +135,11 @@ impl Error {
         let mut causes = Vec::new();
         let mut source = std::error::Error::source(self);
         while let Some(cause) = source {
-            let text = cause.to_string();
+            // git2's `Display` appends its class and code to the message an error quotes.
+            let text = match cause.downcast_ref::<git2::Error>() {
+                Some(git) => git.message().to_string(),
+                None => cause.to_string(),
+            };
             if !message.contains(&text) {
                 causes.push(text);
             }
@@ -185,6 +197,18 @@ impl From<crate::github::GitHubError> for Error {
 impl From<crate::gpu::DeviceError> for Error {
     fn from(error: crate::gpu::DeviceError) -> Self {
         Error::Device(Box::new(error))
+    }
+}
+
+impl From<crate::baseline::BaselineError> for Error {
+    fn from(error: crate::baseline::BaselineError) -> Self {
+        Error::Baseline(Box::new(error))
+    }
+}
+
+impl From<crate::fs::FileError> for Error {
+    fn from(error: crate::fs::FileError) -> Self {
+        Error::File(Box::new(error))
     }
 }
 

@@ -10,11 +10,319 @@
 //! there: a device node (`--out /dev/null` as root would turn `/dev/null` into a JSON file), a
 //! symbolic link, a FIFO. So both the check and the write accept only a regular file or a path
 //! that does not exist yet, and refuse everything else with an input error that says what the
-//! path is and what to pass instead.
+//! path is and what to pass instead ([`FileError`]).
 
-use crate::{Error, Result};
+use crate::{Error, ErrorKind, Result};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+/// An error of a file or folder convbench reads or writes: what is at the path, or what is
+/// wrong with it, and what to pass instead.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// Nothing is at a path to read: a typo, not a broken machine.
+    #[error(
+        "cannot read {}: {}; check the path",
+        path.display(),
+        if *dangling_link { "it is a symbolic link to nothing" } else { "there is no such file" }
+    )]
+    NotFound {
+        /// The path.
+        path: PathBuf,
+        /// Whether a symbolic link is there, pointing at nothing.
+        dangling_link: bool,
+    },
+    /// Something other than a regular file is at a path to read.
+    #[error("cannot read {}: it is {kind}, not a regular file; name a regular file", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+        /// What is there.
+        kind: FileKind,
+    },
+    /// A file to read is larger than convbench reads from such a file.
+    #[error(
+        "cannot read {}: it is {bytes} bytes, more than the {max_bytes} convbench reads from such \
+         a file; check that it is the right file",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size, in bytes (one past the limit when it grew while it was read).
+        bytes: u64,
+        /// The limit, in bytes.
+        max_bytes: u64,
+    },
+    /// A text file to read is not UTF-8.
+    #[error("cannot read {}: it is not UTF-8 text ({source}); name a text file", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// Where the bytes stop being UTF-8.
+        #[source]
+        source: std::string::FromUtf8Error,
+    },
+    /// Another process held a file's lock for all of [`LOCK_WAIT`].
+    #[error(
+        "{} has been locked by another convbench writing {what} for {waited_s} seconds; wait for \
+         it to finish, or stop it, and try again",
+        path.display()
+    )]
+    Locked {
+        /// The lock file.
+        path: PathBuf,
+        /// What the lock guards, e.g. `baselines`.
+        what: &'static str,
+        /// How long convbench waited, in seconds.
+        waited_s: u64,
+    },
+    /// A path to write names no file (`..`, `/`, a path ending in `/`).
+    #[error("cannot write {}: it names a folder, not a file; name a file inside it instead", path.display())]
+    NamesAFolder {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A path to write whose file name is longer than file systems accept.
+    #[error(
+        "cannot write {}: its file name is {bytes} bytes long and file systems accept at most \
+         {MAX_FILE_NAME_BYTES}; choose a shorter name",
+        path.display()
+    )]
+    NameTooLong {
+        /// The path.
+        path: PathBuf,
+        /// The file name's length, in bytes.
+        bytes: usize,
+    },
+    /// The folder of a path to write does not exist, or is not a folder.
+    #[error(
+        "cannot write {}: {} {}; create the folder or choose another path",
+        path.display(),
+        folder.display(),
+        if *exists { "is not a folder" } else { "does not exist" }
+    )]
+    NoFolder {
+        /// The path.
+        path: PathBuf,
+        /// Its folder.
+        folder: PathBuf,
+        /// Whether something (not a folder) is at the folder's path.
+        exists: bool,
+    },
+    /// No file can be created in the folder of a path to write (read-only, not permitted).
+    #[error(
+        "cannot write {}: cannot create a file in {} ({source}); choose another path",
+        path.display(),
+        folder.display()
+    )]
+    FolderNotWritable {
+        /// The path.
+        path: PathBuf,
+        /// Its folder.
+        folder: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A folder is at a path to write.
+    #[error("cannot write {}: it is a folder; name a file inside it instead", path.display())]
+    IsAFolder {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A symbolic link is at a path to write: writing would replace the link, not its target.
+    #[error(
+        "cannot write {}: it is a symbolic link to {}, and writing would replace the link; pass \
+         the path it points to, or a new path",
+        path.display(),
+        target.as_ref().map_or_else(|| "elsewhere".to_string(), |target| target.display().to_string())
+    )]
+    IsASymbolicLink {
+        /// The path.
+        path: PathBuf,
+        /// Where the link points, when it can be read.
+        target: Option<PathBuf>,
+    },
+    /// A device, FIFO or socket is at a path to write, which writing would replace.
+    #[error(
+        "cannot write {}: it is {kind}, not a regular file, and writing would replace it; pass a \
+         regular file or a new path (to discard the output, leave the option out)",
+        path.display()
+    )]
+    WouldReplace {
+        /// The path.
+        path: PathBuf,
+        /// What is there.
+        kind: FileKind,
+    },
+    /// Something other than a folder (or a link to one) is at a path to write into.
+    #[error("cannot write into {}: it is {kind}, not a folder; name a folder or a new path", path.display())]
+    NotAFolder {
+        /// The path.
+        path: PathBuf,
+        /// What is there.
+        kind: FileKind,
+    },
+    /// A symbolic link to nothing is at a path to write into.
+    #[error(
+        "cannot write into {}: it is a symbolic link to nothing; name a folder or a new path",
+        path.display()
+    )]
+    DanglingFolderLink {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A folder to create lies under something that is not a folder.
+    #[error(
+        "cannot create the folder {}: {} is not a folder; choose another path",
+        path.display(),
+        ancestor.display()
+    )]
+    AncestorNotAFolder {
+        /// The folder to create.
+        path: PathBuf,
+        /// Its nearest existing ancestor.
+        ancestor: PathBuf,
+    },
+    /// A folder to create lies in a folder where nothing can be created.
+    #[error(
+        "cannot create the folder {}: cannot create anything in {} ({source}); choose another path",
+        path.display(),
+        ancestor.display()
+    )]
+    AncestorNotWritable {
+        /// The folder to create.
+        path: PathBuf,
+        /// Its nearest existing ancestor.
+        ancestor: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A folder could not be created.
+    #[error("cannot create the folder {} ({source}); choose another path", path.display())]
+    CreateFolder {
+        /// The folder.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A cache under `target/convbench/` is not what its name says.
+    #[error("{} is not a {cache} ({source}); delete it or run `{rebuild}` again", path.display())]
+    CorruptCache {
+        /// The cache file.
+        path: PathBuf,
+        /// What the cache is, e.g. `tune cache`.
+        cache: &'static str,
+        /// The command that rebuilds it.
+        rebuild: &'static str,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A cache of a format this build does not read.
+    #[error(
+        "{} has {cache} format {found}, this build reads {expected}; run `{rebuild}` again to \
+         rebuild it",
+        path.display()
+    )]
+    CacheVersion {
+        /// The cache file.
+        path: PathBuf,
+        /// What the cache is.
+        cache: &'static str,
+        /// The file's `format_version`.
+        found: u32,
+        /// The version this build reads.
+        expected: u32,
+        /// The command that rebuilds it.
+        rebuild: &'static str,
+    },
+    /// A cache's value could not be turned into JSON.
+    #[error("cannot serialise the {cache}: {source}")]
+    SerialiseCache {
+        /// What the cache is.
+        cache: &'static str,
+        /// What serde said.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl FileError {
+    /// The exit-code category: a lock another convbench holds is the environment; the rest is
+    /// a path or a file the user handed over.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            FileError::Locked { .. } => ErrorKind::Environment,
+            _ => ErrorKind::InvalidInput,
+        }
+    }
+}
+
+/// What is at a path, for errors that say why it cannot be read or written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A folder.
+    Folder,
+    /// A character device, e.g. `/dev/null`.
+    CharacterDevice,
+    /// A block device.
+    BlockDevice,
+    /// A named pipe.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// Anything else the platform has.
+    Special,
+}
+
+impl FileKind {
+    /// What `file_type` is (a symbolic link itself is [`FileKind::Special`]: callers say more).
+    fn of(file_type: &std::fs::FileType) -> Self {
+        if file_type.is_file() {
+            return FileKind::File;
+        }
+        if file_type.is_dir() {
+            return FileKind::Folder;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if file_type.is_char_device() {
+                return FileKind::CharacterDevice;
+            }
+            if file_type.is_block_device() {
+                return FileKind::BlockDevice;
+            }
+            if file_type.is_fifo() {
+                return FileKind::Fifo;
+            }
+            if file_type.is_socket() {
+                return FileKind::Socket;
+            }
+        }
+        FileKind::Special
+    }
+}
+
+impl std::fmt::Display for FileKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FileKind::File => "a file",
+            FileKind::Folder => "a folder",
+            FileKind::CharacterDevice => "a character device",
+            FileKind::BlockDevice => "a block device",
+            FileKind::Fifo => "a named pipe (FIFO)",
+            FileKind::Socket => "a socket",
+            FileKind::Special => "a special file",
+        })
+    }
+}
 
 /// The longest file name (one path component) the usual file systems accept, in bytes:
 /// `NAME_MAX` on Linux (ext4, xfs, btrfs, tmpfs) and macOS (APFS).
@@ -40,34 +348,28 @@ pub fn read_text(path: &Path, max_bytes: u64) -> Result<String> {
     use std::io::Read;
     let metadata = std::fs::metadata(path).map_err(|source| match source.kind() {
         // The user named a path that leads nowhere: a typo, not a broken machine.
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
-            let what = if std::fs::symlink_metadata(path).is_ok() {
-                "it is a symbolic link to nothing"
-            } else {
-                "there is no such file"
-            };
-            Error::InvalidInput(format!("cannot read {}: {what}; check the path", path.display()))
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => FileError::NotFound {
+            path: path.to_path_buf(),
+            dangling_link: std::fs::symlink_metadata(path).is_ok(),
         }
+        .into(),
         _ => Error::io(path, source),
     })?;
     let file_type = metadata.file_type();
     if !file_type.is_file() {
-        let kind = if file_type.is_dir() {
-            "a folder"
-        } else {
-            special_kind(&file_type)
-        };
-        return Err(Error::InvalidInput(format!(
-            "cannot read {}: it is {kind}, not a regular file; name a regular file",
-            path.display()
-        )));
+        return Err(FileError::NotAFile {
+            path: path.to_path_buf(),
+            kind: FileKind::of(&file_type),
+        }
+        .into());
     }
-    let too_large = |bytes: u64| {
-        Error::InvalidInput(format!(
-            "cannot read {}: it is {bytes} bytes, more than the {max_bytes} convbench reads from \
-             such a file; check that it is the right file",
-            path.display()
-        ))
+    let too_large = |bytes: u64| -> Error {
+        FileError::TooLarge {
+            path: path.to_path_buf(),
+            bytes,
+            max_bytes,
+        }
+        .into()
     };
     if metadata.len() > max_bytes {
         return Err(too_large(metadata.len()));
@@ -81,11 +383,12 @@ pub fn read_text(path: &Path, max_bytes: u64) -> Result<String> {
     if bytes.len() as u64 > max_bytes {
         return Err(too_large(bytes.len() as u64));
     }
-    String::from_utf8(bytes).map_err(|error| {
-        Error::InvalidInput(format!(
-            "cannot read {}: it is not UTF-8 text ({error}); name a text file",
-            path.display()
-        ))
+    String::from_utf8(bytes).map_err(|source| {
+        FileError::NotUtf8 {
+            path: path.to_path_buf(),
+            source,
+        }
+        .into()
     })
 }
 
@@ -101,10 +404,11 @@ pub struct FileLock {
 
 /// Takes the exclusive advisory lock on the file at `path` (created, empty, when missing; its
 /// folder must exist), waiting up to [`LOCK_WAIT`] while another process or thread holds it.
-/// `what` says what the lock guards, for the error when the wait runs out. Every read-merge-write
+/// `what` says what the lock guards, for the error when the wait runs out
+/// ([`FileError::Locked`]). Every read-merge-write
 /// of a shared file (baselines, the tune cache) runs under such a lock, so that two concurrent
 /// writers both keep their changes.
-pub fn lock(path: &Path, what: &str) -> Result<FileLock> {
+pub fn lock(path: &Path, what: &'static str) -> Result<FileLock> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -120,12 +424,12 @@ pub fn lock(path: &Path, what: &str) -> Result<FileLock> {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(Error::Environment(format!(
-                    "{} has been locked by another convbench writing {what} for {} seconds; wait \
-                     for it to finish, or stop it, and try again",
-                    path.display(),
-                    LOCK_WAIT.as_secs()
-                )));
+                return Err(FileError::Locked {
+                    path: path.to_path_buf(),
+                    what,
+                    waited_s: LOCK_WAIT.as_secs(),
+                }
+                .into());
             }
             Err(std::fs::TryLockError::Error(source)) => return Err(Error::io(path, source)),
         }
@@ -140,24 +444,18 @@ pub fn check_output_path(path: &Path) -> Result<()> {
     let name = file_name(path)?;
     let dir = parent(path);
     if !dir.is_dir() {
-        let state = if dir.exists() {
-            "is not a folder"
-        } else {
-            "does not exist"
-        };
-        return Err(Error::InvalidInput(format!(
-            "cannot write {}: {} {state}; create the folder or choose another path",
-            path.display(),
-            dir.display()
-        )));
+        return Err(FileError::NoFolder {
+            path: path.to_path_buf(),
+            folder: dir.to_path_buf(),
+            exists: dir.exists(),
+        }
+        .into());
     }
     refuse_unless_regular_file(path)?;
-    let (temp_path, file) = create_temp(dir, &name).map_err(|error| {
-        Error::InvalidInput(format!(
-            "cannot write {}: cannot create a file in {} ({error}); choose another path",
-            path.display(),
-            dir.display()
-        ))
+    let (temp_path, file) = create_temp(dir, &name).map_err(|source| FileError::FolderNotWritable {
+        path: path.to_path_buf(),
+        folder: dir.to_path_buf(),
+        source,
     })?;
     drop(file);
     std::fs::remove_file(&temp_path).map_err(|source| Error::io(&temp_path, source))
@@ -176,19 +474,18 @@ pub fn check_output_folder(dir: &Path) -> Result<()> {
         ancestor = parent(ancestor);
     }
     if !ancestor.is_dir() {
-        return Err(Error::InvalidInput(format!(
-            "cannot create the folder {}: {} is not a folder; choose another path",
-            dir.display(),
-            ancestor.display()
-        )));
+        return Err(FileError::AncestorNotAFolder {
+            path: dir.to_path_buf(),
+            ancestor: ancestor.to_path_buf(),
+        }
+        .into());
     }
-    let (temp_path, file) = create_temp(ancestor, "folder-check").map_err(|error| {
-        Error::InvalidInput(format!(
-            "cannot create the folder {}: cannot create anything in {} ({error}); choose another path",
-            dir.display(),
-            ancestor.display()
-        ))
-    })?;
+    let (temp_path, file) =
+        create_temp(ancestor, "folder-check").map_err(|source| FileError::AncestorNotWritable {
+            path: dir.to_path_buf(),
+            ancestor: ancestor.to_path_buf(),
+            source,
+        })?;
     drop(file);
     std::fs::remove_file(&temp_path).map_err(|source| Error::io(&temp_path, source))
 }
@@ -201,11 +498,12 @@ pub fn create_output_folder(dir: &Path) -> Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
-    std::fs::create_dir_all(dir).map_err(|error| {
-        Error::InvalidInput(format!(
-            "cannot create the folder {} ({error}); choose another path",
-            dir.display()
-        ))
+    std::fs::create_dir_all(dir).map_err(|source| {
+        FileError::CreateFolder {
+            path: dir.to_path_buf(),
+            source,
+        }
+        .into()
     })
 }
 
@@ -213,22 +511,15 @@ pub fn create_output_folder(dir: &Path) -> Result<()> {
 fn refuse_unless_folder(dir: &Path) -> Result<()> {
     match std::fs::metadata(dir) {
         Ok(metadata) if metadata.is_dir() => Ok(()),
-        Ok(metadata) => {
-            let file_type = metadata.file_type();
-            let kind = if file_type.is_file() {
-                "a file"
-            } else {
-                special_kind(&file_type)
-            };
-            Err(Error::InvalidInput(format!(
-                "cannot write into {}: it is {kind}, not a folder; name a folder or a new path",
-                dir.display()
-            )))
+        Ok(metadata) => Err(FileError::NotAFolder {
+            path: dir.to_path_buf(),
+            kind: FileKind::of(&metadata.file_type()),
         }
-        Err(_) if std::fs::symlink_metadata(dir).is_ok() => Err(Error::InvalidInput(format!(
-            "cannot write into {}: it is a symbolic link to nothing; name a folder or a new path",
-            dir.display()
-        ))),
+        .into()),
+        Err(_) if std::fs::symlink_metadata(dir).is_ok() => Err(FileError::DanglingFolderLink {
+            path: dir.to_path_buf(),
+        }
+        .into()),
         Err(_) => Ok(()),
     }
 }
@@ -270,18 +561,18 @@ fn file_name(path: &Path) -> Result<String> {
         .to_string_lossy()
         .ends_with(std::path::is_separator);
     let Some(name) = path.file_name().filter(|_| !ends_with_separator) else {
-        return Err(Error::InvalidInput(format!(
-            "cannot write {}: it names a folder, not a file; name a file inside it instead",
-            path.display()
-        )));
+        return Err(FileError::NamesAFolder {
+            path: path.to_path_buf(),
+        }
+        .into());
     };
     let bytes = name.as_encoded_bytes().len();
     if bytes > MAX_FILE_NAME_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "cannot write {}: its file name is {bytes} bytes long and file systems accept at \
-             most {MAX_FILE_NAME_BYTES}; choose a shorter name",
-            path.display()
-        )));
+        return Err(FileError::NameTooLong {
+            path: path.to_path_buf(),
+            bytes,
+        }
+        .into());
     }
     Ok(name.to_string_lossy().into_owned())
 }
@@ -306,46 +597,19 @@ fn refuse_unless_regular_file(path: &Path) -> Result<()> {
     if file_type.is_file() {
         return Ok(());
     }
-    let shown = path.display();
-    let message = if file_type.is_dir() {
-        format!("cannot write {shown}: it is a folder; name a file inside it instead")
+    let path = path.to_path_buf();
+    let error = if file_type.is_dir() {
+        FileError::IsAFolder { path }
     } else if file_type.is_symlink() {
-        let target = std::fs::read_link(path)
-            .map_or_else(|_| "elsewhere".to_string(), |target| target.display().to_string());
-        format!(
-            "cannot write {shown}: it is a symbolic link to {target}, and writing would replace \
-             the link; pass the path it points to, or a new path"
-        )
+        let target = std::fs::read_link(&path).ok();
+        FileError::IsASymbolicLink { path, target }
     } else {
-        format!(
-            "cannot write {shown}: it is {}, not a regular file, and writing would replace it; \
-             pass a regular file or a new path (to discard the output, leave the option out)",
-            special_kind(&file_type)
-        )
+        FileError::WouldReplace {
+            path,
+            kind: FileKind::of(&file_type),
+        }
     };
-    Err(Error::InvalidInput(message))
-}
-
-/// What a file that is neither a regular file, a folder nor a link is, for messages.
-fn special_kind(file_type: &std::fs::FileType) -> &'static str {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if file_type.is_char_device() {
-            return "a character device";
-        }
-        if file_type.is_block_device() {
-            return "a block device";
-        }
-        if file_type.is_fifo() {
-            return "a named pipe (FIFO)";
-        }
-        if file_type.is_socket() {
-            return "a socket";
-        }
-    }
-    let _ = file_type;
-    "a special file"
+    Err(error.into())
 }
 
 /// The part of a file name its temporary files' names start with (`.STEM.PID.N.tmp`).
@@ -416,6 +680,14 @@ mod tests {
         error.to_string()
     }
 
+    /// The file error `error` is; a test fails on any other.
+    fn file_error(error: Error) -> FileError {
+        match error {
+            Error::File(error) => *error,
+            other => panic!("not a file error: {other:?}"),
+        }
+    }
+
     /// Nothing but the named files may be left in `dir`: no probe or temporary file.
     fn assert_only(dir: &Path, names: &[&str]) {
         let mut found: Vec<String> = std::fs::read_dir(dir)
@@ -466,6 +738,11 @@ mod tests {
             message.contains("a named pipe (FIFO), not a regular file"),
             "{message}"
         );
+        let error = file_error(check_output_path(&fifo).expect_err("a FIFO"));
+        assert!(
+            matches!(&error, FileError::WouldReplace { path, kind: FileKind::Fifo } if *path == fifo),
+            "{error:?}"
+        );
         assert_only(dir.path(), &["pipe"]);
     }
 
@@ -509,14 +786,23 @@ mod tests {
             .status()
             .expect("run mkfifo");
         assert!(status.success());
-        for (path, kind) in [
-            (fifo.as_path(), "a named pipe (FIFO)"),
-            (Path::new("/dev/zero"), "a character device"),
-            (dir.path(), "a folder"),
+        for (path, kind, shown) in [
+            (fifo.as_path(), FileKind::Fifo, "a named pipe (FIFO)"),
+            (
+                Path::new("/dev/zero"),
+                FileKind::CharacterDevice,
+                "a character device",
+            ),
+            (dir.path(), FileKind::Folder, "a folder"),
         ] {
             let error = read_text(path, MAX_TEXT_FILE_BYTES).expect_err("not a regular file");
             assert_eq!(error.kind(), crate::ErrorKind::InvalidInput, "{error}");
-            assert!(error.to_string().contains(kind), "{error}");
+            assert!(error.to_string().contains(shown), "{error}");
+            let error = file_error(error);
+            assert!(
+                matches!(&error, FileError::NotAFile { kind: found, .. } if *found == kind),
+                "{error:?}"
+            );
         }
     }
 
@@ -539,6 +825,13 @@ mod tests {
         let missing = read_text(&dir.path().join("missing"), 5).expect_err("missing");
         assert_eq!(missing.kind(), crate::ErrorKind::InvalidInput);
         assert!(missing.to_string().contains("no such file"), "{missing}");
+        assert!(matches!(
+            file_error(missing),
+            FileError::NotFound {
+                dangling_link: false,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -595,8 +888,14 @@ mod tests {
     #[test]
     fn a_file_name_too_long_is_refused_by_the_check_and_a_long_valid_one_is_written() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let message = refused(&dir.path().join("x".repeat(MAX_FILE_NAME_BYTES + 1)));
+        let too_long = dir.path().join("x".repeat(MAX_FILE_NAME_BYTES + 1));
+        let message = refused(&too_long);
         assert!(message.contains("256 bytes long"), "{message}");
+        let error = file_error(check_output_path(&too_long).expect_err("too long"));
+        assert!(
+            matches!(error, FileError::NameTooLong { bytes: 256, .. }),
+            "{error:?}"
+        );
         // The longest valid name: its temporary file's name must not be too long either.
         let longest = dir.path().join("é".repeat(MAX_FILE_NAME_BYTES / 2));
         check_output_path(&longest).expect("the longest name");
@@ -615,6 +914,11 @@ mod tests {
         std::fs::write(dir.path().join("file"), "").expect("write");
         let message = refused(&dir.path().join("file/out.json"));
         assert!(message.contains("file is not a folder"), "{message}");
+        let error = file_error(check_output_path(&dir.path().join("file/out.json")).expect_err("a file"));
+        assert!(
+            matches!(&error, FileError::NoFolder { folder, exists: true, .. } if *folder == dir.path().join("file")),
+            "{error:?}"
+        );
         assert_only(dir.path(), &["file"]);
     }
 

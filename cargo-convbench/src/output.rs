@@ -34,10 +34,11 @@ pub fn check_writable(path: &Path) -> Result<()> {
     check_output("--out", path)
 }
 
-/// [`check_writable`] for the output named by `flag`.
+/// [`check_writable`] for the output named by `flag`: a path that cannot be written says
+/// `{flag}: ...`; an I/O error names its own path.
 pub fn check_output(flag: &str, path: &Path) -> Result<()> {
     convbench::fs::check_output_path(path).map_err(|error| match error {
-        Error::InvalidInput(message) => Error::InvalidInput(format!("{flag}: {message}")),
+        Error::File(_) => error.context(flag),
         other => other,
     })
 }

@@ -1,8 +1,8 @@
 //! [`GitBaselineStore`]: baselines as files in a git repository, read at a base revision.
 
 use super::{
-    BaselineChange, BaselineStore, BenchmarkHistory, HistoryPoint, HistoryQuery, NEW_BENCHMARK_RUNS,
-    check_name, contents_differ, merge, parse_record,
+    BaselineChange, BaselineError, BaselineStore, BenchmarkHistory, HistoryPoint, HistoryQuery,
+    MissingRevision, NEW_BENCHMARK_RUNS, check_name, contents_differ, merge, parse_record,
 };
 use crate::fs::write_atomically;
 use crate::results::RunRecord;
@@ -10,10 +10,6 @@ use crate::{Error, Result};
 use git2::{ErrorCode, ObjectType, Oid, Repository, Signature, Sort, Tree};
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
-
-/// The advice for a clone too shallow to hold the base commit (the GitHub Actions default).
-const SHALLOW_ADVICE: &str = "the clone is shallow and lacks the base commit; use `fetch-depth: 0` \
-                              in actions/checkout (or `git fetch --unshallow`)";
 
 /// Branches tried, in order, for the base when neither `--baseline-rev` nor
 /// `GITHUB_BASE_REF` says: the remote's default branch first, as it is what a pull request
@@ -90,8 +86,12 @@ impl std::fmt::Debug for GitBaselineStore {
 }
 
 /// An environment error from git with what was being done.
-fn git_error(context: impl std::fmt::Display, error: &git2::Error) -> Error {
-    Error::Environment(format!("{context}: {}", error.message()))
+fn git_error(context: impl std::fmt::Display, source: git2::Error) -> Error {
+    BaselineError::Git {
+        context: context.to_string(),
+        source,
+    }
+    .into()
 }
 
 /// `path` with `.` and `..` resolved without touching the file system.
@@ -123,39 +123,36 @@ impl GitBaselineStore {
     pub fn open(workspace_root: &Path, baseline_dir: &Path) -> Result<Self> {
         let repo = Repository::discover(workspace_root).map_err(|error| {
             if error.code() == ErrorCode::NotFound {
-                Error::Environment(format!(
-                    "{} is not inside a git repository; run `git init` or pass --baseline-file FILE",
-                    workspace_root.display()
-                ))
+                BaselineError::NotARepository {
+                    path: workspace_root.to_path_buf(),
+                }
+                .into()
             } else {
                 git_error(
                     format_args!(
                         "cannot open the git repository containing {}",
                         workspace_root.display()
                     ),
-                    &error,
+                    error,
                 )
             }
         })?;
         let workdir = repo
             .workdir()
-            .ok_or_else(|| {
-                Error::Environment(format!(
-                    "the git repository at {} is bare (no working tree); run convbench in a checkout",
-                    repo.path().display()
-                ))
+            .ok_or_else(|| BaselineError::Bare {
+                git_dir: repo.path().to_path_buf(),
             })?
             .to_path_buf();
 
         let workdir_canonical = canonical_or_normal(&workdir);
         let wanted = canonical_or_normal(&canonical_or_normal(workspace_root).join(baseline_dir));
-        let relative = wanted.strip_prefix(&workdir_canonical).map_err(|_| {
-            Error::InvalidInput(format!(
-                "baseline directory {} is outside the git repository at {}; choose a folder inside it",
-                wanted.display(),
-                workdir.display()
-            ))
-        })?;
+        let relative =
+            wanted
+                .strip_prefix(&workdir_canonical)
+                .map_err(|_| BaselineError::OutsideRepository {
+                    dir: wanted.clone(),
+                    workdir: workdir.clone(),
+                })?;
         Ok(Self {
             baseline_dir: relative.to_path_buf(),
             repo,
@@ -173,9 +170,7 @@ impl GitBaselineStore {
     /// a concurrent update can neither slip between them nor lose a blessed run.
     pub fn lock(&self) -> Result<BaselineLock<'_>> {
         if self.locked.get() {
-            return Err(Error::InvalidInput(
-                "this baseline store already holds the baselines' lock".into(),
-            ));
+            return Err(BaselineError::AlreadyLocked.into());
         }
         let path = self.repo.path().join("convbench-baselines.lock");
         let file = crate::fs::lock(&path, "baselines")?;
@@ -254,15 +249,10 @@ impl GitBaselineStore {
             record.validate("the record to bless")?;
         }
         if !record.complete {
-            return Err(Error::InvalidInput(
-                "the record comes from an interrupted run; bless a complete one (run the benchmarks again)"
-                    .into(),
-            ));
+            return Err(BaselineError::IncompleteRecord.into());
         }
         if record.benchmarks.is_empty() {
-            return Err(Error::InvalidInput(
-                "the record holds no benchmarks; nothing to bless".into(),
-            ));
+            return Err(BaselineError::NoBenchmarks.into());
         }
         let mut by_slug: BTreeMap<String, RunRecord> = BTreeMap::new();
         for b in &record.benchmarks {
@@ -328,11 +318,9 @@ impl GitBaselineStore {
         }
         let dir = self.workdir.join(&self.baseline_dir);
         let mut slugs: Vec<String> = std::fs::read_dir(&dir)
-            .map_err(|e| {
-                Error::InvalidInput(format!(
-                    "no baselines in {}: {e}; bless some with `cargo convbench baseline update`",
-                    dir.display()
-                ))
+            .map_err(|source| BaselineError::NoBaselines {
+                dir: dir.clone(),
+                source,
             })?
             .filter_map(|e| e.ok())
             .filter(|e| e.path().is_dir())
@@ -381,8 +369,9 @@ impl GitBaselineStore {
     ///    `main`, `origin/master`, `master` that exists;
     /// 4. else `HEAD` itself.
     ///
-    /// Errors are [`Error::Environment`] and say what to fetch; in a shallow clone they say
-    /// that the clone lacks the base commit and how to deepen it.
+    /// A revision that is not there is [`BaselineError::RevisionNotFound`], whose message says
+    /// what to fetch; in a shallow clone it says that the clone lacks the base commit and how to
+    /// deepen it.
     pub fn resolve_base_from(
         &self,
         explicit: Option<&str>,
@@ -399,13 +388,9 @@ impl GitBaselineStore {
                 .find_map(|name| self.commit_of(name).map(|oid| (name, oid)))
             {
                 Some((name, oid)) => self.merge_base(head, name, oid),
-                None => Err(self.missing(
-                    format!(
-                        "the base branch `{base_ref}` (GITHUB_BASE_REF) is in neither `origin/{base_ref}` \
-                     nor `{base_ref}`"
-                    ),
-                    &format!("fetch it (`git fetch origin {base_ref}`) or pass --baseline-rev REV"),
-                )),
+                None => Err(self.missing(MissingRevision::BaseBranch {
+                    branch: base_ref.to_string(),
+                })),
             };
         }
         match DEFAULT_BRANCHES
@@ -423,47 +408,42 @@ impl GitBaselineStore {
     /// `REV` resolved to a commit.
     fn resolve_explicit(&self, rev: &str) -> Result<BaseRevision> {
         let object = self.repo.revparse_single(rev).map_err(|_| {
-            self.missing(
-                format!(
-                    "revision `{rev}` is not in the repository at {}",
-                    self.workdir.display()
-                ),
-                &format!("`git fetch` it first (e.g. `git fetch origin {rev}`) or check its spelling"),
-            )
+            self.missing(MissingRevision::Revision {
+                rev: rev.to_string(),
+                workdir: self.workdir.clone(),
+            })
         })?;
-        let commit = object.peel_to_commit().map_err(|_| {
-            Error::InvalidInput(format!(
-                "revision `{rev}` is not a commit; pass a branch, tag or commit id"
-            ))
-        })?;
+        let commit = object
+            .peel_to_commit()
+            .map_err(|_| BaselineError::NotACommit { rev: rev.to_string() })?;
         Ok(BaseRevision {
             oid: commit.id().to_string(),
             description: format!("{rev} ({})", short(commit.id())),
         })
     }
 
-    /// The error for a missing revision: the shallow advice when the clone is shallow, as
-    /// that is the likely cause, else `advice`.
-    fn missing(&self, what: String, advice: &str) -> Error {
-        if self.repo.is_shallow() {
-            Error::Environment(format!("{what}: {SHALLOW_ADVICE}"))
-        } else {
-            Error::Environment(format!("{what}; {advice}"))
+    /// The error for a missing revision, saying whether the clone is shallow (the likely
+    /// cause when it is).
+    fn missing(&self, revision: MissingRevision) -> Error {
+        BaselineError::RevisionNotFound {
+            revision,
+            shallow: self.repo.is_shallow(),
         }
+        .into()
     }
 
     /// The commit `HEAD` points at.
     fn head_commit(&self) -> Result<Oid> {
         let head = self.repo.head().map_err(|error| match error.code() {
-            ErrorCode::UnbornBranch | ErrorCode::NotFound => Error::Environment(format!(
-                "the repository at {} has no commits yet; commit the baselines first or pass --baseline-file FILE",
-                self.workdir.display()
-            )),
-            _ => git_error("cannot read HEAD", &error),
+            ErrorCode::UnbornBranch | ErrorCode::NotFound => BaselineError::NoCommits {
+                workdir: self.workdir.clone(),
+            }
+            .into(),
+            _ => git_error("cannot read HEAD", error),
         })?;
         let commit = head
             .peel_to_commit()
-            .map_err(|error| git_error("HEAD is not a commit", &error))?;
+            .map_err(|error| git_error("HEAD is not a commit", error))?;
         Ok(commit.id())
     }
 
@@ -481,30 +461,28 @@ impl GitBaselineStore {
                 description: format!("merge-base of HEAD and {name} ({})", short(base)),
             }),
             // A shallow clone may fail on the missing parents with other codes: same cause.
-            Err(error) if error.code() == ErrorCode::NotFound || self.repo.is_shallow() => Err(self.missing(
-                format!("HEAD and `{name}` have no common ancestor"),
-                "pass the base with --baseline-rev REV",
-            )),
+            Err(error) if error.code() == ErrorCode::NotFound || self.repo.is_shallow() => {
+                Err(self.missing(MissingRevision::MergeBase {
+                    branch: name.to_string(),
+                }))
+            }
             Err(error) => Err(git_error(
                 format_args!("cannot find the merge-base of HEAD and `{name}`"),
-                &error,
+                error,
             )),
         }
     }
 
     /// The tree of commit `oid` (hex).
     fn tree_at(&self, oid: &str) -> Result<Tree<'_>> {
-        let oid =
-            Oid::from_str(oid).map_err(|_| Error::InvalidInput(format!("`{oid}` is not a git commit id")))?;
-        let commit = self.repo.find_commit(oid).map_err(|_| {
-            self.missing(
-                format!("commit {oid} is not in the repository"),
-                "`git fetch` it first or pass another --baseline-rev",
-            )
-        })?;
+        let oid = commit_id(oid)?;
+        let commit = self
+            .repo
+            .find_commit(oid)
+            .map_err(|_| self.missing(MissingRevision::Commit { oid: oid.to_string() }))?;
         commit
             .tree()
-            .map_err(|error| git_error(format_args!("cannot read the tree of {oid}"), &error))
+            .map_err(|error| git_error(format_args!("cannot read the tree of {oid}"), error))
     }
 
     /// The blob id and contents of `path` in `tree`; `None` when there is no such file.
@@ -515,20 +493,20 @@ impl GitBaselineStore {
             Err(error) => {
                 return Err(git_error(
                     format_args!("cannot look up {}", path.display()),
-                    &error,
+                    error,
                 ));
             }
         };
         if entry.kind() != Some(ObjectType::Blob) {
-            return Err(Error::InvalidInput(format!(
-                "{} is not a file in git; a baseline must be a JSON file",
-                path.display()
-            )));
+            return Err(BaselineError::NotABlob {
+                path: path.to_path_buf(),
+            }
+            .into());
         }
         let blob = self
             .repo
             .find_blob(entry.id())
-            .map_err(|error| git_error(format_args!("cannot read {}", path.display()), &error))?;
+            .map_err(|error| git_error(format_args!("cannot read {}", path.display()), error))?;
         Ok(Some((entry.id(), blob.content().to_vec())))
     }
 
@@ -556,22 +534,19 @@ impl GitBaselineStore {
     /// (the order a branch's history was merged in), each with its summary line. `good` must be
     /// an ancestor of `bad`.
     pub fn commits_between(&self, good: &BaseRevision, bad: &BaseRevision) -> Result<Vec<(String, String)>> {
-        let git = |what: &str, error: git2::Error| git_error(format_args!("cannot {what}"), &error);
-        let oid = |rev: &BaseRevision| {
-            Oid::from_str(&rev.oid)
-                .map_err(|_| Error::InvalidInput(format!("`{}` is not a git commit id", rev.oid)))
-        };
-        let (good_oid, bad_oid) = (oid(good)?, oid(bad)?);
+        let git = |what: &str, error: git2::Error| git_error(format_args!("cannot {what}"), error);
+        let (good_oid, bad_oid) = (commit_id(&good.oid)?, commit_id(&bad.oid)?);
         let is_ancestor = good_oid == bad_oid
             || self
                 .repo
                 .graph_descendant_of(bad_oid, good_oid)
                 .map_err(|e| git("compare the two revisions", e))?;
         if !is_ancestor {
-            return Err(Error::InvalidInput(format!(
-                "{} is not an ancestor of {}; --good must be older than --bad on the same history",
-                good.description, bad.description
-            )));
+            return Err(BaselineError::NotAnAncestor {
+                good: good.description.clone(),
+                bad: bad.description.clone(),
+            }
+            .into());
         }
         let mut walk = self.repo.revwalk().map_err(|e| git("walk the history", e))?;
         walk.simplify_first_parent()
@@ -614,7 +589,7 @@ impl GitBaselineStore {
             let result = self
                 .repo
                 .find_blob(entry.id())
-                .map_err(|error| git_error(format_args!("cannot read {}", relative.display()), &error))
+                .map_err(|error| git_error(format_args!("cannot read {}", relative.display()), error))
                 .and_then(|blob| {
                     if blob.size() > MAX_EXPORTED_FILE_BYTES {
                         return Ok(());
@@ -639,7 +614,7 @@ impl GitBaselineStore {
             Some(_) => Ok(()),
             None => Err(git_error(
                 format_args!("cannot walk the tree of {}", rev.description),
-                &error,
+                error,
             )),
         })?;
         match failure {
@@ -683,7 +658,8 @@ impl GitBaselineStore {
     /// The record is merged into the existing file: benchmarks with the same id are replaced,
     /// the others kept, new ones appended; the run metadata becomes the new record's. Every
     /// benchmark, old and new, must have been measured on adapter `slug`, and the record must
-    /// not be empty ([`Error::InvalidInput`] otherwise). The file is replaced atomically
+    /// not be empty ([`BaselineError::OtherAdapter`] and [`BaselineError::NoBenchmarks`]
+    /// otherwise). The file is replaced atomically
     /// (temporary file in the same folder, then rename), folders are created as needed, and
     /// nothing is written on a `dry_run` or when no benchmark changed.
     pub fn write(&self, record: &RunRecord, slug: &str, set: &str, dry_run: bool) -> Result<BaselineChange> {
@@ -725,15 +701,12 @@ impl GitBaselineStore {
         let repo_path = self.repo_path(&change.slug, &change.set)?;
         let abs_path = self.workdir.join(&repo_path);
         if !abs_path.is_file() {
-            return Err(Error::InvalidInput(format!(
-                "{} does not exist; write the baseline before committing it (not a dry run)",
-                abs_path.display()
-            )));
+            return Err(BaselineError::NotWritten { path: abs_path }.into());
         }
         let git = |what: &str, error: git2::Error| {
             git_error(
                 format_args!("cannot commit {}: {what}", repo_path.display()),
-                &error,
+                error,
             )
         };
 
@@ -744,7 +717,9 @@ impl GitBaselineStore {
         index.write().map_err(|e| git("write the index", e))?;
         let entry = index
             .get_path(&repo_path, 0)
-            .ok_or_else(|| Error::Environment(format!("{} vanished from the index", repo_path.display())))?;
+            .ok_or_else(|| BaselineError::NotInIndex {
+                path: repo_path.clone(),
+            })?;
 
         let parent = match self.repo.head() {
             Ok(head) => Some(head.peel_to_commit().map_err(|e| git("read HEAD", e))?),
@@ -766,10 +741,10 @@ impl GitBaselineStore {
         if let Some(parent) = &parent
             && parent.tree_id() == tree_oid
         {
-            return Err(Error::InvalidInput(format!(
-                "{} is unchanged since HEAD; there is nothing to commit",
-                repo_path.display()
-            )));
+            return Err(BaselineError::Unchanged {
+                path: repo_path.clone(),
+            }
+            .into());
         }
         let tree = self
             .repo
@@ -832,7 +807,7 @@ impl GitBaselineStore {
         let git = |what: &str, error: git2::Error| {
             git_error(
                 format_args!("cannot walk the history of {}: {what}", path.display()),
-                &error,
+                error,
             )
         };
         match self.repo.head() {
@@ -932,6 +907,11 @@ fn last_run_round_medians(
     let last_run = result.run_sizes().last().copied().unwrap_or(medians.len());
     medians.drain(..medians.len().saturating_sub(last_run));
     medians
+}
+
+/// The commit id `oid` (hex).
+fn commit_id(oid: &str) -> Result<Oid> {
+    Oid::from_str(oid).map_err(|_| BaselineError::BadCommitId { oid: oid.to_string() }.into())
 }
 
 /// The first 7 hex digits of a commit id.

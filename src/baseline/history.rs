@@ -114,10 +114,11 @@ pub struct HistoryQuery {
 pub fn change_point_config(alpha: f64, min_step_percent: f64) -> crate::Result<ChangePointConfig> {
     let valid = alpha > 0.0 && alpha < 1.0 && min_step_percent.is_finite() && min_step_percent >= 0.0;
     if !valid {
-        return Err(crate::Error::InvalidInput(format!(
-            "--alpha {alpha} must lie strictly between 0 and 1 and --min-step {min_step_percent} must \
-             be a finite number, not negative"
-        )));
+        return Err(super::BaselineError::BadChangePoints {
+            alpha,
+            min_step_percent,
+        }
+        .into());
     }
     Ok(ChangePointConfig {
         alpha,

@@ -19,16 +19,18 @@
 //! [`BaselineStore`] is the small interface the rest of convbench needs, so that another
 //! store could replace the git one.
 
+mod error;
 mod git;
 mod history;
 #[cfg(test)]
 mod tests;
 
+pub use error::{BaselineError, MissingRevision};
 pub use git::{BaseRevision, BaselineLock, GitBaselineStore, HistoryWalk};
 pub use history::{BenchmarkHistory, HistoryPoint, HistoryQuery, Spread, Step, change_point_config};
 
+use crate::Result;
 use crate::results::RunRecord;
-use crate::{Error, Result};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -53,9 +55,7 @@ pub const NEW_BENCHMARK_RUNS: usize = 3;
 /// Checks `baseline update --runs`: between 1 and [`MAX_RUNS`] when given.
 pub fn check_runs(runs: Option<usize>) -> Result<()> {
     match runs {
-        Some(runs) if !(1..=MAX_RUNS).contains(&runs) => Err(Error::InvalidInput(format!(
-            "--runs {runs}: bless between 1 and {MAX_RUNS} runs at once"
-        ))),
+        Some(runs) if !(1..=MAX_RUNS).contains(&runs) => Err(BaselineError::BadRunCount { runs }.into()),
         _ => Ok(()),
     }
 }
@@ -116,15 +116,16 @@ impl BaselineChange {
 }
 
 /// Refuses slugs and set names that would escape their folder or make odd file names.
-fn check_name(what: &str, name: &str) -> Result<()> {
+fn check_name(what: &'static str, name: &str) -> Result<()> {
     let odd = name.is_empty()
         || name.starts_with('.')
         || name.chars().any(|c| c == '/' || c == '\\' || c.is_control());
     if odd {
-        return Err(Error::InvalidInput(format!(
-            "{what} `{name}` cannot name a baseline file: it must be non-empty, must not start \
-             with `.` and must not contain `/`, `\\` or control characters"
-        )));
+        return Err(BaselineError::BadName {
+            what,
+            name: name.to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -147,17 +148,15 @@ pub const DEFAULT_KEEP_RUNS: usize = 10;
 /// benchmark must carry adapter `slug`.
 fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str, keep_runs: usize) -> Result<Merged> {
     if record.benchmarks.is_empty() {
-        return Err(Error::InvalidInput(
-            "the record has no benchmarks; there is nothing to bless".to_string(),
-        ));
+        return Err(BaselineError::NoBenchmarks.into());
     }
     let mut seen = HashSet::new();
     for benchmark in &record.benchmarks {
         if !seen.insert(benchmark.id.as_str()) {
-            return Err(Error::InvalidInput(format!(
-                "benchmark `{}` appears twice in the record; bless one run of each benchmark",
-                benchmark.id
-            )));
+            return Err(BaselineError::DuplicateBenchmark {
+                id: benchmark.id.clone(),
+            }
+            .into());
         }
     }
 
@@ -187,12 +186,13 @@ fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str, keep_runs:
     for benchmark in &merged.benchmarks {
         let found = benchmark.adapter.slug();
         if found != slug {
-            return Err(Error::InvalidInput(format!(
-                "benchmark `{}` was measured on adapter `{found}` ({}), not `{slug}`; a baseline \
-                 holds the results of one adapter only",
-                benchmark.id,
-                benchmark.adapter.label()
-            )));
+            return Err(BaselineError::OtherAdapter {
+                id: benchmark.id.clone(),
+                found,
+                label: benchmark.adapter.label(),
+                slug: slug.to_string(),
+            }
+            .into());
         }
     }
     let unchanged_count = merged.benchmarks.len() - added.len() - updated.len();
@@ -206,10 +206,9 @@ fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str, keep_runs:
 
 /// Parses baseline bytes, `origin` naming them in errors.
 fn parse_record(bytes: &[u8], origin: &str) -> Result<RunRecord> {
-    let text = std::str::from_utf8(bytes).map_err(|error| {
-        Error::InvalidInput(format!(
-            "{origin} is not UTF-8 text ({error}); restore it from git"
-        ))
+    let text = std::str::from_utf8(bytes).map_err(|source| BaselineError::NotUtf8 {
+        origin: origin.to_string(),
+        source,
     })?;
     Ok(RunRecord::from_json(text, origin)?)
 }

@@ -1,12 +1,20 @@
 use super::*;
-use crate::ErrorKind;
 use crate::results::{BenchmarkResult, Phase, RecordError, Summary};
+use crate::{Error, ErrorKind};
 use git2::{Oid, Repository, RepositoryInitOptions, Signature, Time};
 use std::path::Path;
 
 const SET: &str = "default";
 
 use crate::results::fixtures::adapter;
+
+/// The baseline error `error` is, if it is one.
+fn baseline_error(error: &Error) -> Option<&BaselineError> {
+    match error {
+        Error::Baseline(error) => Some(error),
+        _ => None,
+    }
+}
 
 fn slug() -> String {
     adapter("NVIDIA H100").slug()
@@ -232,6 +240,16 @@ fn an_unknown_revision_is_an_environment_error_naming_it() {
         .resolve_base_from(Some("v9.9.9"), None)
         .expect_err("unknown rev");
     assert_eq!(error.kind(), ErrorKind::Environment);
+    assert!(
+        matches!(
+            baseline_error(&error),
+            Some(BaselineError::RevisionNotFound {
+                revision: MissingRevision::Revision { rev, .. },
+                shallow: false,
+            }) if rev == "v9.9.9"
+        ),
+        "{error:?}"
+    );
     let message = error.to_string();
     assert!(message.contains("v9.9.9"), "{message}");
     assert!(message.contains("git fetch"), "{message}");
@@ -240,6 +258,16 @@ fn an_unknown_revision_is_an_environment_error_naming_it() {
         .resolve_base_from(None, Some("release"))
         .expect_err("unknown base ref");
     assert_eq!(error.kind(), ErrorKind::Environment);
+    assert!(
+        matches!(
+            baseline_error(&error),
+            Some(BaselineError::RevisionNotFound {
+                revision: MissingRevision::BaseBranch { branch },
+                ..
+            }) if branch == "release"
+        ),
+        "{error:?}"
+    );
     let message = error.to_string();
     assert!(message.contains("origin/release"), "{message}");
     assert!(message.contains("git fetch"), "{message}");
@@ -281,6 +309,13 @@ fn a_shallow_clone_without_the_base_says_to_fetch_the_full_history() {
     for result in cases {
         let error = result.expect_err("the base is not in the clone");
         assert_eq!(error.kind(), ErrorKind::Environment);
+        assert!(
+            matches!(
+                baseline_error(&error),
+                Some(BaselineError::RevisionNotFound { shallow: true, .. })
+            ),
+            "{error:?}"
+        );
         assert!(error.to_string().contains(advice), "{error}");
     }
 }
@@ -293,6 +328,13 @@ fn outside_a_git_repository_open_fails_with_the_next_step() {
     }
     let error = GitBaselineStore::open(dir.path(), Path::new("baselines")).expect_err("no repo");
     assert_eq!(error.kind(), ErrorKind::Environment);
+    assert!(
+        matches!(
+            baseline_error(&error),
+            Some(BaselineError::NotARepository { path }) if path == dir.path()
+        ),
+        "{error:?}"
+    );
     let message = error.to_string();
     assert!(message.contains("is not inside a git repository"), "{message}");
     assert!(message.contains("git init"), "{message}");
@@ -304,6 +346,13 @@ fn a_baseline_dir_outside_the_repository_is_refused() {
     let (dir, _repo) = init_repo();
     let error = GitBaselineStore::open(dir.path(), Path::new("../elsewhere")).expect_err("outside");
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert!(
+        matches!(
+            baseline_error(&error),
+            Some(BaselineError::OutsideRepository { dir, .. }) if dir.ends_with("elsewhere")
+        ),
+        "{error:?}"
+    );
 }
 
 #[test]
@@ -657,9 +706,14 @@ fn commit_records_only_the_baseline_file() {
     assert!(status.is_empty(), "{status:?}");
 
     // Nothing left to commit is an error, not an empty commit.
-    assert_eq!(
-        store.commit(&change, Some("again")).expect_err("nothing").kind(),
-        ErrorKind::InvalidInput
+    let error = store.commit(&change, Some("again")).expect_err("nothing");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+    assert!(
+        matches!(
+            baseline_error(&error),
+            Some(BaselineError::Unchanged { path }) if *path == Path::new(&baseline_path(&slug))
+        ),
+        "{error:?}"
     );
 }
 
@@ -927,7 +981,35 @@ fn between_one_and_max_runs_are_blessed_at_once() {
         assert!(check_runs(runs).is_ok(), "{runs:?}");
     }
     for runs in [0, MAX_RUNS + 1] {
-        let kind = check_runs(Some(runs)).err().map(|e| e.kind());
-        assert_eq!(kind, Some(ErrorKind::InvalidInput), "{runs}");
+        let error = check_runs(Some(runs)).expect_err("out of range");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput, "{runs}");
+        assert!(
+            matches!(
+                baseline_error(&error),
+                Some(BaselineError::BadRunCount { runs: given }) if *given == runs
+            ),
+            "{error:?}"
+        );
     }
+}
+
+/// git2's `Display` adds its class and code to the message the error already quotes: a report
+/// must not repeat it as a cause.
+#[test]
+fn a_git_error_shows_gits_message_once() {
+    let source = git2::Error::new(
+        git2::ErrorCode::NotFound,
+        git2::ErrorClass::Reference,
+        "reference 'refs/heads/main' not found",
+    );
+    let error = Error::from(BaselineError::Git {
+        context: "cannot read HEAD".into(),
+        source,
+    });
+    assert_eq!(
+        error.to_string(),
+        "cannot read HEAD: reference 'refs/heads/main' not found"
+    );
+    assert!(error.causes().is_empty(), "{:?}", error.causes());
+    assert_eq!(error.kind(), ErrorKind::Environment);
 }
