@@ -50,6 +50,9 @@ pub enum Error {
     /// The wgpu adapter or device failed (see [`crate::DeviceError`]).
     #[error(transparent)]
     Device(Box<crate::gpu::DeviceError>),
+    /// A kernel, its declaration or its sources failed (see [`crate::kernels::KernelError`]).
+    #[error(transparent)]
+    Kernel(Box<crate::kernels::KernelError>),
     /// An error of one part of the work, saying which part (e.g. which side of an A/B).
     #[error("{context}: {source}")]
     Context {
@@ -80,6 +83,7 @@ impl Error {
             Error::Interrupted(_) => ErrorKind::Interrupted,
             Error::Device(error) => error.kind(),
             Error::GitHub(error) => error.kind(),
+            Error::Kernel(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -141,6 +145,12 @@ impl From<crate::github::GitHubError> for Error {
 impl From<crate::gpu::DeviceError> for Error {
     fn from(error: crate::gpu::DeviceError) -> Self {
         Error::Device(Box::new(error))
+    }
+}
+
+impl From<crate::kernels::KernelError> for Error {
+    fn from(error: crate::kernels::KernelError) -> Self {
+        Error::Kernel(Box::new(error))
     }
 }
 
