@@ -70,6 +70,9 @@ pub enum Error {
     /// A file or folder convbench reads or writes (see [`crate::fs::FileError`]).
     #[error(transparent)]
     File(Box<crate::fs::FileError>),
+    /// A kernel, its declaration or its sources failed (see [`crate::kernels::KernelError`]).
+    #[error(transparent)]
+    Kernel(Box<crate::kernels::KernelError>),
     /// An error of one part of the work, saying which part (e.g. which side of an A/B).
     #[error("{context}: {source}")]
     Context {
@@ -107,6 +110,7 @@ impl Error {
             Error::Cuda(error) => error.kind(),
             Error::Baseline(error) => error.kind(),
             Error::File(error) => error.kind(),
+            Error::Kernel(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -209,6 +213,12 @@ impl From<crate::baseline::BaselineError> for Error {
 impl From<crate::fs::FileError> for Error {
     fn from(error: crate::fs::FileError) -> Self {
         Error::File(Box::new(error))
+    }
+}
+
+impl From<crate::kernels::KernelError> for Error {
+    fn from(error: crate::kernels::KernelError) -> Self {
+        Error::Kernel(Box::new(error))
     }
 }
 

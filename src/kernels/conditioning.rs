@@ -146,13 +146,12 @@ fn named<'a, S: bind::Tensors<&'a [f64]>>(op: &Op, reads: &[&'a [f64]], outputs:
 /// The magnitudes of `op`'s outputs, given by name, in output order (contract order, outputs
 /// only).
 fn in_output_order<S: bind::Tensors<Vec<f64>>>(op: &Op, magnitudes: S) -> Vec<Vec<f64>> {
-    let contract = op.contract();
-    let names: Vec<&'static str> = contract.iter().map(|b| b.name).collect();
-    let outputs = contract
-        .iter()
+    let outputs = op
+        .contract()
+        .into_iter()
         .map(|b| b.access != Access::Read && b.dtype == DType::Float);
     // Inputs were given empty: encode every binding, keep the outputs.
-    match magnitudes.encode(&names) {
+    match op.encode(magnitudes) {
         Ok(all) => all
             .into_iter()
             .zip(outputs)

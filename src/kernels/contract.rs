@@ -11,8 +11,9 @@
 //! from one (`op.encode(bind::Affine { .. })`); both go through the contract's names, so the
 //! binding order is written down exactly once.
 
+use super::KernelError;
 use super::op::{Access, DType, Op};
-use crate::{Error, Result};
+use crate::Result;
 
 /// One tensor an op binds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -357,15 +358,14 @@ impl Op {
     /// The tensors of `s` in this op's binding order.
     pub fn encode<T, S: bind::Tensors<T>>(&self, s: S) -> Result<Vec<T>> {
         if !S::OPS.contains(&self.name()) {
-            return Err(Error::InvalidInput(format!(
-                "{} given the tensors of {}",
-                self.name(),
-                std::any::type_name::<S>()
-            )));
+            return Err(KernelError::WrongTensors {
+                op: self.name(),
+                tensors: std::any::type_name::<S>(),
+            }
+            .into());
         }
         let names: Vec<&'static str> = self.contract().iter().map(|b| b.name).collect();
-        s.encode(&names)
-            .map_err(|unbound| Error::InvalidInput(format!("{}: {unbound}", self.name())))
+        s.encode(self.name(), &names)
     }
 }
 
@@ -389,13 +389,13 @@ impl Layout {
     /// [`Op::tensors`] does.
     pub fn tensors<T, S: bind::Tensors<T>>(&self, items: Vec<T>) -> Result<S> {
         if !S::OPS.contains(&self.op) || items.len() != self.bindings.len() {
-            return Err(Error::InvalidInput(format!(
-                "{} binds {} tensors, decoded as {} from {}",
-                self.op,
-                self.bindings.len(),
-                std::any::type_name::<S>(),
-                items.len()
-            )));
+            return Err(KernelError::WrongTensorCount {
+                op: self.op,
+                bindings: self.bindings.len(),
+                tensors: std::any::type_name::<S>(),
+                given: items.len(),
+            }
+            .into());
         }
         S::decode(self.bindings.iter().map(|&(name, ..)| name).zip(items))
     }
@@ -406,7 +406,8 @@ impl Layout {
 /// `T` is whatever a backend binds: a tensor id while planning, a slice in the reference, a
 /// device region in the cuda backend.
 pub mod bind {
-    use crate::{Error, Result};
+    use super::KernelError;
+    use crate::Result;
 
     /// A struct of an op's tensors.
     pub trait Tensors<T>: Sized {
@@ -414,9 +415,9 @@ pub mod bind {
         const OPS: &'static [&'static str];
         /// Builds the struct from `(name, item)` pairs.
         fn decode(items: impl Iterator<Item = (&'static str, T)>) -> Result<Self>;
-        /// The items in the order of `names`; `Err` names a field the contract does not bind,
-        /// or a binding the struct leaves empty.
-        fn encode(self, names: &[&'static str]) -> std::result::Result<Vec<T>, String>;
+        /// The items in the order of `names`, the bindings of the op named `op`; `Err` names a
+        /// field the contract does not bind, or a binding the struct leaves empty.
+        fn encode(self, op: &'static str, names: &[&'static str]) -> Result<Vec<T>>;
     }
 
     macro_rules! tensors {
@@ -458,24 +459,24 @@ pub mod bind {
                             $(stringify!($req) => $req = Some(item),)+
                             $($(stringify!($opt) => $opt = Some(item),)+)?
                             other => {
-                                return Err(Error::InvalidInput(format!(
-                                    "{} has no tensor {other}",
-                                    stringify!($name)
-                                )))
+                                return Err(KernelError::NoSuchTensor {
+                                    tensors: stringify!($name),
+                                    binding: other,
+                                }
+                                .into())
                             }
                         }
                     }
                     Ok(Self {
-                        $($req: $req.ok_or_else(|| Error::InvalidInput(format!(
-                            "{}: {} not bound",
-                            stringify!($name),
-                            stringify!($req)
-                        )))?,)+
+                        $($req: $req.ok_or(KernelError::FieldNotBound {
+                            tensors: stringify!($name),
+                            field: stringify!($req),
+                        })?,)+
                         $($($opt,)+)?
                     })
                 }
 
-                fn encode(self, names: &[&'static str]) -> std::result::Result<Vec<T>, String> {
+                fn encode(self, op: &'static str, names: &[&'static str]) -> Result<Vec<T>> {
                     let Self { $($req,)+ $($($opt,)+)? } = self;
                     $(let mut $req = Some($req);)+
                     $($(let mut $opt = $opt;)+)?
@@ -486,13 +487,13 @@ pub mod bind {
                             $($(stringify!($opt) => $opt.take(),)+)?
                             _ => None,
                         };
-                        out.push(item.ok_or_else(|| format!("{name} is bound but not given"))?);
+                        out.push(item.ok_or(KernelError::BindingNotGiven { op, binding: name })?);
                     }
                     $(if $req.is_some() {
-                        return Err(format!("{} given but not bound", stringify!($req)));
+                        return Err(KernelError::FieldNotBinding { op, field: stringify!($req) }.into());
                     })+
                     $($(if $opt.is_some() {
-                        return Err(format!("{} given but not bound", stringify!($opt)));
+                        return Err(KernelError::FieldNotBinding { op, field: stringify!($opt) }.into());
                     })+)?
                     Ok(out)
                 }
@@ -654,7 +655,7 @@ pub fn wgsl_skeleton(op: &Op) -> String {
 mod tests {
     use super::bind;
     use crate::harness::plan::{PlanOptions, plan_network};
-    use crate::kernels::{Access, LinearGeom, Op};
+    use crate::kernels::{Access, KernelError, LinearGeom, Op};
     use crate::model::{Precision, zoo};
     use crate::results::Stage;
 
@@ -807,15 +808,19 @@ mod tests {
     #[test]
     fn the_wrong_struct_for_an_op_is_an_error_not_a_panic() {
         let op = Op::Add { len: 4 };
-        let err = op
-            .encode(bind::Unary { x: 0, y: 1 })
-            .expect_err("wrong struct")
-            .to_string();
-        assert!(err.contains("add given the tensors of"), "{err}");
+        let err = op.encode(bind::Unary { x: 0, y: 1 }).expect_err("wrong struct");
+        assert!(err.to_string().contains("add given the tensors of"), "{err}");
+        assert!(matches!(
+            err,
+            crate::Error::Kernel(e) if matches!(*e, KernelError::WrongTensors { op: "add", .. })
+        ));
         let err = op
             .tensors::<usize, bind::Add<usize>>(vec![0, 1])
-            .expect_err("too few")
-            .to_string();
-        assert!(err.contains("add binds 3 tensors"), "{err}");
+            .expect_err("too few");
+        assert!(err.to_string().contains("add binds 3 tensors"), "{err}");
+        assert!(matches!(
+            err,
+            crate::Error::Kernel(e) if matches!(*e, KernelError::WrongTensorCount { bindings: 3, given: 2, .. })
+        ));
     }
 }

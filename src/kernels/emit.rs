@@ -7,12 +7,13 @@
 //! A final source is the text of [`super::registry::specialize`], the function the device
 //! compiles through; only naga's copy differs, by [`super::registry::naga_source`].
 
+use super::KernelError;
 use super::registry::{CALIBRATE, GEMM, SHADERS, Shader, specialize};
 use super::shader_set::ShaderSet;
 use super::user::KernelSet;
 use super::variant::{GEMM_TILES, Variant};
+use crate::Result;
 use crate::model::Precision;
-use crate::{Error, Result};
 use std::path::Path;
 
 /// The `(name, value)` pairs of the shader constants a specialisation replaces.
@@ -78,18 +79,11 @@ pub fn final_sources(set: &ShaderSet) -> Result<Vec<FinalSource>> {
             for &precision in precisions(shader) {
                 for &subgroups in forms {
                     let text = specialize(set.source_of(shader), precision, subgroups, &constants)
-                        .ok_or_else(|| {
-                            Error::InvalidInput(format!(
-                                "{} ({}): a constant of {stem} is not declared in the shader; a \
-                                 specialised shader keeps `const NAME: u32 = ...;` for {}",
-                                shader.file,
-                                set.describe(),
-                                constants
-                                    .iter()
-                                    .map(|(name, _)| *name)
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ))
+                        .ok_or_else(|| KernelError::UndeclaredConstant {
+                            file: shader.file,
+                            shaders: set.describe(),
+                            stem: stem.clone(),
+                            constants: constants.iter().map(|&(name, _)| name).collect(),
                         })?;
                     sources.push(FinalSource {
                         name: file_name(&stem, precision, subgroups),

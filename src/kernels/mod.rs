@@ -11,6 +11,7 @@ pub mod contract;
 mod conv2d;
 pub mod dispatch;
 pub mod emit;
+mod error;
 mod gemm;
 mod linear;
 mod loss;
@@ -30,6 +31,7 @@ mod winograd;
 
 pub use contract::{Binding, bind};
 pub use dispatch::{Dispatch, Grid, Slot};
+pub use error::{KernelError, UserKernelProblem};
 pub use gemm::{COLS_CHUNK_BYTES, COLS_MAX_BYTES, IMPLICIT_MIN_CHANNELS};
 pub use op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
 pub use variant::{GemmTile, Variant};
@@ -61,10 +63,11 @@ pub fn plan(op: &Op, variant: Variant) -> Result<Vec<Dispatch>> {
 
 /// The error of planning `op` with a variant that does not implement it.
 fn unimplemented(op: &Op, variant: Variant) -> Error {
-    Error::InvalidInput(format!(
-        "kernel variant {variant} does not implement {}; use `direct`",
-        op.name()
-    ))
+    KernelError::NotImplemented {
+        variant: variant.id(),
+        op: op.name(),
+    }
+    .into()
 }
 
 /// The direct kernels of `op`.

@@ -5,6 +5,7 @@
 //! which the verifier uses to poison outputs with NaN and the backends use to lay out buffers. Float tensors are stored at the program's precision; label
 //! tensors are `u32`.
 
+use super::KernelError;
 use crate::model::{BatchNorm, Conv2d, Lrn, Pool2d, Precision, Shape};
 use serde::{Deserialize, Serialize};
 
@@ -266,12 +267,11 @@ impl Op {
     pub fn check(&self) -> crate::Result<()> {
         match self {
             Op::BatchNormForwardTrain { shape, .. } if shape.n * shape.h * shape.w < 2 => {
-                Err(crate::Error::InvalidInput(format!(
-                    "{} over {shape}: one value per channel has no batch variance (PyTorch \
-                     raises \"Expected more than 1 value per channel when training\"); use a \
-                     batch of 2 or more, or the eval stage",
-                    self.name()
-                )))
+                Err(KernelError::BatchOfOne {
+                    op: self.name(),
+                    shape: *shape,
+                }
+                .into())
             }
             _ => Ok(()),
         }
@@ -288,13 +288,13 @@ impl Op {
         };
         match labels.iter().enumerate().find(|(_, l)| **l as usize >= classes) {
             None => Ok(()),
-            Some((image, label)) => Err(crate::Error::InvalidInput(format!(
-                "{}: label {label} of image {image} is out of range for {classes} classes; \
-                 labels are class indices 0 to {}, so write labels below the class count \
-                 (or give the last layer more outputs)",
-                self.name(),
-                classes.saturating_sub(1)
-            ))),
+            Some((image, &label)) => Err(KernelError::LabelOutOfRange {
+                op: self.name(),
+                label,
+                image,
+                classes,
+            }
+            .into()),
         }
     }
 

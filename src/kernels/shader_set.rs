@@ -8,6 +8,7 @@
 //! them fails when its pipeline is created, or in verification against the f64 reference,
 //! before anything is timed.
 
+use super::KernelError;
 use super::registry::{SHADERS, Shader};
 use crate::baseline::{BaseRevision, GitBaselineStore};
 use crate::{Error, Result};
@@ -67,13 +68,11 @@ impl ShaderSet {
                     Error::Io { source, .. } => source.to_string(),
                     other => other.to_string(),
                 };
-                Error::InvalidInput(format!(
-                    "cannot read shader {} from {}: {reason}; a shader directory holds every file \
-                     of convbench's shaders/ ({})",
-                    shader.file,
-                    dir.display(),
-                    file_list()
-                ))
+                KernelError::UnreadableShader {
+                    file: shader.file,
+                    dir: dir.to_path_buf(),
+                    reason,
+                }
             })?;
             sources.insert(shader.file, Arc::from(text));
         }
@@ -90,10 +89,10 @@ impl ShaderSet {
         let (parent, folder) = match (dir.parent(), dir.file_name()) {
             (Some(parent), Some(folder)) => (parent, folder),
             _ => {
-                return Err(Error::InvalidInput(format!(
-                    "shader directory {} has no parent folder; name a folder such as ./shaders",
-                    dir.display()
-                )));
+                return Err(KernelError::ShaderDirWithoutParent {
+                    dir: dir.to_path_buf(),
+                }
+                .into());
             }
         };
         let parent = if parent.as_os_str().is_empty() {
@@ -106,20 +105,15 @@ impl ShaderSet {
         let mut sources = BTreeMap::new();
         for shader in SHADERS {
             let path = store.baseline_dir().join(shader.file);
-            let bytes = store.read_at(&base, &path)?.ok_or_else(|| {
-                Error::InvalidInput(format!(
-                    "{} does not exist at {}; the base revision must have every shader ({})",
-                    path.display(),
-                    base.description,
-                    file_list()
-                ))
-            })?;
-            let text = String::from_utf8(bytes).map_err(|_| {
-                Error::InvalidInput(format!(
-                    "{} at {} is not UTF-8 text",
-                    path.display(),
-                    base.description
-                ))
+            let bytes = store
+                .read_at(&base, &path)?
+                .ok_or_else(|| KernelError::ShaderMissingAtRevision {
+                    path: path.clone(),
+                    revision: base.description.clone(),
+                })?;
+            let text = String::from_utf8(bytes).map_err(|_| KernelError::ShaderNotUtf8AtRevision {
+                path: path.clone(),
+                revision: base.description.clone(),
             })?;
             sources.insert(shader.file, Arc::from(text));
         }
@@ -173,7 +167,8 @@ impl ShaderSet {
     }
 }
 
-fn file_list() -> String {
+/// Every registered file name, for messages.
+pub(super) fn file_list() -> String {
     SHADERS
         .iter()
         .map(|shader| shader.file)
@@ -215,6 +210,10 @@ mod tests {
         std::fs::remove_file(copy.path().join("pool.wgsl")).expect("remove");
         let error = ShaderSet::from_dir(copy.path()).expect_err("pool.wgsl is missing");
         assert!(error.to_string().contains("pool.wgsl"), "{error}");
+        assert!(matches!(
+            error,
+            Error::Kernel(e) if matches!(*e, KernelError::UnreadableShader { file: "pool.wgsl", .. })
+        ));
     }
 
     #[test]

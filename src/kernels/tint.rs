@@ -9,6 +9,7 @@
 //! (the final sources keep the source's line numbers). Without node or the package the check is
 //! skipped with a notice saying how to enable it: it is an extra compiler, not a requirement.
 
+use super::KernelError;
 use super::emit;
 use super::user::KernelSet;
 use crate::{Error, Result};
@@ -54,8 +55,8 @@ fn how_to_enable() -> String {
     )
 }
 
-/// Compiles every final source of `kernels` with Tint. A rejection is an input error naming the
-/// kernel's file, line and column and Tint's message.
+/// Compiles every final source of `kernels` with Tint. A rejection is
+/// [`KernelError::TintRejects`], naming the kernel's file, line and column and Tint's message.
 pub fn check_user_kernels(kernels: &KernelSet) -> Result<TintCheck> {
     if kernels.is_empty() {
         return Ok(TintCheck::Accepted { files: 0 });
@@ -76,10 +77,9 @@ pub fn check_user_kernels(kernels: &KernelSet) -> Result<TintCheck> {
             how_to_enable()
         )));
     };
-    let folder = tempfile::tempdir().map_err(|e| {
-        Error::Environment(format!(
-            "cannot create a temporary folder for the Tint check: {e}"
-        ))
+    let folder = tempfile::tempdir().map_err(|source| KernelError::TintCannotRun {
+        step: "create a temporary folder",
+        source,
     })?;
     let script = folder.path().join("tint-check.mjs");
     std::fs::write(&script, SCRIPT).map_err(|error| Error::io(&script, error))?;
@@ -92,7 +92,10 @@ pub fn check_user_kernels(kernels: &KernelSet) -> Result<TintCheck> {
         .arg(&webgpu)
         .arg(&dir)
         .output()
-        .map_err(|e| Error::Environment(format!("cannot run node for the Tint check: {e}")))?;
+        .map_err(|source| KernelError::TintCannotRun {
+            step: "run node",
+            source,
+        })?;
     let text = format!(
         "{}{}",
         String::from_utf8_lossy(&output.stdout),
@@ -108,12 +111,14 @@ pub fn check_user_kernels(kernels: &KernelSet) -> Result<TintCheck> {
                 let named = format!("{} (as `{}` at {})", source.origin, source.name, source.precision);
                 report = report.replace(&emitted, &named);
             }
-            let rejections: Vec<&str> = report.lines().filter(|line| line.contains("error")).collect();
-            Err(Error::InvalidInput(format!(
-                "Tint, the WGSL compiler of Chrome's WebGPU, rejects a kernel of yours that naga \
-                 accepts; fix it so that it runs in browsers and Dawn too:\n{}",
-                rejections.join("\n")
-            )))
+            Err(KernelError::TintRejects {
+                rejections: report
+                    .lines()
+                    .filter(|line| line.contains("error"))
+                    .map(str::to_string)
+                    .collect(),
+            }
+            .into())
         }
         _ => Ok(TintCheck::Unavailable(format!(
             "the Tint check could not run ({}); {}",

@@ -43,6 +43,7 @@
 //! dropped) and verification sees the wrong or unwritten elements.
 
 use super::dispatch::{Dispatch, Grid, Slot};
+use super::error::{KernelError, UserKernelProblem};
 use super::op::{Access, DType, Op};
 use super::registry::Shader;
 use super::uniform::{Scalar, Uniform};
@@ -337,61 +338,61 @@ impl UserKernel {
     /// (at f16 too when it says `f16 = true`), the entry point is a compute shader within the
     /// workgroup limit, binding 0 is the op's `Params` and every other binding is a tensor of the
     /// op's contract with its access and element type. Errors name the kernel and, where there is
-    /// one, the file and line.
+    /// one, the file and line ([`KernelError::UserKernel`]).
     pub fn load(declared: &Declared) -> Result<UserKernel> {
+        Self::validated(declared).map_err(|problem| {
+            KernelError::UserKernel {
+                name: declared.name.clone(),
+                file: declared.file.clone(),
+                problem,
+            }
+            .into()
+        })
+    }
+
+    /// [`UserKernel::load`], its errors without the kernel's name and file.
+    fn validated(declared: &Declared) -> std::result::Result<UserKernel, UserKernelProblem> {
         let name = &declared.name;
         let config = &declared.config;
-        let what = format!("kernel `{name}` ({})", declared.file.display());
         if !is_kernel_name(name) {
-            return Err(Error::InvalidInput(format!(
-                "{what}: a kernel name is letters, digits, `_` and `-`"
-            )));
+            return Err(UserKernelProblem::BadName);
         }
         let Some(probe) = probe_op(&config.op) else {
-            return Err(Error::InvalidInput(format!(
-                "{what}: op `{}` cannot have user kernels; choose one of {} (`cargo convbench kernels` \
-                 lists every op)",
-                config.op,
-                SUPPORTED_OPS.join(", ")
-            )));
+            return Err(UserKernelProblem::UnsupportedOp {
+                op: config.op.clone(),
+            });
         };
         if probe.name().starts_with("linear") && config.only.has_conv_keys() {
-            return Err(Error::InvalidInput(format!(
-                "{what}: `only` may name kernel, stride, padding, dilation and groups for convolutions \
-                 only; {} takes `only.bias` at most",
-                config.op
-            )));
+            return Err(UserKernelProblem::ConvKeysOnLinear {
+                op: config.op.clone(),
+            });
         }
         config
             .only
             .check()
-            .map_err(|reason| Error::InvalidInput(format!("{what}: {reason}")))?;
+            .map_err(|reason| UserKernelProblem::BadOnly { reason })?;
         let path = declared.base_dir.join(&config.source);
         let text = crate::fs::read_text(&path, crate::fs::MAX_TEXT_FILE_BYTES).map_err(|error| {
             let reason = match error {
                 Error::Io { source, .. } => format!("cannot read its source {}: {source}", path.display()),
                 other => other.to_string(),
             };
-            Error::InvalidInput(format!(
-                "{what}: {reason}; `source` is relative to {}",
-                declared.base_dir.display()
-            ))
+            UserKernelProblem::UnreadableSource {
+                reason,
+                base_dir: declared.base_dir.clone(),
+            }
         })?;
         let shown = path.display().to_string();
-        let module = parse_and_validate(&text, &shown, &what)?;
+        let module = parse_and_validate(&text, &shown)?;
         if config.f16 {
             if !text
                 .lines()
                 .any(|line| line.trim() == super::registry::ALIAS_LINE)
             {
-                return Err(Error::InvalidInput(format!(
-                    "{what}: `f16 = true` needs the line `{}` in {shown}: convbench replaces it with \
-                     `enable f16; alias T = f16;`",
-                    super::registry::ALIAS_LINE
-                )));
+                return Err(UserKernelProblem::NoF16Alias { file: shown });
             }
             let f16 = super::registry::variant_source(&text, Precision::F16, false);
-            parse_and_validate(&f16, &format!("{shown} (as f16)"), &what)?;
+            parse_and_validate(&f16, &format!("{shown} (as f16)"))?;
         }
         let (module, info) = module;
         let Some((index, entry)) = module
@@ -400,55 +401,41 @@ impl UserKernel {
             .enumerate()
             .find(|(_, e)| e.name == config.entry)
         else {
-            let found: Vec<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
-            return Err(Error::InvalidInput(format!(
-                "{what}: {shown} has no entry point `{}` (it has: {}); set `entry`",
-                config.entry,
-                if found.is_empty() {
-                    "none".to_string()
-                } else {
-                    found.join(", ")
-                }
-            )));
+            return Err(UserKernelProblem::NoEntryPoint {
+                file: shown,
+                entry: config.entry.clone(),
+                found: module.entry_points.iter().map(|e| e.name.clone()).collect(),
+            });
         };
         if entry.stage != naga::ShaderStage::Compute {
-            return Err(Error::InvalidInput(format!(
-                "{what}: entry point `{}` is not a @compute function",
-                config.entry
-            )));
+            return Err(UserKernelProblem::NotCompute {
+                entry: config.entry.clone(),
+            });
         }
         // In u64: three u32 sizes can overflow a u32 product.
         let product: u64 = entry.workgroup_size.iter().map(|&d| u64::from(d)).product();
         let invocations = u32::try_from(product).unwrap_or(u32::MAX);
         if invocations == 0 || invocations > MAX_INVOCATIONS {
-            return Err(Error::InvalidInput(format!(
-                "{what}: @workgroup_size {:?} has {product} invocations; at most {MAX_INVOCATIONS} \
-                 run on every adapter (WebGPU's default limit)",
-                entry.workgroup_size
-            )));
+            return Err(UserKernelProblem::TooManyInvocations {
+                workgroup_size: entry.workgroup_size,
+                invocations: product,
+            });
         }
-        if let Some(size) = config.workgroup_size.filter(|&size| size != invocations) {
-            return Err(Error::InvalidInput(format!(
-                "{what}: workgroup-size = {size} but `{}` declares @workgroup_size {:?} ({invocations} \
-                 invocations); make them agree, or leave workgroup-size out",
-                config.entry, entry.workgroup_size
-            )));
+        if let Some(configured) = config.workgroup_size.filter(|&size| size != invocations) {
+            return Err(UserKernelProblem::WorkgroupSizeMismatch {
+                configured,
+                entry: config.entry.clone(),
+                workgroup_size: entry.workgroup_size,
+                invocations,
+            });
         }
         let outputs_per_workgroup = match (config.outputs_per_invocation, config.outputs_per_workgroup) {
-            (Some(_), Some(_)) => {
-                return Err(Error::InvalidInput(format!(
-                    "{what}: give outputs-per-invocation or outputs-per-workgroup, not both"
-                )));
-            }
-            (Some(0), _) | (_, Some(0)) => {
-                return Err(Error::InvalidInput(format!(
-                    "{what}: outputs per invocation or workgroup must be at least 1"
-                )));
-            }
+            (Some(_), Some(_)) => return Err(UserKernelProblem::BothOutputCounts),
+            (Some(0), _) | (_, Some(0)) => return Err(UserKernelProblem::NoOutputs),
             (per_invocation, None) => invocations.saturating_mul(per_invocation.unwrap_or(1)),
             (None, Some(per_workgroup)) => per_workgroup,
         };
-        let bindings = check_bindings(&module, &info, index, &probe, &text, &shown, &what)?;
+        let bindings = check_bindings(&module, &info, index, &probe, &text, &shown)?;
         let digest = format!(
             "{:016x}",
             crate::fnv1a64(text.bytes().chain([0]).chain(format!("{config:?}").into_bytes()))
@@ -502,13 +489,13 @@ impl UserKernel {
     /// Its one dispatch for `op` (see the module docs).
     pub fn plan(&self, op: &Op) -> Result<Vec<Dispatch>> {
         if !self.implements(op) {
-            return Err(Error::InvalidInput(format!(
-                "kernel variant {} does not implement this {} (it implements {}, {}); use `direct`",
-                self.id(),
-                op.name(),
-                self.op,
-                self.only.describe()
-            )));
+            return Err(KernelError::UserNotImplemented {
+                variant: self.id(),
+                op: op.name(),
+                implements: self.op,
+                only: self.only.clone(),
+            }
+            .into());
         }
         let direct = super::plan(op, super::Variant::Direct)?;
         let params = direct.first().map(|d| d.params.clone()).unwrap_or_default();
@@ -535,21 +522,15 @@ impl UserKernel {
 type Checked = (naga::Module, naga::valid::ModuleInfo);
 
 /// naga's parse and validation, with errors pointing at `shown:line:column`.
-fn parse_and_validate(text: &str, shown: &str, what: &str) -> Result<Checked> {
-    let module = naga::front::wgsl::parse_str(text).map_err(|error| {
-        Error::InvalidInput(format!(
-            "{what}: not valid WGSL:\n{}",
-            error.emit_to_string_with_path(text, shown)
-        ))
+fn parse_and_validate(text: &str, shown: &str) -> std::result::Result<Checked, UserKernelProblem> {
+    let module = naga::front::wgsl::parse_str(text).map_err(|error| UserKernelProblem::NotWgsl {
+        diagnostic: error.emit_to_string_with_path(text, shown),
     })?;
     let capabilities = naga::valid::Capabilities::default() | naga::valid::Capabilities::SHADER_FLOAT16;
     let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities)
         .validate(&module)
-        .map_err(|error| {
-            Error::InvalidInput(format!(
-                "{what}: naga rejects it:\n{}",
-                error.emit_to_string_with_path(text, shown)
-            ))
+        .map_err(|error| UserKernelProblem::NagaRejects {
+            diagnostic: error.emit_to_string_with_path(text, shown),
         })?;
     Ok((module, info))
 }
@@ -563,10 +544,8 @@ fn check_bindings(
     probe: &Op,
     text: &str,
     shown: &str,
-    what: &str,
-) -> Result<Vec<(u32, &'static str)>> {
+) -> std::result::Result<Vec<(u32, &'static str)>, UserKernelProblem> {
     let contract = probe.contract();
-    let layout = params_layout(probe.name()).unwrap_or(&[]);
     let used = info.get_entry_point(index);
     let mut bindings = Vec::new();
     let mut reads_params = false;
@@ -580,36 +559,32 @@ fn check_bindings(
             .location(text)
             .line_number;
         let at = format!("{shown}:{line}");
-        let var = global.name.as_deref().unwrap_or("?");
+        let var = global.name.clone().unwrap_or_else(|| "?".to_string());
         if binding.group != 0 {
-            return Err(Error::InvalidInput(format!(
-                "{what}: `{var}` ({at}) is in @group({}); every binding is in @group(0)",
-                binding.group
-            )));
+            return Err(UserKernelProblem::NotGroupZero {
+                var,
+                at,
+                group: binding.group,
+            });
         }
         if binding.binding == 0 {
-            check_params(module, global, layout, &at, what)?;
+            check_params(module, global, probe.name(), &at)?;
             // convbench always binds the params uniform; an entry point that never reads it
             // would have no binding 0 in its layout, and could not know the shape anyway.
             if used[handle].is_empty() {
-                return Err(Error::InvalidInput(format!(
-                    "{what}: entry point never reads `{var}` (@binding(0), {at}), the op's \
-                     geometry; a kernel takes its sizes from it"
-                )));
+                return Err(UserKernelProblem::ParamsUnread { var, at });
             }
             reads_params = true;
             continue;
         }
         let Some(expected) = contract.get(binding.binding as usize - 1) else {
-            return Err(Error::InvalidInput(format!(
-                "{what}: `{var}` ({at}) is @binding({}), but {} has {} tensors, bindings 1 to {}; \
-                 see `cargo convbench kernels --contract {}`",
-                binding.binding,
-                probe.name(),
-                contract.len(),
-                contract.len(),
-                probe.name()
-            )));
+            return Err(UserKernelProblem::BindingOutOfRange {
+                var,
+                at,
+                binding: binding.binding,
+                op: probe.name(),
+                tensors: contract.len(),
+            });
         };
         let want_access = if expected.access == Access::Read {
             naga::StorageAccess::LOAD
@@ -630,59 +605,53 @@ fn check_bindings(
             DType::U32 => element == Some((naga::ScalarKind::Uint, 4)),
         };
         if !access_ok || !element_ok {
-            let (access, ty) = (
-                if expected.access == Access::Read {
+            return Err(UserKernelProblem::WrongStorage {
+                var,
+                at,
+                binding: binding.binding,
+                tensor: expected.name,
+                about: expected.about,
+                access: if expected.access == Access::Read {
                     "read"
                 } else {
                     "read_write"
                 },
-                if expected.dtype == DType::Float {
+                element: if expected.dtype == DType::Float {
                     "T"
                 } else {
                     "u32"
                 },
-            );
-            return Err(Error::InvalidInput(format!(
-                "{what}: `{var}` ({at}) is @binding({}), which is `{}` ({}): declare it \
-                 `var<storage, {access}> {}: array<{ty}>`",
-                binding.binding, expected.name, expected.about, expected.name
-            )));
+            });
         }
         if !used[handle].is_empty() {
             bindings.push((binding.binding, expected.name));
         }
     }
     if !reads_params {
-        return Err(Error::InvalidInput(format!(
-            "{what}: no @binding(0); declare `@group(0) @binding(0) var<uniform> params: Params;` \
-             with\n{}",
-            params_wgsl(layout)
-        )));
+        return Err(UserKernelProblem::NoParams { op: probe.name() });
     }
     for (k, b) in contract.iter().enumerate() {
         let number = k as u32 + 1;
         if b.access != Access::Read && !b.is_optional() && !bindings.iter().any(|&(n, _)| n == number) {
-            return Err(Error::InvalidInput(format!(
-                "{what}: entry point never writes `{}` (@binding({number})), which {} must write; see \
-                 `cargo convbench kernels --contract {}`",
-                b.name,
-                probe.name(),
-                probe.name()
-            )));
+            return Err(UserKernelProblem::NeverWrites {
+                tensor: b.name,
+                binding: number,
+                op: probe.name(),
+            });
         }
     }
     bindings.sort_unstable();
     Ok(bindings)
 }
 
-/// Binding 0 is `var<uniform>` of a struct with exactly the members of `layout`.
+/// Binding 0 is `var<uniform>` of a struct with exactly the members of the `Params` of the op
+/// named `op`.
 fn check_params(
     module: &naga::Module,
     global: &naga::GlobalVariable,
-    layout: &[(&str, Scalar)],
+    op: &'static str,
     at: &str,
-    what: &str,
-) -> Result<()> {
+) -> std::result::Result<(), UserKernelProblem> {
     let members: Option<Vec<(String, Option<Scalar>)>> = match (&global.space, &module.types[global.ty].inner)
     {
         (naga::AddressSpace::Uniform, naga::TypeInner::Struct { members, .. }) => Some(
@@ -704,15 +673,16 @@ fn check_params(
         ),
         _ => None,
     };
-    let expected: Vec<(String, Option<Scalar>)> = layout
+    let expected: Vec<(String, Option<Scalar>)> = params_layout(op)
+        .unwrap_or(&[])
         .iter()
         .map(|&(name, scalar)| (name.to_string(), Some(scalar)))
         .collect();
     if members.as_ref() != Some(&expected) {
-        return Err(Error::InvalidInput(format!(
-            "{what}: @binding(0) ({at}) must be `var<uniform> params: Params` with\n{}",
-            params_wgsl(layout)
-        )));
+        return Err(UserKernelProblem::WrongParams {
+            at: at.to_string(),
+            op,
+        });
     }
     Ok(())
 }
@@ -743,12 +713,12 @@ impl KernelSet {
         for declared in declared {
             let kernel = UserKernel::load(declared)?;
             if let Some(known) = kernels.get(&kernel.name) {
-                return Err(Error::InvalidInput(format!(
-                    "two kernels are named `{}` ({} and {}); rename one",
-                    kernel.name,
-                    known.source_path.display(),
-                    kernel.source_path.display()
-                )));
+                return Err(KernelError::DuplicateName {
+                    name: kernel.name.clone(),
+                    first: known.source_path.clone(),
+                    second: kernel.source_path.clone(),
+                }
+                .into());
             }
             // Leaked: a kernel's shader is `'static` (see [`UserKernel`]), and kernels live as
             // long as the run.
@@ -831,6 +801,19 @@ mod tests {
 
     const PLAIN: &str = include_str!("../../examples/my-kernels/kernels/conv_plain.wgsl");
 
+    /// What is wrong with the kernel `name` that `error` is about.
+    fn problem(error: Error, name: &str) -> UserKernelProblem {
+        match error {
+            Error::Kernel(error) => match *error {
+                KernelError::UserKernel {
+                    name: about, problem, ..
+                } if about == name => problem,
+                other => panic!("not an error of kernel `{name}`: {other}"),
+            },
+            other => panic!("not a kernel error: {other}"),
+        }
+    }
+
     fn declare(dir: &Path, name: &str, source: &str, extra: &str) -> Declared {
         std::fs::write(dir.join(format!("{name}.wgsl")), source).expect("write kernel");
         let toml = format!("op = \"conv2d_forward\"\nsource = \"{name}.wgsl\"\nentry = \"main\"\n{extra}");
@@ -880,6 +863,10 @@ mod tests {
         .expect_err("one name twice");
         assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
         let message = error.to_string();
+        assert!(
+            matches!(&error, Error::Kernel(e) if matches!(&**e, KernelError::DuplicateName { name, .. } if name == "tiled")),
+            "{message}"
+        );
         for dir in [&first, &second] {
             let source = dir.path().join("tiled.wgsl");
             assert!(message.contains(&source.display().to_string()), "{message}");
@@ -1010,24 +997,35 @@ mod tests {
             "var<uniform> p: Params;\nvar<private> q: Params;",
             1,
         );
-        let error = UserKernel::load(&declare(dir.path(), "blind", &blind, ""))
-            .expect_err("never reads params")
-            .to_string();
-        assert!(error.contains("never reads `p`"), "{error}");
+        let error =
+            UserKernel::load(&declare(dir.path(), "blind", &blind, "")).expect_err("never reads params");
+        assert!(error.to_string().contains("never reads `p`"), "{error}");
+        assert!(matches!(
+            problem(error, "blind"),
+            UserKernelProblem::ParamsUnread { var, .. } if var == "p"
+        ));
         let none = blind.replacen("@group(0) @binding(0) var<uniform> p: Params;", "", 1);
-        let error = UserKernel::load(&declare(dir.path(), "none", &none, ""))
-            .expect_err("no params")
-            .to_string();
-        assert!(error.contains("no @binding(0)"), "{error}");
+        let error = UserKernel::load(&declare(dir.path(), "none", &none, "")).expect_err("no params");
+        assert!(error.to_string().contains("no @binding(0)"), "{error}");
+        assert!(matches!(
+            problem(error, "none"),
+            UserKernelProblem::NoParams { op: "conv2d_forward" }
+        ));
     }
 
     #[test]
     fn a_kernel_that_never_writes_its_output_is_rejected() {
         let dir = tempfile::tempdir().expect("temp dir");
         let lazy = PLAIN.replacen("y[i] = T(acc);", "", 1);
-        let error = UserKernel::load(&declare(dir.path(), "lazy", &lazy, ""))
-            .expect_err("never writes y")
-            .to_string();
-        assert!(error.contains("never writes `y`"), "{error}");
+        let error = UserKernel::load(&declare(dir.path(), "lazy", &lazy, "")).expect_err("never writes y");
+        assert!(error.to_string().contains("never writes `y`"), "{error}");
+        assert!(matches!(
+            problem(error, "lazy"),
+            UserKernelProblem::NeverWrites {
+                tensor: "y",
+                binding: 4,
+                op: "conv2d_forward"
+            }
+        ));
     }
 }

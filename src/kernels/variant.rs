@@ -8,6 +8,7 @@
 //! reference in tests like every kernel. 3x3 stride-1 convolutions (forward and backward
 //! data) also have a fused Winograd F(2x2, 3x3) kernel (`shaders/winograd.wgsl`).
 
+use super::KernelError;
 use super::op::Op;
 use super::user::{ID_PREFIX, KernelSet, UserKernel, UserRef};
 use crate::{Error, Result};
@@ -147,25 +148,20 @@ impl Variant {
                 .get(name)
                 .map(|k| Variant::User(UserRef(k)))
                 .ok_or_else(|| {
-                    let known: Vec<String> = kernels.iter().map(UserKernel::id).collect();
-                    Error::InvalidInput(format!(
-                        "no kernel `{name}` is declared in this workspace ({}); declare it in \
-                     [package.metadata.convbench.kernels.{name}] (see `cargo convbench init`)",
-                        if known.is_empty() {
-                            "it declares none".to_string()
-                        } else {
-                            format!("it declares {}", known.join(", "))
-                        }
-                    ))
+                    KernelError::UndeclaredUserKernel {
+                        name: name.to_string(),
+                        declared: kernels.iter().map(UserKernel::id).collect(),
+                    }
+                    .into()
                 });
         }
         let all = Self::all_in(kernels);
         all.iter().find(|v| v.id() == id).copied().ok_or_else(|| {
-            let known: Vec<String> = all.iter().map(Variant::id).collect();
-            Error::InvalidInput(format!(
-                "unknown kernel variant `{id}`; known variants: {}",
-                known.join(", ")
-            ))
+            KernelError::UnknownVariant {
+                id: id.to_string(),
+                known: all.iter().map(Variant::id).collect(),
+            }
+            .into()
         })
     }
 
@@ -316,10 +312,7 @@ impl std::str::FromStr for Variant {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {
         if s.starts_with(ID_PREFIX) {
-            return Err(Error::InvalidInput(format!(
-                "`{s}` names a user kernel, which only the kernels declared in a workspace resolve; \
-                 parse it with them (`Variant::parse_in`)"
-            )));
+            return Err(KernelError::UserIdAlone { id: s.to_string() }.into());
         }
         Variant::parse_in(s, &KernelSet::default())
     }
@@ -357,6 +350,10 @@ mod tests {
     fn a_user_id_is_looked_up_in_the_set_and_never_parsed_alone() {
         let error = Variant::parse_in("user:x", &KernelSet::default()).expect_err("no kernels");
         assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(matches!(
+            &error,
+            Error::Kernel(e) if matches!(&**e, KernelError::UndeclaredUserKernel { name, declared } if name == "x" && declared.is_empty())
+        ));
         let message = error.to_string();
         assert!(
             message.contains("no kernel `x`")
@@ -366,6 +363,10 @@ mod tests {
         );
         let error = "user:x".parse::<Variant>().expect_err("a user id alone");
         assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(matches!(
+            &error,
+            Error::Kernel(e) if matches!(&**e, KernelError::UserIdAlone { id } if id == "user:x")
+        ));
         assert!(
             error.to_string().contains("`user:x` names a user kernel"),
             "{error}"

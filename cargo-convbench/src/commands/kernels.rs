@@ -5,11 +5,12 @@
 use crate::args::Global;
 use crate::args::ListFormat;
 use crate::output::print;
+use convbench::Result;
 use convbench::harness::plan::representative_ops;
+use convbench::kernels::KernelError;
 use convbench::kernels::contract::wgsl_skeleton;
 use convbench::kernels::emit;
 use convbench::kernels::shader_set::ShaderSet;
-use convbench::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `kernels`.
@@ -47,10 +48,13 @@ pub fn run(_args: &Global, a: &KernelsArgs) -> Result<u8> {
         }
         return Ok(0);
     };
-    let op = ops.iter().find(|op| op.name() == name).ok_or_else(|| {
-        let known: Vec<&str> = ops.iter().map(|op| op.name()).collect();
-        Error::InvalidInput(format!("no op named {name}; the ops are: {}", known.join(", ")))
-    })?;
+    let op = ops
+        .iter()
+        .find(|op| op.name() == name)
+        .ok_or_else(|| KernelError::UnknownOp {
+            name: name.clone(),
+            ops: ops.iter().map(|op| op.name()).collect(),
+        })?;
     match a.format {
         ListFormat::Json => {
             print(&serde_json::to_string_pretty(&convbench::report::contract_json(op)).unwrap_or_default())
