@@ -17,6 +17,7 @@
 //! its record; the binary only draws its events.
 
 pub mod ab;
+pub mod ab_process;
 pub mod bisect;
 pub mod conformance;
 pub mod plan;
