@@ -26,6 +26,7 @@ pub mod sweep;
 pub mod tune;
 mod verification_error;
 pub mod verify;
+pub mod verify_run;
 
 pub use verification_error::{Culprit, VerificationError};
 
