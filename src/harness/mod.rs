@@ -24,6 +24,7 @@ pub mod plan;
 pub mod select;
 pub mod sweep;
 pub mod tune;
+pub mod tune_run;
 mod verification_error;
 pub mod verify;
 pub mod verify_run;
