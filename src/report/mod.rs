@@ -29,6 +29,7 @@ mod comparison;
 mod csv_export;
 mod dashboards;
 mod history;
+mod history_run;
 mod kernels;
 mod listing;
 mod markdown;
@@ -52,6 +53,7 @@ pub use history::{
     check_commit_url, github_commit_url, history_html, history_json, history_svg, history_svg_file_name,
     history_svg_files, history_table,
 };
+pub use history_run::{History, HistoryRequest};
 pub use kernels::{contract_json, emitted_json, ops_table};
 pub use listing::listing;
 pub use markdown::{escape_markdown, markdown};
