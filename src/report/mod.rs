@@ -35,6 +35,7 @@ mod listing;
 mod markdown;
 mod pivot;
 mod ratio;
+mod request;
 mod svg;
 mod terminal;
 mod tune;
@@ -62,6 +63,7 @@ pub use pivot::{
     pivot_json, pivot_markdown, pivot_table, render_pivot,
 };
 pub use ratio::vendor_ratio_table;
+pub use request::ReportRequest;
 pub use svg::escape_xml;
 pub use terminal::{layers_table, table, verification_table};
 pub use tune::tune_table;
