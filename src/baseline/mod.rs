@@ -23,9 +23,11 @@ mod git;
 mod history;
 #[cfg(test)]
 mod tests;
+mod update;
 
 pub use git::{BaseRevision, BaselineLock, GitBaselineStore, HistoryWalk};
 pub use history::{BenchmarkHistory, HistoryPoint, HistoryQuery, Spread, Step, change_point_config};
+pub use update::UpdateRequest;
 
 use crate::results::RunRecord;
 use crate::{Error, Result};
