@@ -152,12 +152,15 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_output_folder_is_invalid_input_naming_its_flag() {
+    fn an_output_folder_that_is_a_file_is_invalid_input_naming_its_flag() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let file = dir.path().join("index.html");
+        std::fs::write(&file, "").expect("a file");
         let request = HistoryRequest {
-            html: Some("/nonexistent/convbench/dashboard".into()),
+            html: Some(file),
             ..HistoryRequest::default()
         };
-        let error = request.query().expect_err("no such folder");
+        let error = request.query().expect_err("a file, not a folder");
         assert!(
             matches!(&error, Error::InvalidInput(m) if m.starts_with("--html: ")),
             "{error}"
