@@ -1,16 +1,19 @@
 //! What `ci` measures and judges before the decision: the mode ([`super::choose_mode`]), then
 //! an interleaved A/B of the base revision against the working tree, or records run now (or
 //! read) against the blessed baselines. An A/B that cannot run here gives way to baseline mode
-//! ([`super::Mode::fallback`]).
+//! ([`super::Mode::fallback`]). And the decision of `comment` ([`CommentRequest`]) on records
+//! saved by a run it trusts only as far as the `workflow_run` event vouches for it.
 
+use super::expect::{OnGap, TrustedRun};
 use super::{
-    BaselineSource, CompareOverrides, Mode, ModeRequest, Parts, ab_parts, baseline_parts, choose_mode,
-    compare_config, parts_from_files,
+    BaselineSource, CompareOverrides, Decision, Mode, ModeRequest, Parts, Provided, WORKFLOW_RUN_PROVENANCE,
+    ab_parts, baseline_parts, choose_mode, compare_config, decide, parts_from_files,
 };
 use crate::backend::BackendKind;
 use crate::compare::CompareConfig;
 use crate::config::{CiMode, Workspace, parse_duration};
 use crate::fs::write_atomically;
+use crate::github::ActionsEnv;
 use crate::harness::ab::{AbOutcome, AbRequest};
 use crate::harness::sweep::SweepRequest;
 use crate::results::RunRecord;
@@ -124,6 +127,63 @@ impl CiRequest {
             return Err(e);
         }
         baseline_parts(workspace, &self.source, &config, vec![record], Some(why))
+    }
+}
+
+/// What `comment` judges: records saved by the pull request's run, hostile data, with what
+/// the `workflow_run` event says of that run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommentRequest {
+    /// What the event vouches for: the head commit, the default branch, the run.
+    pub run: TrustedRun,
+    /// The records, one per runner of the matrix.
+    pub results: Vec<PathBuf>,
+    /// Where the baselines come from; a base the trusted side computes replaces its revision.
+    pub source: BaselineSource,
+    /// What the flags override of the configuration's comparison settings.
+    pub overrides: CompareOverrides,
+    /// The run's web page, linked from the comment.
+    pub run_url: Option<String>,
+    /// Labels of the pull request.
+    pub labels: Vec<String>,
+    /// The published history dashboard.
+    pub dashboard_url: Option<String>,
+    /// What a gap (something expected and not judged) does to the check.
+    pub on_gap: OnGap,
+}
+
+impl CommentRequest {
+    /// The decision on the records: judged against the base the trusted side computes, with
+    /// what must be judged from that base and the run's jobs ([`TrustedRun::expected`]).
+    pub fn decide(&self, workspace: &Workspace, env: &ActionsEnv) -> Result<Decision> {
+        let mut notes = Vec::new();
+        let mut source = self.source.clone();
+        let trusted_base = self.run.base(env, &mut notes)?;
+        if let Some(base) = &trusted_base {
+            source.rev = Some(base.clone());
+        }
+        let config = compare_config(workspace, &self.overrides)?;
+        let parts = parts_from_files(workspace, &source, &config, &self.results, None)?;
+        let expected = self.run.expected(
+            env,
+            workspace,
+            trusted_base.as_deref(),
+            &source.set,
+            parts.pairs.len(),
+            &mut notes,
+        )?;
+        let provided = Provided {
+            head_sha: self.run.head_sha.clone(),
+            run_url: self.run_url.clone(),
+            provenance: Some(WORKFLOW_RUN_PROVENANCE.to_string()),
+            labels: self.labels.clone(),
+            dashboard_url: self.dashboard_url.clone(),
+            base_sha: trusted_base,
+            notes,
+            expected,
+            on_gap: self.on_gap,
+        };
+        Ok(decide(workspace, env, provided, parts))
     }
 }
 

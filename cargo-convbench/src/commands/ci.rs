@@ -19,13 +19,10 @@ use crate::output::{print, print_untrusted};
 use crate::progress::{run_ab, run_sweep};
 use convbench::Result;
 use convbench::config::{self, CiMode, CommentOn, Workspace};
-use convbench::gate::ci::{CiMeasure, CiRequest};
+use convbench::gate::ci::{CiMeasure, CiRequest, CommentRequest};
 use convbench::gate::expect::TrustedRun;
 use convbench::gate::publish::{ActionsReport, create_check, describe, post_comment, publish_in_actions};
-use convbench::gate::{
-    Decision, OnGap, Provided, WORKFLOW_RUN_PROVENANCE, compare_config, decide, parts_from_files,
-    regression_history,
-};
+use convbench::gate::{Decision, OnGap, Provided, decide, regression_history};
 use convbench::github::{ActionsEnv, escape_workflow_data, write_step_summary};
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use std::path::PathBuf;
@@ -249,35 +246,17 @@ pub fn run_comment(args: &Global, a: &CommentArgs) -> Result<u8> {
     run.check_head_sha()?;
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let mut notes = Vec::new();
-    let mut source = a.baseline.source();
-    let trusted_base = run.base(&env, &mut notes)?;
-    if let Some(base) = &trusted_base {
-        source.rev = Some(base.clone());
-    }
-    let config = compare_config(&workspace, &a.baseline.overrides())?;
-    let parts = parts_from_files(&workspace, &source, &config, &a.results, None)?;
-    let records = parts.pairs.len();
-    let expected = run.expected(
-        &env,
-        &workspace,
-        trusted_base.as_deref(),
-        &a.baseline.set,
-        records,
-        &mut notes,
-    )?;
-    let provided = Provided {
-        head_sha: a.head_sha.clone(),
+    let request = CommentRequest {
+        run,
+        results: a.results.clone(),
+        source: a.baseline.source(),
+        overrides: a.baseline.overrides(),
         run_url: a.run_url.clone(),
-        provenance: Some(WORKFLOW_RUN_PROVENANCE.to_string()),
         labels: a.post.labels.clone(),
         dashboard_url: dashboard_url(),
-        base_sha: trusted_base,
-        notes,
-        expected,
         on_gap: a.on_gap,
     };
-    let judged = decide(&workspace, &env, provided, parts);
+    let judged = request.decide(&workspace, &env)?;
     if a.dry_run {
         print_untrusted(&judged.body);
         let (conclusion, title) = judged.check();
