@@ -42,14 +42,17 @@ pub struct CiRequest {
     pub out: Option<PathBuf>,
 }
 
+/// What a measurement gives: what was finished, and beside it the error that stopped the rest.
+pub type Finished<T> = Result<(T, Option<Error>)>;
+
 /// How `ci` measures, for the caller to draw: an A/B, a sweep (saving what is finished to its
 /// path as it goes), and the notice that A/B gives way.
 pub struct CiMeasure<'a> {
     /// Runs an A/B judged with the configuration: the outcome, and beside it an error that
     /// stopped it.
-    pub ab: &'a mut dyn FnMut(&AbRequest, &CompareConfig) -> Result<(AbOutcome, Option<Error>)>,
+    pub ab: &'a mut dyn FnMut(&AbRequest, &CompareConfig) -> Finished<AbOutcome>,
     /// Runs a sweep: the record, and beside it an error that stopped it.
-    pub sweep: &'a mut dyn FnMut(&SweepRequest, Option<&Path>) -> Result<(RunRecord, Option<Error>)>,
+    pub sweep: &'a mut dyn FnMut(&SweepRequest, Option<&Path>) -> Finished<RunRecord>,
     /// Hears the error of an A/B that gives way to baseline mode.
     pub fallback: &'a mut dyn FnMut(&Error),
 }
@@ -86,7 +89,7 @@ impl CiRequest {
     fn ab(
         &self,
         workspace: &Workspace,
-        measure: &mut dyn FnMut(&AbRequest, &CompareConfig) -> Result<(AbOutcome, Option<Error>)>,
+        measure: &mut dyn FnMut(&AbRequest, &CompareConfig) -> Finished<AbOutcome>,
     ) -> Result<Parts> {
         let config = compare_config(workspace, &self.overrides)?;
         let request = AbRequest {
@@ -113,7 +116,7 @@ impl CiRequest {
         &self,
         workspace: &Workspace,
         why: &str,
-        sweep: &mut dyn FnMut(&SweepRequest, Option<&Path>) -> Result<(RunRecord, Option<Error>)>,
+        sweep: &mut dyn FnMut(&SweepRequest, Option<&Path>) -> Finished<RunRecord>,
     ) -> Result<Parts> {
         let config = compare_config(workspace, &self.overrides)?;
         if !self.results.is_empty() {
