@@ -46,6 +46,15 @@ pub enum StageArg {
     Eval,
 }
 
+impl From<StageArg> for Stage {
+    fn from(stage: StageArg) -> Self {
+        match stage {
+            StageArg::Train => Stage::Train,
+            StageArg::Eval => Stage::Eval,
+        }
+    }
+}
+
 /// Exit code when a regression was found (the gate failed).
 pub const EXIT_REGRESSION: u8 = 1;
 
@@ -92,10 +101,7 @@ impl SelectionArgs {
             suites: self.suite.clone(),
             batches: self.batch.clone(),
             precisions: self.precision.clone(),
-            stage: match self.stage {
-                StageArg::Train => Stage::Train,
-                StageArg::Eval => Stage::Eval,
-            },
+            stage: self.stage.into(),
             shapes: self.shapes.clone(),
         }
     }

@@ -24,10 +24,12 @@ mod git;
 mod history;
 #[cfg(test)]
 mod tests;
+mod update;
 
 pub use error::{BaselineError, MissingRevision};
 pub use git::{BaseRevision, BaselineLock, GitBaselineStore, HistoryWalk};
 pub use history::{BenchmarkHistory, HistoryPoint, HistoryQuery, Spread, Step, change_point_config};
+pub use update::UpdateRequest;
 
 use crate::Result;
 use crate::results::RunRecord;

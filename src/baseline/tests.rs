@@ -1013,3 +1013,46 @@ fn a_git_error_shows_gits_message_once() {
     assert!(error.causes().is_empty(), "{:?}", error.causes());
     assert_eq!(error.kind(), ErrorKind::Environment);
 }
+
+/// `baseline update` measures three runs of a benchmark never blessed, and when a run stops
+/// early, blesses the runs finished and hands back why the rest were not measured.
+#[test]
+fn an_update_blesses_the_runs_finished_before_one_stopped() {
+    let (dir, _repo) = init_repo();
+    let store = open(dir.path());
+    let request = UpdateRequest {
+        from: None,
+        set: SET.into(),
+        dry_run: false,
+        commit: false,
+        message: None,
+        runs: None,
+    };
+    let mut measured = 0;
+    let mut heard = Vec::new();
+    let (lines, stopped) = request
+        .run(
+            &store,
+            &mut || {
+                measured += 1;
+                let run = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
+                let error = (measured == 3).then(|| Error::Interrupted("run 3 was stopped".into()));
+                Ok((run, error))
+            },
+            &mut |run, wanted| heard.push((run, wanted)),
+        )
+        .expect("blessed");
+    assert_eq!(heard, [(2, NEW_BENCHMARK_RUNS), (3, NEW_BENCHMARK_RUNS)]);
+    assert!(matches!(stopped, Some(Error::Interrupted(_))), "{stopped:?}");
+    assert!(!lines.is_empty());
+    let path = dir.path().join(baseline_path(&slug()));
+    assert!(path.is_file(), "the two runs finished are blessed");
+
+    let error = UpdateRequest {
+        runs: Some(0),
+        ..request
+    }
+    .run(&store, &mut || unreachable!("checked first"), &mut |_, _| {})
+    .expect_err("--runs 0");
+    assert_eq!(error.kind(), ErrorKind::InvalidInput);
+}

@@ -12,6 +12,7 @@
 //! Loading what a decision needs (the baselines at the base revision, [`load_baseline`]) and
 //! publishing it ([`publish`]) are the only I/O here; [`decide`] is a pure function.
 
+pub mod ci;
 mod error;
 pub mod expect;
 pub mod publish;

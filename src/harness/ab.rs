@@ -41,11 +41,11 @@ use crate::kernels::Variant;
 use crate::kernels::shader_set::ShaderSet;
 use crate::kernels::user::{KernelSet, UserKernel, UserRef};
 use crate::model::Network;
-use crate::results::{BenchmarkResult, Phase, RunRecord, TimingMethod};
+use crate::results::{BenchmarkResult, Phase, TimingMethod};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// What an A/B run asks for.
@@ -902,100 +902,6 @@ pub const MIN_PAIRS_PER_BENCHMARK: usize = crate::compare::ab::MIN_PAIRS;
 
 /// The most pairs per benchmark by default.
 pub const DEFAULT_PAIRS: usize = 240;
-
-/// Process mode of `ab`: `pairs` rounds of each binary, alternating ABBA, each round one `run`
-/// with `round_args(out)` (which must write its record to `out`); a pair is the two rounds'
-/// total medians per benchmark. When `interrupted` says so (SIGINT or SIGTERM), the loop ends
-/// after the round in flight; the third value is then the interruption, beside the pairs
-/// finished. `on_round` hears each pair of rounds done. Returns the adapter's label too.
-#[allow(clippy::type_complexity)]
-pub fn process_pairs(
-    base_bin: &Path,
-    head_bin: &Path,
-    pairs: usize,
-    round_args: &dyn Fn(&Path) -> Vec<String>,
-    interrupted: &dyn Fn() -> bool,
-    on_round: &mut dyn FnMut(usize),
-) -> Result<(String, Vec<Measured>, Option<Error>)> {
-    if !base_bin.is_file() {
-        return Err(Error::InvalidInput(format!(
-            "--base-bin {} is not a file; build the base revision first (`git worktree add ../base REV && \
-             cargo build --release --manifest-path ../base/Cargo.toml`) and pass its target/release/cargo-convbench",
-            base_bin.display()
-        )));
-    }
-    let dir = tempfile::tempdir()
-        .map_err(|e| Error::Environment(format!("cannot create a temporary folder: {e}")))?;
-    let mut by_id: BTreeMap<String, Measured> = BTreeMap::new();
-    let mut adapter_label = String::new();
-    let finished = |by_id: BTreeMap<String, Measured>, label: String, index: usize| {
-        let stop = Error::Interrupted(format!("all {pairs} pairs of rounds were run ({index} were)"));
-        Ok((label, by_id.into_values().collect(), Some(stop)))
-    };
-    for index in 0..pairs {
-        let order = if index % 2 == 0 {
-            ["base", "head"]
-        } else {
-            ["head", "base"]
-        };
-        let mut records: BTreeMap<&str, RunRecord> = BTreeMap::new();
-        for side in order {
-            if interrupted() {
-                return finished(by_id, adapter_label, index);
-            }
-            let bin = if side == "base" { base_bin } else { head_bin };
-            let out = dir.path().join(format!("{side}-{index}.json"));
-            let status = std::process::Command::new(bin)
-                .args(round_args(&out))
-                .stdout(std::process::Stdio::null())
-                .status()
-                .map_err(|e| Error::Environment(format!("cannot start {}: {e}", bin.display())))?;
-            // Ctrl-C reaches the round's process too: its failure is the interruption.
-            if interrupted() {
-                return finished(by_id, adapter_label, index);
-            }
-            if !status.success() {
-                return Err(Error::Environment(format!(
-                    "the {side} build ({}) failed its run with {status}; run it alone to see why",
-                    bin.display()
-                )));
-            }
-            if !out.is_file() {
-                return Err(Error::Environment(format!(
-                    "the {side} build ({}) ended without writing a record; --base-bin must be a \
-                     cargo-convbench binary built from the base revision",
-                    bin.display()
-                )));
-            }
-            records.insert(side, RunRecord::read(&out)?);
-        }
-        for benchmark in &records["head"].benchmarks {
-            adapter_label = benchmark.adapter.label();
-            let Some(base) = records["base"].benchmarks.iter().find(|b| b.id == benchmark.id) else {
-                continue;
-            };
-            let total = |b: &BenchmarkResult| {
-                b.phases
-                    .iter()
-                    .find(|p| p.phase == Phase::Total)
-                    .map_or(0, |p| p.summary.median_ns.round() as u64)
-            };
-            let entry = by_id.entry(benchmark.id.clone()).or_insert_with(|| Measured {
-                id: benchmark.id.clone(),
-                base_ns: Vec::new(),
-                head_ns: Vec::new(),
-                base_first: Vec::new(),
-                phases: Vec::new(),
-                layers: Vec::new(),
-            });
-            entry.base_ns.push(total(base));
-            entry.head_ns.push(total(benchmark));
-            entry.base_first.push(order[0] == "base");
-        }
-        on_round(index + 1);
-    }
-    Ok((adapter_label, by_id.into_values().collect(), None))
-}
 
 /// For each op of the base's verification plan, whether it runs the same code as the head's
 /// (both plans are of one target, so their ops correspond one to one).

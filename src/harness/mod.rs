@@ -17,14 +17,17 @@
 //! its record; the binary only draws its events.
 
 pub mod ab;
+pub mod ab_process;
 pub mod bisect;
 pub mod conformance;
 pub mod plan;
 pub mod select;
 pub mod sweep;
 pub mod tune;
+pub mod tune_run;
 mod verification_error;
 pub mod verify;
+pub mod verify_run;
 
 pub use verification_error::{Culprit, VerificationError};
 

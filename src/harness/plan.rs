@@ -710,9 +710,23 @@ pub fn representative_ops() -> Result<Vec<Op>> {
     Ok(found)
 }
 
+/// The representative op named `name` (`conv2d_forward`); invalid input listing every name
+/// when there is none.
+pub fn representative_op(name: &str) -> Result<Op> {
+    let mut ops = representative_ops()?;
+    match ops.iter().position(|op| op.name() == name) {
+        Some(index) => Ok(ops.swap_remove(index)),
+        None => Err(crate::kernels::KernelError::UnknownOp {
+            name: name.to_string(),
+            ops: ops.iter().map(|op| op.name()).collect(),
+        }
+        .into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{PlanOptions, plan_network};
+    use super::{PlanOptions, plan_network, representative_op};
     use crate::ErrorKind;
     use crate::model::{LayerKind, NetworkBuilder, Precision};
     use crate::results::Stage;
@@ -746,5 +760,16 @@ mod tests {
         plan_network(&network, 2, Precision::F32, options(Stage::Train)).expect("two values per channel");
         plan_network(&network, 1, Precision::F32, options(Stage::Eval))
             .expect("eval uses running statistics");
+    }
+
+    #[test]
+    fn an_unknown_op_lists_the_ops_there_are() {
+        assert_eq!(
+            representative_op("conv2d_forward").expect("an op").name(),
+            "conv2d_forward"
+        );
+        let error = representative_op("conv3d").expect_err("no such op");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(error.to_string().contains("conv2d_forward"), "{error}");
     }
 }

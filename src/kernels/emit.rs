@@ -123,6 +123,26 @@ pub fn user_sources(kernels: &KernelSet) -> Vec<FinalSource> {
     sources
 }
 
+/// What `kernels --emit` wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Emitted {
+    /// Every source written: convbench's shaders, then the workspace's kernels.
+    pub sources: Vec<FinalSource>,
+    /// How many of `sources` are convbench's (the rest are the workspace's).
+    pub convbench: usize,
+}
+
+/// `kernels --emit DIR`: writes the final sources of convbench's embedded shaders, then of the
+/// workspace's `kernels`, into `dir` (checked first: it must be a folder or a new path).
+pub fn emit(dir: &Path, kernels: &KernelSet) -> Result<Emitted> {
+    crate::fs::check_output_folder(dir)?;
+    let mut sources = final_sources(&ShaderSet::embedded())?;
+    let convbench = sources.len();
+    sources.extend(user_sources(kernels));
+    write_sources(dir, &sources)?;
+    Ok(Emitted { sources, convbench })
+}
+
 /// Writes each of `sources` to `dir/NAME` (creating `dir`), replacing regular files of the same
 /// name; see [`crate::fs::write_atomically`] for what else is refused.
 pub fn write_sources(dir: &Path, sources: &[FinalSource]) -> Result<()> {

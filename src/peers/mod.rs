@@ -308,6 +308,26 @@ pub struct PeerRequest {
 }
 
 impl PeerRequest {
+    /// The request of `peers --peer NAMES --peer-command COMMANDS --stages STAGES`: each peer by
+    /// name with its command ([`peer_command`]), at each of `stages` (none: the sweep's stage),
+    /// for the sweep's rounds.
+    pub fn new(names: &[String], commands: &[String], sweep: SweepRequest, stages: &[Stage]) -> Result<Self> {
+        let peers = (names.iter())
+            .map(|name| Ok((name.parse()?, peer_command(name, commands, names.len()))))
+            .collect::<Result<_>>()?;
+        let stages = if stages.is_empty() {
+            vec![sweep.selection.stage]
+        } else {
+            stages.to_vec()
+        };
+        Ok(Self {
+            peers,
+            rounds: sweep.rounds,
+            sweep,
+            stages,
+        })
+    }
+
     fn check(&self) -> Result<()> {
         if self.peers.is_empty() {
             return Err(Error::InvalidInput(
@@ -339,6 +359,16 @@ impl PeerRequest {
         sweep.verify &= verify;
         sweep
     }
+}
+
+/// The words of the `--peer-command` of peer `name` among `given`: its `NAME=COMMAND`, or a bare
+/// `COMMAND` when there is one peer of `peers`; none (the peer's default) otherwise.
+pub fn peer_command(name: &str, given: &[String], peers: usize) -> Vec<String> {
+    let prefix = format!("{name}=");
+    (given.iter())
+        .find_map(|c| (c.strip_prefix(&prefix)).or((peers == 1 && !c.contains('=')).then_some(c.as_str())))
+        .map(|c| c.split_whitespace().map(String::from).collect())
+        .unwrap_or_default()
 }
 
 /// Asks the peer to describe itself: the check that it is installed.

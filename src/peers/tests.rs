@@ -91,3 +91,37 @@ fn the_networks_file_carries_convbench_s_definitions_and_counts() {
     assert_eq!(back.networks[0].network.name, "lenet");
     assert_eq!(back.networks[0].params, back.networks[0].network.param_count());
 }
+
+#[test]
+fn a_peer_command_is_named_or_bare_with_one_peer() {
+    let given = [
+        "jax=.venv/bin/python cpu-peer.py".to_string(),
+        "python3 -m torch_peer".to_string(),
+    ];
+    assert_eq!(
+        peer_command("jax", &given, 2),
+        [".venv/bin/python", "cpu-peer.py"]
+    );
+    assert!(
+        peer_command("torch", &given, 2).is_empty(),
+        "a bare command is ambiguous with two peers"
+    );
+    assert_eq!(
+        peer_command("torch", &given[1..], 1),
+        ["python3", "-m", "torch_peer"]
+    );
+    assert!(peer_command("torch", &[], 1).is_empty());
+}
+
+#[test]
+fn without_stages_a_peer_request_runs_the_sweeps_stage() {
+    let sweep = SweepRequest {
+        rounds: 4,
+        ..SweepRequest::default()
+    };
+    let request = PeerRequest::new(&["torch".to_string()], &[], sweep, &[]).expect("torch is a peer");
+    assert_eq!(request.stages, [Stage::Train]);
+    assert_eq!(request.rounds, 4);
+    assert_eq!(request.peers, [(Peer::Torch, Vec::new())]);
+    assert!(PeerRequest::new(&["caffe".to_string()], &[], SweepRequest::default(), &[]).is_err());
+}

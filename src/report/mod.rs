@@ -29,11 +29,13 @@ mod comparison;
 mod csv_export;
 mod dashboards;
 mod history;
+mod history_run;
 mod kernels;
 mod listing;
 mod markdown;
 mod pivot;
 mod ratio;
+mod request;
 mod svg;
 mod terminal;
 mod tune;
@@ -52,6 +54,7 @@ pub use history::{
     check_commit_url, github_commit_url, history_html, history_json, history_svg, history_svg_file_name,
     history_svg_files, history_table,
 };
+pub use history_run::{History, HistoryRequest};
 pub use kernels::{contract_json, emitted_json, ops_table};
 pub use listing::listing;
 pub use markdown::{escape_markdown, markdown};
@@ -60,6 +63,7 @@ pub use pivot::{
     pivot_json, pivot_markdown, pivot_table, render_pivot,
 };
 pub use ratio::vendor_ratio_table;
+pub use request::ReportRequest;
 pub use svg::escape_xml;
 pub use terminal::{layers_table, table, verification_table};
 pub use tune::tune_table;

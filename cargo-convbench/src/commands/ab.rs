@@ -6,25 +6,23 @@
 //! in ABBA order; the verdict rests on the pairs' ratios (see `convbench::compare::ab`), so the
 //! machine's drift cancels.
 //!
-//! Process mode (`--base-bin PATH`): for changes outside the shaders (the harness, the
-//! planner), a `cargo-convbench` built from the base revision and this one alternate whole
-//! `run --rounds 1` invocations, round by round (ABBA), and each round's medians make a pair.
+//! Process mode (`--base-bin PATH`, see `convbench::harness::ab_process`): for changes outside
+//! the shaders, a `cargo-convbench` built from the base revision and this one alternate whole
+//! `run` invocations, round by round.
 
 use crate::args::{EXIT_REGRESSION, Global};
-use crate::args::{KernelArgs, SelectionArgs, StageArg, count, count_u64};
+use crate::args::{KernelArgs, SelectionArgs, count, count_u64};
 use crate::output::{print, write_atomic};
 use crate::progress::run_ab;
 use convbench::compare::CompareConfig;
 use convbench::config::parse_duration;
 use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, Workspace};
 use convbench::gate::{CompareOverrides, compare_config};
-use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK, Measured, process_pairs};
-use convbench::harness::sweep::{MAX_SAMPLES_PER_BENCHMARK, WARMUP_ITERATIONS, WARMUP_MIN_MS};
+use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
+use convbench::harness::ab_process::{PROCESS_PAIRS, PROCESS_SAMPLES, ProcessRequest};
+use convbench::harness::sweep::MAX_SAMPLES_PER_BENCHMARK;
 use convbench::{Error, Result};
-use std::path::{Path, PathBuf};
-
-/// Pairs of rounds in process mode by default: each is two whole `run` processes.
-const PROCESS_PAIRS: usize = 20;
+use std::path::PathBuf;
 
 /// Arguments of `ab`.
 #[derive(Debug, Clone, clap::Args)]
@@ -62,7 +60,7 @@ pub struct AbArgs {
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
     /// Timed iterations per round (process mode).
-    #[arg(long, default_value_t = 10, allow_negative_numbers = true, value_parser = count::<1, MAX_SAMPLES_PER_BENCHMARK>)]
+    #[arg(long, default_value_t = PROCESS_SAMPLES, allow_negative_numbers = true, value_parser = count::<1, MAX_SAMPLES_PER_BENCHMARK>)]
     pub samples: usize,
     /// Minimum warm-up iterations per side (default: 1 in shader mode, whose pairs alternate
     /// ABBA; 3 per process in process mode).
@@ -114,7 +112,7 @@ fn measure_and_judge(
     workspace: &Workspace,
     config: &CompareConfig,
 ) -> Result<(AbOutcome, Option<Error>)> {
-    let Some(bin) = &a.base_bin else {
+    let Some(base_bin) = &a.base_bin else {
         let mut request = a.request();
         request.budget = a
             .budget
@@ -123,16 +121,25 @@ fn measure_and_judge(
             .transpose()?;
         return run_ab(&request, workspace, config, args.quiet);
     };
-    let (label, measured, interrupted) = process_mode(args, a, bin)?;
-    let mut description = format!("process mode: {} (A) against this build (B)", bin.display());
-    if interrupted.is_some() {
-        let pairs = measured.first().map_or(0, |m| m.base_ns.len());
-        description.push_str(&format!("; interrupted after {pairs} pairs of rounds"));
-    }
-    Ok((
-        AbOutcome::judge(description, label, measured, config, 1),
-        interrupted,
-    ))
+    let head_bin = std::env::current_exe()
+        .map_err(|e| Error::Environment(format!("cannot find this binary to run it again: {e}")))?;
+    let request = ProcessRequest {
+        manifest_path: args.manifest_path.clone(),
+        selection: a.selection.selection(),
+        adapter: a.adapter.clone(),
+        pairs: a.pairs.unwrap_or(PROCESS_PAIRS),
+        samples: a.samples,
+        warmup_iterations: a.warmup,
+        warmup_min_ms: a.warmup_ms,
+        kernels: a.kernels.request(),
+        ..ProcessRequest::new(base_bin.clone(), head_bin)
+    };
+    let interrupt = crate::interrupt::install();
+    request.run(config, &|| interrupt.requested(), &mut |done| {
+        if !args.quiet {
+            eprintln!("round pair {done} of {} done", request.pairs);
+        }
+    })
 }
 
 /// `cargo convbench ab`.
@@ -168,80 +175,4 @@ pub fn run(args: &Global, a: &AbArgs) -> Result<u8> {
     } else {
         0
     })
-}
-
-/// Process mode: `convbench::harness::ab::process_pairs` with this binary as the head and a
-/// round's `run` arguments from `a`; SIGINT or SIGTERM ends it after the round in flight.
-fn process_mode(
-    args: &Global,
-    a: &AbArgs,
-    base_bin: &Path,
-) -> Result<(String, Vec<Measured>, Option<Error>)> {
-    let head_bin = std::env::current_exe()
-        .map_err(|e| Error::Environment(format!("cannot find this binary to run it again: {e}")))?;
-    let interrupt = crate::interrupt::install();
-    let pairs = a.pairs.unwrap_or(PROCESS_PAIRS);
-    process_pairs(
-        base_bin,
-        &head_bin,
-        pairs,
-        &|out| run_args(args, a, out),
-        &|| interrupt.requested(),
-        &mut |done| {
-            if !args.quiet {
-                eprintln!("round pair {done} of {pairs} done");
-            }
-        },
-    )
-}
-
-/// The `run` arguments of one round in process mode: the same selection on both builds.
-fn run_args(args: &Global, a: &AbArgs, out: &Path) -> Vec<String> {
-    let mut list: Vec<String> = vec!["run".into(), "--quiet".into(), "--rounds".into(), "1".into()];
-    if let Some(manifest) = &args.manifest_path {
-        list.extend(["--manifest-path".into(), manifest.display().to_string()]);
-    }
-    let join = |values: Vec<String>| values.join(",");
-    let s = &a.selection;
-    if !s.model.is_empty() {
-        list.extend(["--model".into(), join(s.model.clone())]);
-    }
-    if !s.suite.is_empty() {
-        list.extend(["--suite".into(), join(s.suite.clone())]);
-    }
-    if !s.batch.is_empty() {
-        list.extend([
-            "--batch".into(),
-            join(s.batch.iter().map(ToString::to_string).collect()),
-        ]);
-    }
-    if !s.precision.is_empty() {
-        list.extend([
-            "--precision".into(),
-            join(s.precision.iter().map(ToString::to_string).collect()),
-        ]);
-    }
-    if s.stage == StageArg::Eval {
-        list.extend(["--stage".into(), "eval".into()]);
-    }
-    if let Some(adapter) = &a.adapter {
-        list.extend(["--adapter".into(), adapter.clone()]);
-    }
-    list.extend([
-        "--samples".into(),
-        a.samples.to_string(),
-        "--warmup".into(),
-        a.warmup.unwrap_or(WARMUP_ITERATIONS).to_string(),
-        "--warmup-ms".into(),
-        a.warmup_ms.unwrap_or(WARMUP_MIN_MS).to_string(),
-        "--out".into(),
-        out.display().to_string(),
-    ]);
-    if a.kernels.kernel != "auto" {
-        list.extend(["--kernel".into(), a.kernels.kernel.clone()]);
-    }
-    if a.kernels.no_tune {
-        list.push("--no-tune".into());
-    }
-    list
 }

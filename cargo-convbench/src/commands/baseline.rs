@@ -6,9 +6,8 @@ use crate::args::RunArgs;
 use crate::output::print;
 use crate::progress::run_sweep;
 use convbench::Result;
-use convbench::baseline::{GitBaselineStore, check_runs};
+use convbench::baseline::{GitBaselineStore, UpdateRequest};
 use convbench::config;
-use convbench::results::RunRecord;
 use std::path::PathBuf;
 
 /// Arguments of `baseline`.
@@ -60,35 +59,23 @@ pub fn run(args: &Global, command: &BaselineCommand) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?
         .with_keep_runs(workspace.config.baseline_runs);
-    check_runs(a.runs)?;
-    let record = match &a.from {
-        Some(path) => RunRecord::read(path)?,
-        None => {
-            let (record, error) = run_sweep(&a.run.request(), &workspace, args.quiet, None)?;
-            if let Some(e) = error {
-                return Err(e);
-            }
-            record
-        }
+    let request = UpdateRequest {
+        from: a.from.clone(),
+        set: a.set.clone(),
+        dry_run: a.dry_run,
+        commit: a.commit,
+        message: a.message.clone(),
+        runs: a.runs,
     };
-    let mut records = vec![record];
-    let mut stopped = None;
-    if a.from.is_none() {
-        let wanted = store.runs_to_bless(a.runs, &records[0], &a.set)?;
-        for index in 1..wanted {
+    let (lines, stopped) = request.run(
+        &store,
+        &mut || run_sweep(&a.run.request(), &workspace, args.quiet, None),
+        &mut |run, wanted| {
             if !args.quiet {
-                eprintln!("blessed run {} of {wanted}", index + 1);
+                eprintln!("blessed run {run} of {wanted}");
             }
-            let (record, error) = run_sweep(&a.run.request(), &workspace, args.quiet, None)?;
-            if let Some(e) = error {
-                // Bless the runs that finished, then report why the rest did not.
-                stopped = Some(e);
-                break;
-            }
-            records.push(record);
-        }
-    }
-    let lines = store.bless_runs(&records, &a.set, a.dry_run, a.commit, a.message.as_deref())?;
+        },
+    )?;
     print(&lines.join("\n"));
     stopped.map_or(Ok(0), Err)
 }

@@ -15,17 +15,14 @@
 
 use crate::args::{BaselineArgs, RunArgs};
 use crate::args::{EXIT_REGRESSION, Global};
-use crate::output::{print, print_untrusted, write_atomic};
+use crate::output::{print, print_untrusted};
 use crate::progress::{run_ab, run_sweep};
 use convbench::Result;
-use convbench::backend::BackendKind;
-use convbench::config::{self, CiMode, CommentOn, Workspace, parse_duration};
+use convbench::config::{self, CiMode, CommentOn, Workspace};
+use convbench::gate::ci::{CiMeasure, CiRequest, CommentRequest};
 use convbench::gate::expect::TrustedRun;
 use convbench::gate::publish::{ActionsReport, create_check, describe, post_comment, publish_in_actions};
-use convbench::gate::{
-    Decision, Mode, ModeRequest, OnGap, Parts, Provided, WORKFLOW_RUN_PROVENANCE, ab_parts, baseline_parts,
-    choose_mode as gate_mode, compare_config, decide, parts_from_files, regression_history,
-};
+use convbench::gate::{Decision, OnGap, Provided, decide, regression_history};
 use convbench::github::{ActionsEnv, escape_workflow_data, write_step_summary};
 use convbench::harness::ab::{AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use std::path::PathBuf;
@@ -162,71 +159,6 @@ fn exit_code(decision: Decision) -> Result<u8> {
     Ok(if decision.finish()? { EXIT_REGRESSION } else { 0 })
 }
 
-/// How `ci` decides this time: [`convbench::gate::choose_mode`] of what the flags ask.
-fn choose_mode(a: &CiArgs, workspace: &Workspace) -> Mode {
-    let asked = a
-        .mode
-        .or(a.ab.then_some(CiMode::Ab))
-        .or(a.ab_base.as_ref().map(|_| CiMode::Ab));
-    let request = ModeRequest {
-        judging_files: !a.results.is_empty(),
-        asked,
-        other_backend: a.run.device.backend.iter().any(|b| *b != BackendKind::Wgpu),
-        base: a.ab_base.as_deref().or(a.baseline.baseline_rev.as_deref()),
-    };
-    gate_mode(&request, workspace)
-}
-
-/// A/B mode: the base revision against the working tree, interleaved in this process.
-fn ab_decision_parts(args: &Global, a: &CiArgs, workspace: &Workspace) -> Result<Parts> {
-    let config = compare_config(workspace, &a.baseline.overrides())?;
-    let request = AbRequest {
-        base: a.ab_base.clone().or_else(|| a.baseline.baseline_rev.clone()),
-        github_base_ref: AbRequest::github_base_ref_from_env(),
-        shaders: a.run.device.shaders.clone(),
-        selection: a.run.selection.selection(),
-        adapter: a.run.device.adapter.clone(),
-        pairs: a.pairs,
-        first_look: a.first_look,
-        budget: Some(match &a.budget {
-            Some(text) => parse_duration(text, "--budget")?,
-            None => workspace.config.ci.budget()?,
-        }),
-        warmup_iterations: a.run.warmup,
-        warmup_min_ms: a.run.warmup_ms,
-        kernels: a.run.kernels.request(),
-        layers: a.run.layers,
-        ..AbRequest::default()
-    };
-    let (outcome, stopped) = run_ab(&request, workspace, &config, args.quiet)?;
-    if let Some(out) = &a.run.out {
-        write_atomic(out, &outcome.to_json(config.alpha))?;
-    }
-    if let Some(error) = stopped {
-        return Err(error);
-    }
-    let (commit, _) = convbench::baseline::git_state(&workspace.root);
-    Ok(ab_parts(&outcome, config, commit))
-}
-
-/// Baseline mode: runs or reads the records and compares them with the baselines.
-fn baseline_decision_parts(args: &Global, a: &CiArgs, workspace: &Workspace, why: &str) -> Result<Parts> {
-    let config = compare_config(workspace, &a.baseline.overrides())?;
-    let records = if a.results.is_empty() {
-        let (record, error) = run_sweep(&a.run.request(), workspace, args.quiet, a.run.out.as_deref())?;
-        if let Some(out) = &a.run.out {
-            write_atomic(out, &record.to_json())?;
-        }
-        if let Some(e) = error {
-            return Err(e);
-        }
-        vec![record]
-    } else {
-        return parts_from_files(workspace, &a.baseline.source(), &config, &a.results, Some(why));
-    };
-    baseline_parts(workspace, &a.baseline.source(), &config, records, Some(why))
-}
-
 /// `cargo convbench ci`.
 pub fn run_ci(args: &Global, a: &CiArgs) -> Result<u8> {
     if let Some(out) = &a.run.out {
@@ -234,21 +166,44 @@ pub fn run_ci(args: &Global, a: &CiArgs) -> Result<u8> {
     }
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let parts = match choose_mode(a, &workspace) {
-        Mode::Baseline(why) => baseline_decision_parts(args, a, &workspace, &why)?,
-        mode => match ab_decision_parts(args, a, &workspace) {
-            Ok(parts) => parts,
-            Err(e) => {
-                let Some(why) = mode.fallback(&e) else {
-                    return Err(e);
-                };
+    let request = CiRequest {
+        results: a.results.clone(),
+        // `--ab` is `--mode ab`, and `--ab-base` implies it.
+        mode: (a.mode)
+            .or(a.ab.then_some(CiMode::Ab))
+            .or(a.ab_base.as_ref().map(|_| CiMode::Ab)),
+        ab: AbRequest {
+            base: a.ab_base.clone(),
+            github_base_ref: AbRequest::github_base_ref_from_env(),
+            shaders: a.run.device.shaders.clone(),
+            selection: a.run.selection.selection(),
+            adapter: a.run.device.adapter.clone(),
+            pairs: a.pairs,
+            first_look: a.first_look,
+            warmup_iterations: a.run.warmup,
+            warmup_min_ms: a.run.warmup_ms,
+            kernels: a.run.kernels.request(),
+            layers: a.run.layers,
+            ..AbRequest::default()
+        },
+        budget: a.budget.clone(),
+        sweep: a.run.request(),
+        source: a.baseline.source(),
+        overrides: a.baseline.overrides(),
+        out: a.run.out.clone(),
+    };
+    let parts = request.parts(
+        &workspace,
+        CiMeasure {
+            ab: &mut |ab, config| run_ab(ab, &workspace, config, args.quiet),
+            sweep: &mut |sweep, out| run_sweep(sweep, &workspace, args.quiet, out),
+            fallback: &mut |e| {
                 if !args.quiet {
                     eprintln!("notice: A/B cannot run here ({e}); deciding in baseline mode");
                 }
-                baseline_decision_parts(args, a, &workspace, &why)?
-            }
+            },
         },
-    };
+    )?;
     let provided = Provided {
         labels: a.post.labels.clone(),
         dashboard_url: dashboard_url(),
@@ -291,35 +246,17 @@ pub fn run_comment(args: &Global, a: &CommentArgs) -> Result<u8> {
     run.check_head_sha()?;
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let mut notes = Vec::new();
-    let mut source = a.baseline.source();
-    let trusted_base = run.base(&env, &mut notes)?;
-    if let Some(base) = &trusted_base {
-        source.rev = Some(base.clone());
-    }
-    let config = compare_config(&workspace, &a.baseline.overrides())?;
-    let parts = parts_from_files(&workspace, &source, &config, &a.results, None)?;
-    let records = parts.pairs.len();
-    let expected = run.expected(
-        &env,
-        &workspace,
-        trusted_base.as_deref(),
-        &a.baseline.set,
-        records,
-        &mut notes,
-    )?;
-    let provided = Provided {
-        head_sha: a.head_sha.clone(),
+    let request = CommentRequest {
+        run,
+        results: a.results.clone(),
+        source: a.baseline.source(),
+        overrides: a.baseline.overrides(),
         run_url: a.run_url.clone(),
-        provenance: Some(WORKFLOW_RUN_PROVENANCE.to_string()),
         labels: a.post.labels.clone(),
         dashboard_url: dashboard_url(),
-        base_sha: trusted_base,
-        notes,
-        expected,
         on_gap: a.on_gap,
     };
-    let judged = decide(&workspace, &env, provided, parts);
+    let judged = request.decide(&workspace, &env)?;
     if a.dry_run {
         print_untrusted(&judged.body);
         let (conclusion, title) = judged.check();

@@ -3,11 +3,10 @@
 
 use crate::args::Global;
 use crate::args::ListFormat;
-use crate::output::{print_untrusted, write_atomic};
-use convbench::baseline::{GitBaselineStore, HistoryQuery, change_point_config};
+use crate::output::print_untrusted;
+use convbench::Result;
 use convbench::config;
-use convbench::stats::ChangePointConfig;
-use convbench::{Error, Result, report};
+use convbench::report::{self, History, HistoryRequest};
 use std::path::PathBuf;
 
 /// Arguments of `history`.
@@ -30,10 +29,10 @@ pub struct HistoryArgs {
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
     /// Significance of a change point: the largest permutation p-value accepted.
-    #[arg(long, default_value_t = ChangePointConfig::default().alpha)]
+    #[arg(long, default_value_t = HistoryRequest::default().alpha)]
     pub alpha: f64,
     /// Smallest relative step reported as a change point, in percent.
-    #[arg(long, default_value_t = ChangePointConfig::default().min_relative_step * 100.0)]
+    #[arg(long, default_value_t = HistoryRequest::default().min_step_percent)]
     pub min_step: f64,
     /// Write the dashboard to DIR/index.html: one self-contained page with a chart per
     /// benchmark and phase, a filter and the change points.
@@ -53,57 +52,36 @@ pub struct HistoryArgs {
 
 /// `cargo convbench history`.
 pub fn run(args: &Global, a: &HistoryArgs) -> Result<u8> {
-    let dashboard = a.html.is_some() || a.svg.is_some();
-    let default_phase = if dashboard { "all" } else { "total" };
-    let phases = report::parse_phases(a.phase.as_deref().unwrap_or(default_phase))?;
-    let change_points = change_point_config(a.alpha, a.min_step)?;
-    if let Some(url) = &a.commit_url {
-        report::check_commit_url(url)?;
-    }
-    for (flag, dir) in [("--html", &a.html), ("--svg", &a.svg)] {
-        if let Some(dir) = dir {
-            convbench::fs::check_output_folder(dir)
-                .map_err(|error| Error::InvalidInput(format!("{flag}: {error}")))?;
-        }
-    }
-    let workspace = config::load(args.manifest_path.as_deref())?;
-    let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
-    let query = HistoryQuery {
+    let request = HistoryRequest {
+        benchmark: a.benchmark.clone(),
         slug: a.slug.clone(),
         set: a.set.clone(),
-        benchmark: a.benchmark.clone(),
-        phases,
-        change_points,
+        phase: a.phase.clone(),
+        alpha: a.alpha,
+        min_step_percent: a.min_step,
+        html: a.html.clone(),
+        svg: a.svg.clone(),
+        commit_url: a.commit_url.clone(),
+        title: a.title.clone(),
     };
-    let series = store.history_series(&query, &mut |reason| {
+    let query = request.query()?;
+    let workspace = config::load(args.manifest_path.as_deref())?;
+    let History { series, html, svg } = request.run(&query, &workspace, &mut |reason| {
         if !args.quiet {
             eprintln!("warning: skipped {reason}; the other commits are shown");
         }
     })?;
-    if dashboard {
-        let commit_url = a.commit_url.clone().or_else(|| {
-            store
-                .remote_url("origin")
-                .and_then(|remote| report::github_commit_url(&remote))
-        });
-        if let Some(dir) = &a.html {
-            let path = dir.join("index.html");
-            write_atomic(
-                &path,
-                &report::history_html(&series, &a.title, commit_url.as_deref()),
-            )?;
-            print_untrusted(&format!(
-                "wrote the dashboard of {} charts to {}",
-                series.len(),
-                path.display()
-            ));
-        }
-        if let Some(dir) = &a.svg {
-            for (name, svg) in report::history_svg_files(&series, commit_url.as_deref()) {
-                write_atomic(&dir.join(&name), &svg)?;
-            }
-            print_untrusted(&format!("wrote {} SVG charts to {}", series.len(), dir.display()));
-        }
+    if let Some(path) = html {
+        print_untrusted(&format!(
+            "wrote the dashboard of {} charts to {}",
+            series.len(),
+            path.display()
+        ));
+    }
+    if let Some(dir) = svg {
+        print_untrusted(&format!("wrote {} SVG charts to {}", series.len(), dir.display()));
+    }
+    if request.dashboard() {
         return Ok(0);
     }
     match a.format {

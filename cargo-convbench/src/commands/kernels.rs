@@ -5,12 +5,10 @@
 use crate::args::Global;
 use crate::args::ListFormat;
 use crate::output::print;
-use convbench::Result;
-use convbench::harness::plan::representative_ops;
-use convbench::kernels::KernelError;
+use convbench::harness::plan::{representative_op, representative_ops};
 use convbench::kernels::contract::wgsl_skeleton;
-use convbench::kernels::emit;
-use convbench::kernels::shader_set::ShaderSet;
+use convbench::kernels::emit::emit;
+use convbench::{Result, report};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `kernels`.
@@ -29,59 +27,46 @@ pub struct KernelsArgs {
 }
 
 /// `cargo convbench kernels`.
-pub fn run(_args: &Global, a: &KernelsArgs) -> Result<u8> {
+pub fn run(args: &Global, a: &KernelsArgs) -> Result<u8> {
     if let Some(dir) = &a.emit {
-        return emit_sources(_args, dir, a.format);
+        return emit_sources(args, dir, a.format);
     }
-    let ops = representative_ops()?;
-    let Some(name) = &a.contract else {
-        if a.format == ListFormat::Json {
-            let list: Vec<_> = ops.iter().map(convbench::report::contract_json).collect();
-            print(&serde_json::to_string_pretty(&list).unwrap_or_default());
-        } else {
-            let workspace = convbench::config::load(_args.manifest_path.as_deref())?;
-            let mine = workspace.kernel_set()?;
-            let text = convbench::report::ops_table(&ops, &mine, &workspace.root);
-            print(&format!(
-                "{text}\n\n`cargo convbench kernels --contract OP` prints an op's contract as a WGSL skeleton."
-            ));
+    if let Some(name) = &a.contract {
+        let op = representative_op(name)?;
+        match a.format {
+            ListFormat::Json => {
+                print(&serde_json::to_string_pretty(&report::contract_json(&op)).unwrap_or_default())
+            }
+            ListFormat::Table => print(wgsl_skeleton(&op).trim_end()),
         }
         return Ok(0);
-    };
-    let op = ops
-        .iter()
-        .find(|op| op.name() == name)
-        .ok_or_else(|| KernelError::UnknownOp {
-            name: name.clone(),
-            ops: ops.iter().map(|op| op.name()).collect(),
-        })?;
-    match a.format {
-        ListFormat::Json => {
-            print(&serde_json::to_string_pretty(&convbench::report::contract_json(op)).unwrap_or_default())
-        }
-        ListFormat::Table => print(wgsl_skeleton(op).trim_end()),
+    }
+    let ops = representative_ops()?;
+    if a.format == ListFormat::Json {
+        let list: Vec<_> = ops.iter().map(report::contract_json).collect();
+        print(&serde_json::to_string_pretty(&list).unwrap_or_default());
+    } else {
+        let workspace = convbench::config::load(args.manifest_path.as_deref())?;
+        let text = report::ops_table(&ops, &workspace.kernel_set()?, &workspace.root);
+        print(&format!(
+            "{text}\n\n`cargo convbench kernels --contract OP` prints an op's contract as a WGSL skeleton."
+        ));
     }
     Ok(0)
 }
 
 /// `kernels --emit DIR`: convbench's final sources, then the workspace's kernels.
 fn emit_sources(args: &Global, dir: &Path, format: ListFormat) -> Result<u8> {
-    convbench::fs::check_output_folder(dir)?;
-    let own = emit::final_sources(&ShaderSet::embedded())?;
     let workspace = convbench::config::load(args.manifest_path.as_deref())?;
-    let mine = workspace.kernel_set()?;
-    let yours = emit::user_sources(&mine);
-    let all: Vec<_> = own.iter().chain(&yours).cloned().collect();
-    emit::write_sources(dir, &all)?;
+    let emitted = emit(dir, &workspace.kernel_set()?)?;
     match format {
         ListFormat::Json => {
-            let list = convbench::report::emitted_json(&all);
-            print(&serde_json::to_string_pretty(&list).unwrap_or_default());
+            print(&serde_json::to_string_pretty(&report::emitted_json(&emitted.sources)).unwrap_or_default())
         }
         ListFormat::Table => print(&format!(
             "wrote {} final sources of convbench's shaders and {} of your kernels to {}",
-            own.len(),
-            yours.len(),
+            emitted.convbench,
+            emitted.sources.len() - emitted.convbench,
             dir.display()
         )),
     }

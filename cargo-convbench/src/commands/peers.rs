@@ -33,23 +33,8 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
     if let Some(out) = &a.run.out {
         check_writable(out)?;
     }
-    let stages = (a.stages.iter().copied())
-        .chain(a.stages.is_empty().then_some(a.run.selection.stage))
-        .map(|s| {
-            if s == StageArg::Eval {
-                Stage::Eval
-            } else {
-                Stage::Train
-            }
-        });
-    let request = PeerRequest {
-        peers: (a.peer.iter())
-            .map(|name| Ok((name.parse()?, peer_command(name, &a.peer_command, a.peer.len()))))
-            .collect::<Result<_>>()?,
-        sweep: a.run.request(),
-        stages: stages.collect(),
-        rounds: a.run.rounds,
-    };
+    let stages: Vec<Stage> = a.stages.iter().map(|&stage| stage.into()).collect();
+    let request = PeerRequest::new(&a.peer, &a.peer_command, a.run.request(), &stages)?;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let session = PeerSession::prepare(request, &workspace.target_dir.join("convbench/peers"))?;
     let record = session.run(
@@ -68,14 +53,4 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
         write_atomic(out, &record.to_json())?;
     }
     Ok(0)
-}
-
-/// The words of `--peer-command` for peer `name`: its `NAME=COMMAND`, or a bare `COMMAND` when
-/// there is one peer.
-fn peer_command(name: &str, given: &[String], peers: usize) -> Vec<String> {
-    let prefix = format!("{name}=");
-    (given.iter())
-        .find_map(|c| (c.strip_prefix(&prefix)).or((peers == 1 && !c.contains('=')).then_some(c.as_str())))
-        .map(|c| c.split_whitespace().map(String::from).collect())
-        .unwrap_or_default()
 }

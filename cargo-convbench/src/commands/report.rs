@@ -2,9 +2,8 @@
 
 use crate::args::Global;
 use crate::output::print;
-use convbench::report::{self, DashboardFormat, PivotSpec, ReportFormat};
-use convbench::results::RunRecord;
-use convbench::{Error, Result};
+use convbench::Result;
+use convbench::report::ReportRequest;
 use std::path::PathBuf;
 
 /// Arguments of `report`.
@@ -37,55 +36,20 @@ pub struct ReportArgs {
     pub ratio_to: Option<String>,
 }
 
-/// Renders the record, or the pivot of the records.
+/// Renders the record, or the pivot of the records. Plain `print`, not `print_untrusted`: a
+/// dashboard's JSON is meant for `> file`, and no line of pretty JSON can start a workflow
+/// command (each opens with a space or a bracket, and JSON escapes line breaks in strings).
 pub fn run(_args: &Global, a: &ReportArgs) -> Result<u8> {
-    let format = match a.format.parse()? {
-        ReportFormat::Text(format) => format,
-        ReportFormat::Dashboard(format) => return dashboard(a, format),
+    let request = ReportRequest {
+        files: a.files.clone(),
+        format: a.format.clone(),
+        layers: a.layers,
+        pivot: a.pivot,
+        rows: a.rows.clone(),
+        columns: a.columns.clone(),
+        phase: a.phase.clone(),
+        ratio_to: a.ratio_to.clone(),
     };
-    if a.pivot {
-        let spec = PivotSpec::parse(&a.rows, &a.columns, &a.phase, a.ratio_to.clone())?;
-        let mut records = Vec::with_capacity(a.files.len());
-        for file in &a.files {
-            let record = RunRecord::read(file)?;
-            spec.check_record(&record, file)?;
-            records.push(record);
-        }
-        print(&report::render_pivot(&report::pivot(&records, &spec)?, format));
-        return Ok(0);
-    }
-    let [file] = a.files.as_slice() else {
-        return Err(Error::InvalidInput(format!(
-            "report renders one record, got {} files; pass one FILE, or add --pivot to show \
-             several records in one grid",
-            a.files.len()
-        )));
-    };
-    print(&report::render_with_layers(
-        &RunRecord::read(file)?,
-        format,
-        a.layers,
-    ));
-    Ok(0)
-}
-
-/// One record in a dashboard's format.
-fn dashboard(a: &ReportArgs, format: DashboardFormat) -> Result<u8> {
-    let [file] = a.files.as_slice() else {
-        return Err(Error::InvalidInput(format!(
-            "--format {format} renders one record, got {} files; run it once per record",
-            a.files.len()
-        )));
-    };
-    if a.pivot || a.layers {
-        return Err(Error::InvalidInput(format!(
-            "--format {format} exports every benchmark and phase of the record; --pivot and --layers \
-             are for table, md, csv and json"
-        )));
-    }
-    // Plain `print`, not `print_untrusted`: the JSON is meant for `> file`, and no line of
-    // pretty JSON can start a workflow command (each opens with a space or a bracket, and
-    // JSON escapes line breaks in strings).
-    print(&report::render_dashboard(&RunRecord::read(file)?, format));
+    print(&request.render()?);
     Ok(0)
 }

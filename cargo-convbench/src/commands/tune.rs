@@ -5,13 +5,9 @@
 use crate::args::Global;
 use crate::args::{SelectionArgs, count};
 use crate::output::print;
-use convbench::backend::Backend;
-use convbench::backend::wgpu::WgpuBackend;
 use convbench::config::{self, MAX_REPETITIONS, MAX_WARMUP_ITERATIONS};
-use convbench::harness::plan::PlanOptions;
-use convbench::harness::sweep::is_real_gpu;
-use convbench::harness::tune::{TuneCache, TuneEvent, TuneOptions, TuneProgress, distinct_ops, tune_all};
-use convbench::kernels::Variant;
+use convbench::harness::tune::{TuneEvent, TuneProgress};
+use convbench::harness::tune_run::TuneRequest;
 use convbench::{ErrorKind, Result};
 
 /// Arguments of `tune`.
@@ -27,10 +23,10 @@ pub struct TuneArgs {
     #[arg(long, env = "CONVBENCH_ADAPTER")]
     pub adapter: Option<String>,
     /// Timed runs of each variant (the median is compared).
-    #[arg(long, default_value_t = 5, allow_negative_numbers = true, value_parser = count::<1, MAX_REPETITIONS>)]
+    #[arg(long, default_value_t = TuneRequest::default().samples, allow_negative_numbers = true, value_parser = count::<1, MAX_REPETITIONS>)]
     pub samples: usize,
     /// Untimed runs of each variant first (at least 1).
-    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = count::<1, MAX_WARMUP_ITERATIONS>)]
+    #[arg(long, default_value_t = TuneRequest::default().warmup_iterations, allow_negative_numbers = true, value_parser = count::<1, MAX_WARMUP_ITERATIONS>)]
     pub warmup: usize,
     /// Time variants without verifying them against the CPU reference first.
     #[arg(long)]
@@ -40,85 +36,58 @@ pub struct TuneArgs {
 /// `cargo convbench tune`.
 pub fn run(args: &Global, a: &TuneArgs) -> Result<u8> {
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let kernels = workspace.kernel_set()?;
-    let backend = WgpuBackend::open(a.adapter.as_deref())?;
-    let options = TuneOptions {
-        warmup_iterations: a.warmup.max(1),
-        samples: a.samples,
-        verify: !a.no_verify,
-        ..TuneOptions::default()
-    };
-    let plan_options = PlanOptions {
-        stage: a.selection.selection().stage,
+    let request = TuneRequest {
+        selection: a.selection.selection(),
         data_grad: a.data_grad,
-        max_tensor_bytes: backend.max_tensor_bytes(),
+        adapter: a.adapter.clone(),
+        samples: a.samples,
+        warmup_iterations: a.warmup,
+        verify: !a.no_verify,
     };
-    let mut notices = Vec::new();
-    let benchmarks = a
-        .selection
-        .selection()
-        .jobs(&workspace.config, is_real_gpu(&backend), &mut notices)?;
+    let session = request.prepare(&workspace)?;
     let say = |line: &str| {
         if !args.quiet {
             eprintln!("{line}");
         }
     };
-    for n in &notices {
+    for n in &session.notices {
         say(&format!("notice: {n}"));
-    }
-    let jobs = benchmarks
-        .iter()
-        .map(|job| (&job.target, job.batch, job.precision));
-    let ops = distinct_ops(&backend, jobs, plan_options)?;
-    let adapter = backend.adapter().clone();
-    let path = TuneCache::path(&workspace.target_dir, &adapter.slug());
-    if let Some(notice) = TuneCache::restart_notice(&path, &adapter) {
-        say(&format!("notice: {notice}"));
     }
     say(&format!(
         "tuning {} distinct ops on {} ({} variants each at most)",
-        ops.len(),
-        adapter.label(),
-        Variant::all_in(&kernels).len()
+        session.ops.len(),
+        session.adapter_label(),
+        session.variants()
     ));
     // SIGINT or SIGTERM stops after the op being tuned: every finished op is already in the
     // cache, and the table shows them.
-    let interrupt = crate::interrupt::install();
-    let (results, stopped) = tune_all(
-        &backend,
-        &ops,
-        &kernels,
-        &options,
-        &path,
-        &interrupt,
-        &mut |event| match event {
-            TuneProgress::Op {
-                label,
-                event: TuneEvent::Verifying,
-            } => say(&format!("{label}: verifying every variant")),
-            TuneProgress::Op {
-                label,
-                event: TuneEvent::Timing(v),
-            } => say(&format!("{label}: timing {v}")),
-            TuneProgress::Rejected {
-                label,
-                variant,
-                ratio,
-            } => say(&format!(
-                "warning: {label}: {variant} disagrees with the CPU reference (error {ratio:.1} times its \
+    let (results, stopped) = session.run(&crate::interrupt::install(), &mut |event| match event {
+        TuneProgress::Op {
+            label,
+            event: TuneEvent::Verifying,
+        } => say(&format!("{label}: verifying every variant")),
+        TuneProgress::Op {
+            label,
+            event: TuneEvent::Timing(v),
+        } => say(&format!("{label}: timing {v}")),
+        TuneProgress::Rejected {
+            label,
+            variant,
+            ratio,
+        } => say(&format!(
+            "warning: {label}: {variant} disagrees with the CPU reference (error {ratio:.1} times its \
              rounding bound); skipped"
-            )),
-        },
-    )?;
+        )),
+    })?;
     print(&convbench::report::tune_table(&results));
+    let path = session.cache_path.display();
     match &stopped {
         Some(e) if e.kind() == ErrorKind::Interrupted => say(&format!(
-            "tuned {} of {} ops before the interruption; {} keeps them",
+            "tuned {} of {} ops before the interruption; {path} keeps them",
             results.len(),
-            ops.len(),
-            path.display()
+            session.ops.len(),
         )),
-        _ => say(&format!("wrote {}", path.display())),
+        _ => say(&format!("wrote {path}")),
     }
     stopped.map_or(Ok(0), Err)
 }

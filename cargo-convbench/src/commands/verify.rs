@@ -8,13 +8,10 @@ use crate::args::{DeviceArgs, KernelArgs, SelectionArgs, count, count_u64};
 use crate::output::print;
 use crate::progress::Progress;
 use convbench::config::{self, MAX_REPETITIONS};
-use convbench::harness::conformance;
-use convbench::harness::select::KernelChoice;
-use convbench::harness::sweep::VerifyScope;
+use convbench::harness::VerifyEvent;
 use convbench::harness::verify::Summary;
-use convbench::harness::{RunOptions, VerifyEvent, verify_jobs};
+use convbench::harness::verify_run::{RANDOM_SHAPES, VariantTables, VerifyRequest};
 use convbench::kernels::tint::TintCheck;
-use convbench::kernels::user::KernelSet;
 use convbench::model::Precision;
 use convbench::{Result, report};
 
@@ -35,7 +32,7 @@ pub struct VerifyArgs {
     #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = count::<1, MAX_REPETITIONS>)]
     pub repeat: usize,
     /// Random shapes per op, variant and precision in the kernel-variant table.
-    #[arg(long, default_value_t = 3, value_name = "N", allow_negative_numbers = true, value_parser = count::<0, MAX_REPETITIONS>)]
+    #[arg(long, default_value_t = RANDOM_SHAPES, value_name = "N", allow_negative_numbers = true, value_parser = count::<0, MAX_REPETITIONS>)]
     pub random_shapes: usize,
     /// Seed of the variant table's shapes and data (default: fresh each run, printed).
     #[arg(long, value_name = "SEED")]
@@ -55,21 +52,10 @@ pub struct VerifyArgs {
     pub seeds: Option<u64>,
 }
 
-/// Verifies every kernel variant (and the user's `mine`) on random shapes on each backend with
-/// variants, once or over `--seeds` seeds; prints the tables; a failure is the error.
-fn verify_variants(
-    a: &VerifyArgs,
-    mine: &KernelSet,
-    backends: &[Box<dyn convbench::backend::Backend>],
-    precisions: &[Precision],
-    quiet: bool,
-) -> Result<()> {
-    let seed = a.seed.unwrap_or_else(rand::random);
-    let variants = conformance::requested_variants(&a.kernels.kernel, mine)?;
-    let shapes = a.random_shapes;
-    let error = match a.seeds {
-        None => {
-            let (tables, error) = conformance::check_backends(backends, &variants, precisions, shapes, seed);
+/// Prints the variant tables (`verify` prints them before it checks the networks).
+fn print_variant_tables(tables: &VariantTables, shapes: usize) {
+    match tables {
+        VariantTables::Seed { seed, tables } => {
             for table in tables {
                 print(&format!(
                     "{}: kernel variants on {shapes} random shapes each (seed {seed})\n{}",
@@ -77,28 +63,18 @@ fn verify_variants(
                     report::variant_table(&table.rows)
                 ));
             }
-            error
         }
-        Some(seeds) => {
-            let range = conformance::seed_range(seed, seeds)?;
-            let (first, last) = (range.start, range.end);
-            let (tables, error) =
-                conformance::sweep_backends(backends, &variants, precisions, shapes, range, &mut |seed| {
-                    if !quiet {
-                        eprintln!("verify: seed {seed} ({} of {seeds})", seed - first + 1);
-                    }
-                });
+        VariantTables::Sweep { seeds, tables } => {
+            let (first, last, count) = (seeds.start, seeds.end, seeds.end - seeds.start);
             for table in tables {
                 print(&format!(
-                    "{}: kernel variants over seeds {first}..{last} ({seeds} seeds, {shapes} random shapes each)\n{}",
+                    "{}: kernel variants over seeds {first}..{last} ({count} seeds, {shapes} random shapes each)\n{}",
                     table.label,
                     report::variant_sweep_table(&table.rows)
                 ));
             }
-            error
         }
-    };
-    error.map_or(Ok(()), Err)
+    }
 }
 
 /// `cargo convbench verify`: exit 0 when every op is within its bound, 4 on the first that is
@@ -118,49 +94,42 @@ pub fn run(args: &Global, a: &VerifyArgs) -> Result<u8> {
         }
         TintCheck::Unavailable(_) => {}
     }
-    let mut notices = Vec::new();
-    let backends = a.device.request().open(&mut notices)?;
-    let kernels = KernelChoice::resolve(
-        &a.kernels.request(),
-        &mine,
-        &workspace.target_dir,
-        &backends,
-        &mut notices,
-    )?;
+    let request = VerifyRequest {
+        selection: a.selection.selection(),
+        device: a.device.request(),
+        kernels: a.kernels.request(),
+        repeat: a.repeat,
+        random_shapes: a.random_shapes,
+        seed: a.seed,
+        seeds: a.seeds,
+    };
+    let session = request.prepare(&workspace, mine)?;
     if !args.quiet {
-        for n in &notices {
+        for n in &session.notices {
             eprintln!("notice: {n}");
         }
     }
-    let VerifyScope {
-        selection,
-        explicit_precisions,
-        variant_precisions,
-    } = a.selection.selection().verify_scope(&workspace.config);
-    verify_variants(a, &mine, &backends, &variant_precisions, args.quiet)?;
+    let seeds = a.seeds.unwrap_or(1);
+    let (tables, error) = session.variants(&mut |seed, place| {
+        if !args.quiet {
+            eprintln!("verify: seed {seed} ({place} of {seeds})");
+        }
+    })?;
+    print_variant_tables(&tables, a.random_shapes);
+    if let Some(error) = error {
+        return Err(error);
+    }
     if a.variants {
         return Ok(0);
     }
-    let jobs = selection.jobs(&workspace.config, false, &mut Vec::new())?;
-    let options = RunOptions {
-        stage: selection.stage,
-        kernels,
-        ..RunOptions::default()
-    };
-    let progress = Progress::new(jobs.len() * backends.len() * a.repeat, args.quiet);
+    let jobs = session.jobs()?;
+    let progress = Progress::new(session.verifications(&jobs), args.quiet);
     let mut verified = 0;
-    let summaries = verify_jobs(
-        &backends,
-        &jobs,
-        &options,
-        a.repeat,
-        explicit_precisions,
-        &mut |event| match event {
-            VerifyEvent::Notice(text) => progress.notice(&text),
-            VerifyEvent::Benchmark { label, event } => progress.event(label, &event, &mut verified),
-            VerifyEvent::Verified => progress.finish_one(),
-        },
-    );
+    let summaries = session.networks(&jobs, &mut |event| match event {
+        VerifyEvent::Notice(text) => progress.notice(&text),
+        VerifyEvent::Benchmark { label, event } => progress.event(label, &event, &mut verified),
+        VerifyEvent::Verified => progress.finish_one(),
+    });
     progress.finish();
     for backend in summaries? {
         let rows: Vec<(Precision, &Summary)> = backend.precisions.iter().map(|(p, s)| (*p, s)).collect();

@@ -1,0 +1,180 @@
+//! `verify` as a library value: the kernel-variant table on random shapes (one seed, or a seed
+//! sweep), then every op of the selected networks against the f64 reference, without timing
+//! anything. [`VerifyRequest::prepare`] opens the backends and resolves the kernels; the
+//! session then checks the variants and the networks, each returning what the binary prints.
+
+use super::conformance::{self, BackendRows, Row, SweepRow};
+use super::select::KernelChoice;
+use super::sweep::{DeviceRequest, Job, KernelRequest, Selection, VerifyScope};
+use super::{BackendSummary, RunOptions, VerifyEvent, verify_jobs};
+use crate::backend::Backend;
+use crate::config::Workspace;
+use crate::kernels::user::KernelSet;
+use crate::{Error, Result};
+
+/// Random shapes per op, variant and precision in the variant table by default.
+pub const RANDOM_SHAPES: usize = 3;
+
+/// What `verify` asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VerifyRequest {
+    /// What to verify; with no model or suite named (here or in the configuration), every
+    /// model of the zoo at batch 1 (see [`Selection::verify_scope`]).
+    pub selection: Selection,
+    /// Where to run it.
+    pub device: DeviceRequest,
+    /// Which kernels run; a named one is also the only variant of the variant table.
+    pub kernels: KernelRequest,
+    /// Verifications of the networks, each with fresh random data (at least 1).
+    pub repeat: usize,
+    /// Random shapes per op, variant and precision in the variant table.
+    pub random_shapes: usize,
+    /// Seed of the variant table's shapes and data; `None`: a fresh one.
+    pub seed: Option<u64>,
+    /// A seed sweep: the variant table over this many seeds from the seed.
+    pub seeds: Option<u64>,
+}
+
+impl Default for VerifyRequest {
+    fn default() -> Self {
+        Self {
+            selection: Selection::default(),
+            device: DeviceRequest::default(),
+            kernels: KernelRequest::Auto,
+            repeat: 1,
+            random_shapes: RANDOM_SHAPES,
+            seed: None,
+            seeds: None,
+        }
+    }
+}
+
+/// The variant tables of every backend with variants.
+#[derive(Debug, Clone)]
+pub enum VariantTables {
+    /// One seed: each line one op, variant, precision and shape.
+    Seed {
+        /// The seed of the shapes and data.
+        seed: u64,
+        /// Per backend, its rows.
+        tables: Vec<BackendRows<Row>>,
+    },
+    /// A seed sweep: each line the worst over the seeds.
+    Sweep {
+        /// The seeds swept, `first..end`.
+        seeds: std::ops::Range<u64>,
+        /// Per backend, its lines.
+        tables: Vec<BackendRows<SweepRow>>,
+    },
+}
+
+/// A prepared `verify`: backends open, kernels resolved.
+pub struct VerifySession<'w> {
+    workspace: &'w Workspace,
+    request: VerifyRequest,
+    mine: KernelSet,
+    backends: Vec<Box<dyn Backend>>,
+    scope: VerifyScope,
+    options: RunOptions,
+    /// What the user should know before anything is checked (a backend that could not open,
+    /// a kernel choice that does not apply).
+    pub notices: Vec<String>,
+}
+
+impl VerifyRequest {
+    /// Opens the backends and resolves the kernels, in a workspace whose own kernels are `mine`.
+    pub fn prepare(self, workspace: &Workspace, mine: KernelSet) -> Result<VerifySession<'_>> {
+        let mut notices = Vec::new();
+        let backends = self.device.open(&mut notices)?;
+        let kernels = KernelChoice::resolve(
+            &self.kernels,
+            &mine,
+            &workspace.target_dir,
+            &backends,
+            &mut notices,
+        )?;
+        let scope = self.selection.clone().verify_scope(&workspace.config);
+        let options = RunOptions {
+            stage: scope.selection.stage,
+            kernels,
+            ..RunOptions::default()
+        };
+        Ok(VerifySession {
+            workspace,
+            request: self,
+            mine,
+            backends,
+            scope,
+            options,
+            notices,
+        })
+    }
+}
+
+impl VerifySession<'_> {
+    /// Checks every kernel variant (convbench's and the workspace's, or the one named) on
+    /// random shapes on each backend with variants: the tables checked, and beside them the
+    /// error of the first failure. `on_seed` hears each seed of a sweep as it starts, and its
+    /// place in the sweep (from 1).
+    pub fn variants(&self, on_seed: &mut dyn FnMut(u64, u64)) -> Result<(VariantTables, Option<Error>)> {
+        let request = &self.request;
+        let name = match &request.kernels {
+            KernelRequest::Named(name) => name.as_str(),
+            KernelRequest::Auto | KernelRequest::Heuristic => "auto",
+        };
+        let variants = conformance::requested_variants(name, &self.mine)?;
+        let precisions = &self.scope.variant_precisions;
+        let shapes = request.random_shapes;
+        let seed = request.seed.unwrap_or_else(rand::random);
+        Ok(match request.seeds {
+            None => {
+                let (tables, error) =
+                    conformance::check_backends(&self.backends, &variants, precisions, shapes, seed);
+                (VariantTables::Seed { seed, tables }, error)
+            }
+            Some(seeds) => {
+                let seeds = conformance::seed_range(seed, seeds)?;
+                let first = seeds.start;
+                let (tables, error) = conformance::sweep_backends(
+                    &self.backends,
+                    &variants,
+                    precisions,
+                    shapes,
+                    seeds.clone(),
+                    &mut |seed| on_seed(seed, seed - first + 1),
+                );
+                (VariantTables::Sweep { seeds, tables }, error)
+            }
+        })
+    }
+
+    /// The networks' benchmarks to verify.
+    pub fn jobs(&self) -> Result<Vec<Job>> {
+        self.scope
+            .selection
+            .jobs(&self.workspace.config, false, &mut Vec::new())
+    }
+
+    /// How many verifications of a benchmark `jobs` make: one per backend and repetition.
+    pub fn verifications(&self, jobs: &[Job]) -> usize {
+        jobs.len() * self.backends.len() * self.request.repeat
+    }
+
+    /// Verifies every op of `jobs` on every backend, [`VerifyRequest::repeat`] times: per
+    /// backend, the worst ratio of error to bound of each op; the first op beyond its bound is
+    /// the error.
+    pub fn networks(
+        &self,
+        jobs: &[Job],
+        on_event: &mut dyn FnMut(VerifyEvent<'_>),
+    ) -> Result<Vec<BackendSummary>> {
+        verify_jobs(
+            &self.backends,
+            jobs,
+            &self.options,
+            self.request.repeat,
+            self.scope.explicit_precisions,
+            on_event,
+        )
+    }
+}

@@ -1,0 +1,117 @@
+//! `report FILE...` as a library value: saved records rendered in a text format, pivoted
+//! into one grid, or exported for a benchmark dashboard.
+
+use super::{
+    DashboardFormat, PivotSpec, ReportFormat, pivot, render_dashboard, render_pivot, render_with_layers,
+};
+use crate::results::RunRecord;
+use crate::{Error, Result};
+use std::path::PathBuf;
+
+/// What `report` asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportRequest {
+    /// The records; several only with `pivot`.
+    pub files: Vec<PathBuf>,
+    /// A [`ReportFormat`] by name.
+    pub format: String,
+    /// Also the per-layer breakdown (table format).
+    pub layers: bool,
+    /// One grid of the records' median times instead.
+    pub pivot: bool,
+    /// The pivot's rows: `model` or `layer`.
+    pub rows: String,
+    /// The pivot's columns, comma-separated.
+    pub columns: String,
+    /// The phase the pivot shows.
+    pub phase: String,
+    /// Each pivot cell's ratio to this backend's cell too.
+    pub ratio_to: Option<String>,
+}
+
+impl ReportRequest {
+    /// Reads the records and renders them as asked; what does not go together (several files
+    /// without a pivot, a dashboard format with a pivot or layers) is invalid input saying
+    /// what to pass instead.
+    pub fn render(&self) -> Result<String> {
+        let format = match self.format.parse()? {
+            ReportFormat::Text(format) => format,
+            ReportFormat::Dashboard(format) => return self.dashboard(format),
+        };
+        if self.pivot {
+            let spec = PivotSpec::parse(&self.rows, &self.columns, &self.phase, self.ratio_to.clone())?;
+            let mut records = Vec::with_capacity(self.files.len());
+            for file in &self.files {
+                let record = RunRecord::read(file)?;
+                spec.check_record(&record, file)?;
+                records.push(record);
+            }
+            return Ok(render_pivot(&pivot(&records, &spec)?, format));
+        }
+        let [file] = self.files.as_slice() else {
+            return Err(Error::InvalidInput(format!(
+                "report renders one record, got {} files; pass one FILE, or add --pivot to show \
+                 several records in one grid",
+                self.files.len()
+            )));
+        };
+        Ok(render_with_layers(&RunRecord::read(file)?, format, self.layers))
+    }
+
+    /// One record in a dashboard's format.
+    fn dashboard(&self, format: DashboardFormat) -> Result<String> {
+        let [file] = self.files.as_slice() else {
+            return Err(Error::InvalidInput(format!(
+                "--format {format} renders one record, got {} files; run it once per record",
+                self.files.len()
+            )));
+        };
+        if self.pivot || self.layers {
+            return Err(Error::InvalidInput(format!(
+                "--format {format} exports every benchmark and phase of the record; --pivot and --layers \
+                 are for table, md, csv and json"
+            )));
+        }
+        Ok(render_dashboard(&RunRecord::read(file)?, format))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(files: &[&str], format: &str) -> ReportRequest {
+        ReportRequest {
+            files: files.iter().map(PathBuf::from).collect(),
+            format: format.into(),
+            layers: false,
+            pivot: false,
+            rows: "model".into(),
+            columns: "backend".into(),
+            phase: "total".into(),
+            ratio_to: None,
+        }
+    }
+
+    #[test]
+    fn several_records_need_a_pivot_before_any_is_read() {
+        let error = request(&["a.json", "b.json"], "table")
+            .render()
+            .expect_err("two files");
+        assert!(error.to_string().contains("add --pivot"), "{error}");
+        let error = request(&["a.json", "b.json"], "bmf")
+            .render()
+            .expect_err("two files");
+        assert!(error.to_string().contains("once per record"), "{error}");
+    }
+
+    #[test]
+    fn a_dashboard_format_refuses_layers() {
+        let layers = ReportRequest {
+            layers: true,
+            ..request(&["a.json"], "bmf")
+        };
+        let error = layers.render().expect_err("layers");
+        assert!(error.to_string().contains("--pivot and --layers"), "{error}");
+    }
+}
