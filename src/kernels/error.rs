@@ -4,7 +4,6 @@
 //! start are the user's input to fix (or, for a contract, a caller's bug reported rather than
 //! a panic).
 
-use super::user::{MAX_INVOCATIONS, Only, SUPPORTED_OPS, params_layout, params_wgsl};
 use crate::ErrorKind;
 use crate::model::Shape;
 use std::path::PathBuf;
@@ -14,7 +13,7 @@ use std::path::PathBuf;
 pub enum KernelError {
     /// A user kernel's declaration or source is not one convbench can run.
     #[error("kernel `{name}` ({file}): {problem}")]
-    UserKernel {
+    InvalidUserKernel {
         /// The kernel's name (its table key).
         name: String,
         /// The manifest or configuration file that declares it.
@@ -74,7 +73,7 @@ pub enum KernelError {
     #[error(
         "kernel variant {variant} does not implement this {op} (it implements {implements}, {}); \
          use `direct`",
-        only.describe()
+        shapes
     )]
     UserNotImplemented {
         /// The kernel's variant id, `user:NAME`.
@@ -83,8 +82,8 @@ pub enum KernelError {
         op: &'static str,
         /// The op the kernel implements.
         implements: &'static str,
-        /// The shapes it implements.
-        only: Only,
+        /// The shapes it implements, described.
+        shapes: String,
     },
     /// An op name that is not one of the ops.
     #[error("no op named {name}; the ops are: {}", ops.join(", "))]
@@ -262,7 +261,7 @@ impl KernelError {
     }
 }
 
-/// What is wrong with a user kernel ([`KernelError::UserKernel`] names the kernel and its file).
+/// What is wrong with a user kernel ([`KernelError::InvalidUserKernel`] names the kernel and its file).
 #[derive(Debug, thiserror::Error)]
 pub enum UserKernelProblem {
     /// Its name has other characters than letters, digits, `_` and `-`.
@@ -272,11 +271,13 @@ pub enum UserKernelProblem {
     #[error(
         "op `{op}` cannot have user kernels; choose one of {} (`cargo convbench kernels` lists \
          every op)",
-        SUPPORTED_OPS.join(", ")
+        supported.join(", ")
     )]
     UnsupportedOp {
         /// The op it names.
         op: String,
+        /// The ops user kernels can implement.
+        supported: &'static [&'static str],
     },
     /// `only` names convolution keys for a fully connected op.
     #[error(
@@ -287,10 +288,10 @@ pub enum UserKernelProblem {
         /// The op it names.
         op: String,
     },
-    /// `only` has a value out of range ([`Only::check`]).
+    /// `only` has a value out of range.
     #[error("{reason}")]
     BadOnly {
-        /// What [`Only::check`] says: the key and its value.
+        /// What its check says: the key and its value.
         reason: String,
     },
     /// Its source cannot be read.
@@ -343,9 +344,11 @@ pub enum UserKernelProblem {
     #[error(
         "@workgroup_size {workgroup_size:?} has {invocations} invocations; at most {} run on \
          every adapter (WebGPU's default limit)",
-        MAX_INVOCATIONS
+        max
     )]
     TooManyInvocations {
+        /// The most invocations a workgroup may have.
+        max: u32,
         /// The entry point's `@workgroup_size`.
         workgroup_size: [u32; 3],
         /// Their product.
@@ -383,11 +386,10 @@ pub enum UserKernelProblem {
         group: u32,
     },
     /// Binding 0 is not the op's `Params` uniform.
-    #[error(
-        "@binding(0) ({at}) must be `var<uniform> params: Params` with\n{}",
-        params_of(.op)
-    )]
+    #[error("@binding(0) ({at}) must be `var<uniform> params: Params` with\n{params}")]
     WrongParams {
+        /// The WGSL declaration of the op's `Params`.
+        params: String,
         /// Where it is declared, `file:line`.
         at: String,
         /// The op, whose `Params` it must be.
@@ -405,11 +407,10 @@ pub enum UserKernelProblem {
         at: String,
     },
     /// No binding 0 at all.
-    #[error(
-        "no @binding(0); declare `@group(0) @binding(0) var<uniform> params: Params;` with\n{}",
-        params_of(.op)
-    )]
+    #[error("no @binding(0); declare `@group(0) @binding(0) var<uniform> params: Params;` with\n{params}")]
     NoParams {
+        /// The WGSL declaration of the op's `Params`.
+        params: String,
         /// The op, whose `Params` it must declare.
         op: &'static str,
     },
@@ -482,9 +483,4 @@ fn or_none(names: &[String]) -> String {
     } else {
         names.join(", ")
     }
-}
-
-/// The WGSL declaration of `op`'s `Params`.
-fn params_of(op: &str) -> String {
-    params_wgsl(params_layout(op).unwrap_or(&[]))
 }

@@ -338,10 +338,10 @@ impl UserKernel {
     /// (at f16 too when it says `f16 = true`), the entry point is a compute shader within the
     /// workgroup limit, binding 0 is the op's `Params` and every other binding is a tensor of the
     /// op's contract with its access and element type. Errors name the kernel and, where there is
-    /// one, the file and line ([`KernelError::UserKernel`]).
+    /// one, the file and line ([`KernelError::InvalidUserKernel`]).
     pub fn load(declared: &Declared) -> Result<UserKernel> {
         Self::validated(declared).map_err(|problem| {
-            KernelError::UserKernel {
+            KernelError::InvalidUserKernel {
                 name: declared.name.clone(),
                 file: declared.file.clone(),
                 problem,
@@ -360,6 +360,7 @@ impl UserKernel {
         let Some(probe) = probe_op(&config.op) else {
             return Err(UserKernelProblem::UnsupportedOp {
                 op: config.op.clone(),
+                supported: &SUPPORTED_OPS,
             });
         };
         if probe.name().starts_with("linear") && config.only.has_conv_keys() {
@@ -417,6 +418,7 @@ impl UserKernel {
         let invocations = u32::try_from(product).unwrap_or(u32::MAX);
         if invocations == 0 || invocations > MAX_INVOCATIONS {
             return Err(UserKernelProblem::TooManyInvocations {
+                max: MAX_INVOCATIONS,
                 workgroup_size: entry.workgroup_size,
                 invocations: product,
             });
@@ -493,7 +495,7 @@ impl UserKernel {
                 variant: self.id(),
                 op: op.name(),
                 implements: self.op,
-                only: self.only.clone(),
+                shapes: self.only.describe(),
             }
             .into());
         }
@@ -628,7 +630,10 @@ fn check_bindings(
         }
     }
     if !reads_params {
-        return Err(UserKernelProblem::NoParams { op: probe.name() });
+        return Err(UserKernelProblem::NoParams {
+            params: params_of(probe.name()),
+            op: probe.name(),
+        });
     }
     for (k, b) in contract.iter().enumerate() {
         let number = k as u32 + 1;
@@ -680,6 +685,7 @@ fn check_params(
         .collect();
     if members.as_ref() != Some(&expected) {
         return Err(UserKernelProblem::WrongParams {
+            params: params_of(op),
             at: at.to_string(),
             op,
         });
@@ -794,6 +800,11 @@ impl std::hash::Hash for UserRef {
     }
 }
 
+/// The WGSL declaration of `op`'s `Params`, for the errors that ask for it.
+fn params_of(op: &str) -> String {
+    params_wgsl(params_layout(op).unwrap_or(&[]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -805,7 +816,7 @@ mod tests {
     fn problem(error: Error, name: &str) -> UserKernelProblem {
         match error {
             Error::Kernel(error) => match *error {
-                KernelError::UserKernel {
+                KernelError::InvalidUserKernel {
                     name: about, problem, ..
                 } if about == name => problem,
                 other => panic!("not an error of kernel `{name}`: {other}"),
@@ -1009,7 +1020,10 @@ mod tests {
         assert!(error.to_string().contains("no @binding(0)"), "{error}");
         assert!(matches!(
             problem(error, "none"),
-            UserKernelProblem::NoParams { op: "conv2d_forward" }
+            UserKernelProblem::NoParams {
+                op: "conv2d_forward",
+                ..
+            }
         ));
     }
 
