@@ -54,6 +54,10 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod error;
+
+pub use error::ConfigError;
+
 /// Name of the stand-alone configuration file at the workspace root.
 pub const CONFIG_FILE_NAME: &str = "convbench.toml";
 
@@ -162,16 +166,16 @@ impl CommentOn {
 }
 
 impl std::str::FromStr for CommentOn {
-    type Err = Error;
+    type Err = ConfigError;
 
-    fn from_str(text: &str) -> Result<Self> {
+    fn from_str(text: &str) -> Result<Self, ConfigError> {
         match text {
             "always" => Ok(Self::Always),
             "change" => Ok(Self::Change),
             "regression" => Ok(Self::Regression),
-            other => Err(Error::InvalidInput(format!(
-                "comment-on `{other}` is not one of always, change, regression"
-            ))),
+            other => Err(ConfigError::UnknownCommentOn {
+                value: other.to_string(),
+            }),
         }
     }
 }
@@ -265,21 +269,24 @@ pub const MAX_REPETITIONS: usize = 1_000_000;
 /// A time budget as people write it (`5m`, `90s`, `1h 30m`): more than zero and at most
 /// [`MAX_BUDGET`]; `what` names the flag or key for the error.
 pub fn parse_duration(text: &str, what: &str) -> Result<std::time::Duration> {
-    let duration = humantime::parse_duration(text.trim()).map_err(|e| {
-        Error::InvalidInput(format!(
-            "{what} `{text}` is not a duration ({e}); write it as `5m`, `90s` or `1h 30m`"
-        ))
+    let duration = humantime::parse_duration(text.trim()).map_err(|source| ConfigError::NotADuration {
+        what: what.to_string(),
+        text: text.to_string(),
+        source,
     })?;
     if duration.is_zero() {
-        return Err(Error::InvalidInput(format!(
-            "{what} `{text}` leaves no time to measure; give it a duration such as `5m`"
-        )));
+        return Err(ConfigError::NoTime {
+            what: what.to_string(),
+            text: text.to_string(),
+        }
+        .into());
     }
     if duration > MAX_BUDGET {
-        return Err(Error::InvalidInput(format!(
-            "{what} `{text}` is longer than {}, the most convbench takes; give a shorter one such as `1h`",
-            humantime::format_duration(MAX_BUDGET)
-        )));
+        return Err(ConfigError::TooMuchTime {
+            what: what.to_string(),
+            text: text.to_string(),
+        }
+        .into());
     }
     Ok(duration)
 }
@@ -298,28 +305,18 @@ impl CiSettings {
         self.budget()?;
         for name in &self.mention {
             if !is_login_or_team(name) {
-                return Err(Error::InvalidInput(format!(
-                    "`ci.mention` entry `{name}` is not a GitHub login (`octocat`) or team \
-                     (`my-org/perf-team`); write it without the `@`"
-                )));
+                return Err(ConfigError::BadMention { name: name.clone() }.into());
             }
         }
         if let Some(label) = &self.accept_label
             && (label.trim().is_empty() || label.len() > 50 || label.chars().any(char::is_control))
         {
-            return Err(Error::InvalidInput(format!(
-                "`ci.accept-label` `{label}` is not a GitHub label name (1 to 50 characters, no \
-                 control characters)"
-            )));
+            return Err(ConfigError::BadAcceptLabel { label: label.clone() }.into());
         }
         if let Some(url) = &self.dashboard_url
             && !is_https_url(url)
         {
-            return Err(Error::InvalidInput(format!(
-                "`ci.dashboard-url` `{url}` is not an https URL of plain characters (letters, \
-                 digits and -._~:/?#=&%+); write it as GitHub Pages shows it, e.g. \
-                 `https://my-org.github.io/my-repo/`"
-            )));
+            return Err(ConfigError::BadDashboardUrl { url: url.clone() }.into());
         }
         Ok(())
     }
@@ -409,32 +406,25 @@ impl Config {
     /// Checks the values serde cannot: batch sizes are positive, the baseline folder is
     /// named, and the comparison settings pass [`CompareConfig::validate`].
     pub fn validate(&self) -> Result<()> {
-        if let Some(batch) = self.batches.iter().find(|&&b| b == 0 || b > MAX_BATCH) {
-            return Err(Error::InvalidInput(format!(
-                "batch size {batch} in `batches`; use sizes from 1 to {MAX_BATCH} such as [1, 32, 128]"
-            )));
+        if let Some(&batch) = self.batches.iter().find(|&&b| b == 0 || b > MAX_BATCH) {
+            return Err(ConfigError::BadBatch { batch }.into());
         }
         for precision in &self.precisions {
             precision
                 .parse::<crate::model::Precision>()
-                .map_err(|error| Error::InvalidInput(format!("`precisions`: {error}")))?;
+                .map_err(|reason| ConfigError::BadPrecision {
+                    precision: precision.clone(),
+                    reason,
+                })?;
         }
         if self.compare.min_samples == 0 {
-            return Err(Error::InvalidInput(
-                "`compare.min-samples` is 0; a verdict needs samples: leave it out for the default \
-                 or give at least 2"
-                    .into(),
-            ));
+            return Err(ConfigError::NoMinSamples.into());
         }
         if self.baseline_runs == 0 {
-            return Err(Error::InvalidInput(
-                "`baseline-runs` is 0; a baseline keeps at least one run (the default is 10)".into(),
-            ));
+            return Err(ConfigError::NoBaselineRuns.into());
         }
         if self.baseline_dir.as_os_str().is_empty() {
-            return Err(Error::InvalidInput(format!(
-                "`baseline-dir` is empty; leave it out for the default `{DEFAULT_BASELINE_DIR}`"
-            )));
+            return Err(ConfigError::EmptyBaselineDir.into());
         }
         self.ci.validate()?;
         self.compare_config().validate()
@@ -511,16 +501,17 @@ pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Works
     config.model = std::mem::take(&mut config.model)
         .into_iter()
         .map(crate::model::custom::network_from_data)
-        .collect::<Result<_>>()
-        .map_err(|error| {
-            let source = config_path.as_deref().unwrap_or(Path::new("the configuration"));
-            Error::InvalidInput(format!("{}: {error}", source.display()))
+        .collect::<Result<_, _>>()
+        .map_err(|source| ConfigError::InvalidModel {
+            file: config_path.clone(),
+            source,
         })?;
     if let Err(error) = config.validate() {
-        let source = config_path
-            .as_deref()
-            .unwrap_or(Path::new("the default configuration"));
-        return Err(Error::InvalidInput(format!("{}: {error}", source.display())));
+        return Err(ConfigError::InvalidSettings {
+            file: config_path,
+            source: Box::new(error),
+        }
+        .into());
     }
     let declared_in = config_path.clone().unwrap_or_else(|| root.join(CONFIG_FILE_NAME));
     let mut all: Vec<crate::kernels::user::Declared> = config
@@ -536,11 +527,11 @@ pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Works
     all.append(&mut kernels);
     let mut names = std::collections::BTreeSet::new();
     if let Some(twice) = all.iter().find(|k| !names.insert(k.name.clone())) {
-        return Err(Error::InvalidInput(format!(
-            "kernel `{}` is declared twice (again in {}); kernel names are unique in a workspace",
-            twice.name,
-            twice.file.display()
-        )));
+        return Err(ConfigError::KernelDeclaredTwice {
+            name: twice.name.clone(),
+            file: twice.file.clone(),
+        }
+        .into());
     }
     Ok(Workspace {
         root,
@@ -575,12 +566,11 @@ fn package_kernels(metadata: &cargo_metadata::Metadata) -> Result<Vec<crate::ker
 }
 
 /// The error of a `[package.metadata.convbench]` table that does not parse.
-fn bad_package_table(manifest: &Path, error: impl std::fmt::Display) -> Error {
-    Error::InvalidInput(format!(
-        "invalid [package.metadata.convbench] in {}: {error}; a crate declares only `kernels` \
-         there, the rest goes in [workspace.metadata.convbench]",
-        manifest.display()
-    ))
+fn bad_package_table(manifest: &Path, error: impl std::error::Error + Send + Sync + 'static) -> ConfigError {
+    ConfigError::InvalidPackageTable {
+        manifest: manifest.to_path_buf(),
+        source: Box::new(error),
+    }
 }
 
 /// The kernels a crate's table declares, their sources relative to its manifest's folder.
@@ -614,20 +604,20 @@ fn cargo_workspace(
         }
         other => other,
     };
+    let manifest_path = manifest.to_path_buf();
     let metadata = metadata.map_err(|error| match error {
-        cargo_metadata::Error::CargoMetadata { stderr } => Error::InvalidInput(format!(
-            "`cargo metadata` failed for {}: {}; fix the manifest or pass another --manifest-path",
-            manifest.display(),
-            stderr.trim()
-        )),
-        cargo_metadata::Error::Io(source) => Error::Environment(format!(
-            "could not run `cargo metadata` for {} ({source}); is cargo installed and on PATH?",
-            manifest.display()
-        )),
-        other => Error::Environment(format!(
-            "`cargo metadata` for {} gave unreadable output: {other}",
-            manifest.display()
-        )),
+        cargo_metadata::Error::CargoMetadata { stderr } => ConfigError::CargoMetadataFailed {
+            manifest: manifest_path,
+            stderr: stderr.trim().to_string(),
+        },
+        cargo_metadata::Error::Io(source) => ConfigError::CargoNotRunnable {
+            manifest: manifest_path,
+            source,
+        },
+        source => ConfigError::CargoMetadataUnreadable {
+            manifest: manifest_path,
+            source,
+        },
     })?;
     let kernels = package_kernels(&metadata)?;
     Ok((
@@ -663,8 +653,7 @@ fn manifest_workspace(manifest: &Path) -> Result<(PathBuf, PathBuf, Vec<crate::k
         metadata: Option<BTreeMap<String, toml::Value>>,
     }
     let parse = |path: &Path| -> Result<Manifest> {
-        toml::from_str(&read_text(path)?)
-            .map_err(|error| Error::InvalidInput(format!("invalid manifest {}: {error}", path.display())))
+        Ok(toml::from_str(&read_text(path)?).map_err(|source| invalid_manifest(path, source))?)
     };
     let root = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     let top = parse(manifest)?;
@@ -673,11 +662,10 @@ fn manifest_workspace(manifest: &Path) -> Result<(PathBuf, PathBuf, Vec<crate::k
         manifests.push(manifest.to_path_buf());
     }
     for member in top.workspace.map(|w| w.members).unwrap_or_default() {
-        let dirs = member_dirs(&root, &member).map_err(|error| {
-            Error::InvalidInput(format!(
-                "{}: [workspace] member `{member}`: {error}",
-                manifest.display()
-            ))
+        let dirs = member_dirs(&root, &member).map_err(|source| ConfigError::MemberPattern {
+            manifest: manifest.to_path_buf(),
+            member: member.clone(),
+            source,
         })?;
         manifests.extend(
             dirs.into_iter()
@@ -688,8 +676,7 @@ fn manifest_workspace(manifest: &Path) -> Result<(PathBuf, PathBuf, Vec<crate::k
     let mut kernels = Vec::new();
     for path in manifests {
         let text = read_text(&path)?;
-        let parsed: PackageOnly = toml::from_str(&text)
-            .map_err(|error| Error::InvalidInput(format!("invalid manifest {}: {error}", path.display())))?;
+        let parsed: PackageOnly = toml::from_str(&text).map_err(|source| invalid_manifest(&path, source))?;
         let Some(table) = parsed
             .package
             .and_then(|p| p.metadata)
@@ -739,14 +726,26 @@ fn member_dirs(root: &Path, pattern: &str) -> std::result::Result<Vec<PathBuf>, 
     Ok(dirs)
 }
 
+/// The error of a `Cargo.toml`, read without cargo, that does not parse.
+fn invalid_manifest(path: &Path, source: toml::de::Error) -> ConfigError {
+    ConfigError::InvalidManifest {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
 fn read_text(path: &Path) -> Result<String> {
     crate::fs::read_text(path, crate::fs::MAX_TEXT_FILE_BYTES)
 }
 
 /// `convbench.toml`: the configuration at the top level.
 fn read_config_file(path: &Path) -> Result<Config> {
-    toml::from_str(&read_text(path)?)
-        .map_err(|error| Error::InvalidInput(format!("invalid configuration in {}: {error}", path.display())))
+    Ok(
+        toml::from_str(&read_text(path)?).map_err(|source| ConfigError::InvalidConfigFile {
+            path: path.to_path_buf(),
+            source,
+        })?,
+    )
 }
 
 /// The `[workspace.metadata.convbench]` table of a `Cargo.toml`, if it has one. Read from the
@@ -765,16 +764,24 @@ fn read_cargo_table(path: &Path) -> Result<Option<Config>> {
         convbench: Option<Config>,
     }
 
-    let manifest: Manifest = toml::from_str(&read_text(path)?).map_err(|error| {
-        Error::InvalidInput(format!(
-            "invalid [workspace.metadata.convbench] in {}: {error}",
-            path.display()
-        ))
-    })?;
+    let manifest: Manifest =
+        toml::from_str(&read_text(path)?).map_err(|source| ConfigError::InvalidWorkspaceTable {
+            path: path.to_path_buf(),
+            source,
+        })?;
     Ok(manifest
         .workspace
         .and_then(|workspace| workspace.metadata)
         .and_then(|metadata| metadata.convbench))
+}
+
+/// The [`ConfigError`] inside `error`, for tests that match on its variant.
+#[cfg(test)]
+fn config_error(error: &Error) -> &ConfigError {
+    match error {
+        Error::Config(config) => config,
+        other => panic!("not a configuration error: {other:?}"),
+    }
 }
 
 #[cfg(test)]
@@ -882,6 +889,10 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         let dir = workspace("[workspace]\n\n[workspace.metadata.convbench]\nmodels = []\ntreshold = 0.1\n");
         let error = load_in(dir.path(), None).expect_err("a typo must fail");
         assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(
+            matches!(config_error(&error), ConfigError::InvalidWorkspaceTable { path, .. } if path.ends_with("Cargo.toml")),
+            "{error:?}"
+        );
         let message = error.to_string();
         assert!(message.contains("treshold"), "{message}");
         assert!(message.contains("Cargo.toml"), "{message}");
@@ -894,6 +905,10 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
             .expect("write convbench.toml");
         let error = load_in(dir.path(), None).expect_err("a typo must fail");
         assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(
+            matches!(config_error(&error), ConfigError::InvalidConfigFile { path, .. } if path.ends_with(CONFIG_FILE_NAME)),
+            "{error:?}"
+        );
         let message = error.to_string();
         assert!(message.contains("min-sample"), "{message}");
         assert!(message.contains(CONFIG_FILE_NAME), "{message}");
@@ -917,12 +932,113 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         let error = load_in(dir.path(), None).expect_err("alpha 1.5 is invalid");
         assert_eq!(error.kind(), ErrorKind::InvalidInput);
         assert!(error.to_string().contains(CONFIG_FILE_NAME), "{error}");
+        assert!(
+            matches!(
+                config_error(&error),
+                ConfigError::InvalidSettings { file: Some(file), source }
+                    if file.ends_with(CONFIG_FILE_NAME) && matches!(**source, Error::Compare(_))
+            ),
+            "{error:?}"
+        );
 
         let zero_batch = Config {
             batches: vec![0],
             ..Config::default()
         };
-        assert!(zero_batch.validate().is_err());
+        let error = zero_batch.validate().expect_err("batch 0");
+        assert!(
+            matches!(config_error(&error), ConfigError::BadBatch { batch: 0 }),
+            "{error:?}"
+        );
+        let no_runs = Config {
+            baseline_runs: 0,
+            ..Config::default()
+        };
+        let error = no_runs.validate().expect_err("no runs");
+        assert!(
+            matches!(config_error(&error), ConfigError::NoBaselineRuns),
+            "{error:?}"
+        );
+        let half = Config {
+            precisions: vec!["f8".into()],
+            ..Config::default()
+        };
+        let error = half.validate().expect_err("f8");
+        assert!(
+            matches!(config_error(&error), ConfigError::BadPrecision { precision, .. } if precision == "f8"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "`precisions`: unknown precision `f8`; use f32 or f16"
+        );
+    }
+
+    #[test]
+    fn a_configured_model_or_kernel_that_cannot_be_is_named_with_its_file() {
+        let dir = workspace("");
+        std::fs::write(
+            dir.path().join(CONFIG_FILE_NAME),
+            "[[model]]\nname = \"lenet\"\ninput = [1, 28, 28]\nlayers = []\n",
+        )
+        .expect("write convbench.toml");
+        let error = load_in(dir.path(), None).expect_err("the zoo has a lenet");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(
+            matches!(
+                config_error(&error),
+                ConfigError::InvalidModel { file: Some(file), source: crate::model::ModelError::ZooName { model } }
+                    if file.ends_with(CONFIG_FILE_NAME) && model == "lenet"
+            ),
+            "{error:?}"
+        );
+        assert!(error.to_string().ends_with("give yours another name"), "{error}");
+
+        let kernel = "op = \"conv2d_forward\"\nsource = \"k.wgsl\"\n";
+        let dir = workspace(&format!("[package.metadata.convbench.kernels.mine]\n{kernel}"));
+        std::fs::write(
+            dir.path().join(CONFIG_FILE_NAME),
+            format!("[kernels.mine]\n{kernel}"),
+        )
+        .expect("write convbench.toml");
+        let error = load_in(dir.path(), None).expect_err("mine twice");
+        assert!(
+            matches!(config_error(&error), ConfigError::KernelDeclaredTwice { name, file } if name == "mine" && file.ends_with("Cargo.toml")),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("is declared twice"), "{error}");
+    }
+
+    #[test]
+    fn a_budget_is_a_duration_with_time_in_it_and_at_most_a_day() {
+        assert_eq!(
+            parse_duration("90s", "--budget").expect("90 s"),
+            std::time::Duration::from_secs(90)
+        );
+        let error = parse_duration("soon", "--budget").expect_err("not a duration");
+        assert!(
+            matches!(config_error(&error), ConfigError::NotADuration { what, text, .. } if what == "--budget" && text == "soon"),
+            "{error:?}"
+        );
+        let error = parse_duration("0s", "`ci.budget`").expect_err("no time");
+        assert!(
+            matches!(config_error(&error), ConfigError::NoTime { .. }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "`ci.budget` `0s` leaves no time to measure; give it a duration such as `5m`"
+        );
+        let error = parse_duration("2days", "--budget").expect_err("too long");
+        assert!(
+            matches!(config_error(&error), ConfigError::TooMuchTime { .. }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "--budget `2days` is longer than 1day, the most convbench takes; give a shorter one such as `1h`"
+        );
+        assert!(error.kind() == ErrorKind::InvalidInput);
     }
 
     #[test]
@@ -977,6 +1093,10 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
                 ..CiSettings::default()
             };
             let error = settings.validate().expect_err(bad);
+            assert!(
+                matches!(config_error(&error), ConfigError::BadMention { name } if name == bad),
+                "{error:?}"
+            );
             assert!(error.to_string().contains(bad), "{error}");
         }
         let typo = toml::from_str::<Config>("[ci]\ncomment_onn = \"always\"\n").expect_err("unknown key");
@@ -1003,9 +1123,16 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
                 ..CiSettings::default()
             };
             let error = settings.validate().expect_err(bad);
+            assert!(
+                matches!(config_error(&error), ConfigError::BadDashboardUrl { url } if url == bad),
+                "{error:?}"
+            );
             assert!(error.to_string().contains("ci.dashboard-url"), "{error}");
         }
-        assert!("sometimes".parse::<CommentOn>().is_err());
+        assert!(matches!(
+            "sometimes".parse::<CommentOn>(),
+            Err(ConfigError::UnknownCommentOn { value }) if value == "sometimes"
+        ));
     }
 }
 
@@ -1065,6 +1192,10 @@ mod without_cargo {
         .expect("write");
         let error = manifest_workspace(&manifest).expect_err("models belong to the workspace table");
         assert!(
+            matches!(super::config_error(&error), ConfigError::InvalidPackageTable { manifest: m, .. } if m == &manifest),
+            "{error:?}"
+        );
+        assert!(
             error.to_string().contains(&manifest.display().to_string()),
             "{error}"
         );
@@ -1102,6 +1233,10 @@ mod member_patterns {
         let manifest = root.join("Cargo.toml");
         std::fs::write(&manifest, "[workspace]\nmembers = [\"tools/[\"]\n").expect("write");
         let error = manifest_workspace(&manifest).expect_err("a pattern cargo would refuse");
+        assert!(
+            matches!(super::config_error(&error), ConfigError::MemberPattern { member, .. } if member == "tools/["),
+            "{error:?}"
+        );
         assert!(error.to_string().contains("member `tools/[`"), "{error}");
     }
 }

@@ -73,6 +73,12 @@ pub enum Error {
     /// A kernel, its declaration or its sources failed (see [`crate::kernels::KernelError`]).
     #[error(transparent)]
     Kernel(Box<crate::kernels::KernelError>),
+    /// The workspace or its configuration (see [`crate::config::ConfigError`]).
+    #[error(transparent)]
+    Config(Box<crate::config::ConfigError>),
+    /// A model, suite or shape list (see [`crate::model::ModelError`]).
+    #[error(transparent)]
+    Model(Box<crate::model::ModelError>),
     /// An error of one part of the work, saying which part (e.g. which side of an A/B).
     #[error("{context}: {source}")]
     Context {
@@ -111,6 +117,8 @@ impl Error {
             Error::Baseline(error) => error.kind(),
             Error::File(error) => error.kind(),
             Error::Kernel(error) => error.kind(),
+            Error::Config(error) => error.kind(),
+            Error::Model(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -219,6 +227,18 @@ impl From<crate::fs::FileError> for Error {
 impl From<crate::kernels::KernelError> for Error {
     fn from(error: crate::kernels::KernelError) -> Self {
         Error::Kernel(Box::new(error))
+    }
+}
+
+impl From<crate::config::ConfigError> for Error {
+    fn from(error: crate::config::ConfigError) -> Self {
+        Error::Config(Box::new(error))
+    }
+}
+
+impl From<crate::model::ModelError> for Error {
+    fn from(error: crate::model::ModelError) -> Self {
+        Error::Model(Box::new(error))
     }
 }
 

@@ -16,53 +16,55 @@
 //! A layer without `inputs` reads the layer before it (node `0` is the network input, layer `i`
 //! is node `i + 1`); `description` is optional. Every error names the network and the layer.
 
+use super::error::{ModelError, NetworkProblem, ShapeRowProblem};
 use super::layer::Conv2d;
 use super::network::{MAX_BATCH, Network};
 use super::suites::{Suite, SuiteEntry};
-use crate::{Error, Result};
+use crate::Result;
 use std::collections::HashSet;
 use std::path::Path;
 
 /// Checks a network read from data and fills in the defaults (a layer with no `inputs` reads
 /// the layer before it): names unique and not the zoo's, every input earlier than its layer,
 /// shapes that chain at batch 1, and a last layer that gives one score per class.
-pub fn network_from_data(mut net: Network) -> Result<Network> {
-    let bad = |what: String| Error::InvalidInput(format!("model `{}`: {what}", net.name));
+pub fn network_from_data(mut net: Network) -> Result<Network, ModelError> {
+    let model = net.name.clone();
+    let bad = |problem: NetworkProblem| ModelError::InvalidNetwork {
+        model: model.clone(),
+        problem,
+    };
     if net.name.is_empty() {
-        return Err(Error::InvalidInput("a [[model]] has no `name`".into()));
+        return Err(ModelError::Unnamed);
     }
     if super::model_names().contains(&net.name.as_str()) {
-        return Err(bad(format!(
-            "the zoo already has a model `{}`; give yours another name",
-            net.name
-        )));
+        return Err(ModelError::ZooName {
+            model: net.name.clone(),
+        });
     }
     if net.layers.is_empty() {
-        return Err(bad("has no layers".into()));
+        return Err(bad(NetworkProblem::NoLayers));
     }
     let mut names = HashSet::new();
     for (i, layer) in net.layers.iter_mut().enumerate() {
         if !names.insert(layer.name.clone()) {
-            return Err(bad(format!("two layers are named `{}`", layer.name)));
+            return Err(bad(NetworkProblem::DuplicateLayer {
+                layer: layer.name.clone(),
+            }));
         }
         if layer.inputs.is_empty() {
             layer.inputs = vec![i];
         }
-        if let Some(&late) = layer.inputs.iter().find(|&&node| node > i) {
-            return Err(bad(format!(
-                "layer `{}` reads node {late}, which is not before it (node 0 is the input, layer k \
-                 is node k + 1)",
-                layer.name
-            )));
+        if let Some(&node) = layer.inputs.iter().find(|&&node| node > i) {
+            return Err(bad(NetworkProblem::ReadsAhead {
+                layer: layer.name.clone(),
+                node,
+            }));
         }
     }
-    let shapes = net.shapes(1).map_err(|e| bad(format!("{e}")))?;
+    let shapes = net.shapes(1).map_err(|e| bad(NetworkProblem::Shape(e)))?;
     let last = shapes.last().copied().unwrap_or(shapes[0]);
     if (last.h, last.w) != (1, 1) || last.c < 2 {
-        return Err(bad(format!(
-            "the last layer gives {last}, not class scores; end with a linear layer (or a global \
-             average pool) of at least 2 outputs"
-        )));
+        return Err(bad(NetworkProblem::NoClassScores { last }));
     }
     Ok(net)
 }
@@ -87,6 +89,11 @@ pub fn shape_list(path: &Path) -> Result<Suite> {
         if line.is_empty() {
             continue;
         }
+        let at = |problem: ShapeRowProblem| ModelError::InvalidShapeRow {
+            path: path.to_path_buf(),
+            line: line_no,
+            problem,
+        };
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         let numbers: std::result::Result<Vec<usize>, _> = fields.iter().map(|f| f.parse::<usize>()).collect();
         let Ok(v) = numbers else {
@@ -99,37 +106,23 @@ pub fn shape_list(path: &Path) -> Result<Suite> {
             {
                 continue;
             }
-            return Err(Error::InvalidInput(format!(
-                "{}:{line_no}: `{line}` is not {} whole numbers ({})",
-                path.display(),
-                SHAPE_COLUMNS.len(),
-                SHAPE_COLUMNS.join(",")
-            )));
+            return Err(at(ShapeRowProblem::NotNumbers {
+                row: line.to_string(),
+            })
+            .into());
         };
-        let at = |why: &str| Error::InvalidInput(format!("{}:{line_no}: {why}", path.display()));
         let [n, c, h, w, k, r, s, stride, pad] = v[..] else {
-            return Err(at(&format!(
-                "{} columns, expected {} ({})",
-                v.len(),
-                SHAPE_COLUMNS.len(),
-                SHAPE_COLUMNS.join(",")
-            )));
+            return Err(at(ShapeRowProblem::ColumnCount { columns: v.len() }).into());
         };
         if n == 0 || c == 0 || h == 0 || w == 0 || k == 0 || r == 0 || s == 0 || stride == 0 {
-            return Err(at("every size but the padding is at least 1"));
+            return Err(at(ShapeRowProblem::ZeroSize).into());
         }
         if n > MAX_BATCH {
-            return Err(at(&format!(
-                "N (the batch) is {n}, more than the {} convbench takes",
-                MAX_BATCH
-            )));
+            return Err(at(ShapeRowProblem::BatchTooLarge { batch: n }).into());
         }
         // Kernels take every size as a 32-bit integer.
-        if let Some(large) = v.iter().find(|&&value| value > u32::MAX as usize) {
-            return Err(at(&format!(
-                "{large} is more than {}, the largest size the kernels take",
-                u32::MAX
-            )));
+        if let Some(&size) = v.iter().find(|&&value| value > u32::MAX as usize) {
+            return Err(at(ShapeRowProblem::SizeTooLarge { size }).into());
         }
         let conv = Conv2d {
             in_channels: c,
@@ -142,9 +135,12 @@ pub fn shape_list(path: &Path) -> Result<Suite> {
             bias: false,
         };
         if conv.output_hw(h, w).is_none() {
-            return Err(at(&format!(
-                "a {r}x{s} kernel does not fit a {h}x{w} input with padding {pad}"
-            )));
+            return Err(at(ShapeRowProblem::KernelDoesNotFit {
+                kernel: (r, s),
+                input: (h, w),
+                padding: pad,
+            })
+            .into());
         }
         let entry = SuiteEntry {
             name: format!("{c}x{h}x{w}_k{k}_{r}x{s}_s{stride}_p{pad}"),
@@ -156,16 +152,19 @@ pub fn shape_list(path: &Path) -> Result<Suite> {
             .iter()
             .any(|e| e.name == entry.name && e.default_batch == n)
         {
-            return Err(at(&format!("repeats the row of {} at batch {n}", entry.name)));
+            return Err(at(ShapeRowProblem::RepeatedRow {
+                name: entry.name,
+                batch: n,
+            })
+            .into());
         }
         entries.push(entry);
     }
     if entries.is_empty() {
-        return Err(Error::InvalidInput(format!(
-            "{} has no rows; each row is {}",
-            path.display(),
-            SHAPE_COLUMNS.join(",")
-        )));
+        return Err(ModelError::NoShapeRows {
+            path: path.to_path_buf(),
+        }
+        .into());
     }
     // The same shape at two batches: the batch joins the name so benchmark ids stay unique.
     let repeated: Vec<String> = entries

@@ -74,10 +74,11 @@ pub fn suite(name: &str) -> Result<Suite, Error> {
         .find(|(suite, _)| *suite == name)
         .map(|(_, definition)| definition())
         .ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "unknown suite `{name}`; known suites: {}",
-                suite_names().join(", ")
-            ))
+            super::ModelError::UnknownSuite {
+                name: name.to_string(),
+                known: suite_names(),
+            }
+            .into()
         })
 }
 
@@ -273,7 +274,10 @@ mod tests {
     #[test]
     fn unknown_suite_lists_the_known_ones() {
         let err = suite("layer").expect_err("unknown suite");
-        assert!(matches!(err, Error::InvalidInput(_)));
+        assert!(
+            matches!(&err, Error::Model(e) if matches!(**e, super::super::ModelError::UnknownSuite { .. })),
+            "{err:?}"
+        );
         assert_eq!(
             err.to_string(),
             "unknown suite `layer`; known suites: layers, deepbench"

@@ -41,10 +41,11 @@ pub fn network(name: &str) -> Result<Network, Error> {
         .find(|(model, _)| *model == name)
         .map(|(_, definition)| finish(*definition))
         .ok_or_else(|| {
-            Error::InvalidInput(format!(
-                "unknown model `{name}`; known models: {}",
-                model_names().join(", ")
-            ))
+            super::ModelError::UnknownModel {
+                name: name.to_string(),
+                known: model_names(),
+            }
+            .into()
         })
 }
 
@@ -483,7 +484,10 @@ mod tests {
     #[test]
     fn unknown_model_lists_the_known_ones() {
         let err = network("alexnett").expect_err("unknown model");
-        assert!(matches!(err, Error::InvalidInput(_)));
+        assert!(
+            matches!(&err, Error::Model(e) if matches!(**e, super::super::ModelError::UnknownModel { .. })),
+            "{err:?}"
+        );
         let message = err.to_string();
         assert!(message.contains("unknown model `alexnett`"), "{message}");
         for name in model_names() {
