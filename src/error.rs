@@ -79,6 +79,15 @@ pub enum Error {
     /// A model, suite or shape list (see [`crate::model::ModelError`]).
     #[error(transparent)]
     Model(Box<crate::model::ModelError>),
+    /// `init` was given what it cannot set up (see [`crate::init::InitError`]).
+    #[error(transparent)]
+    Init(Box<crate::init::InitError>),
+    /// Tuning cannot start as asked (see [`crate::harness::tune::TuneError`]).
+    #[error(transparent)]
+    Tune(Box<crate::harness::tune::TuneError>),
+    /// A seed sweep that cannot be drawn (see [`crate::harness::conformance::ConformanceError`]).
+    #[error(transparent)]
+    Conformance(Box<crate::harness::conformance::ConformanceError>),
     /// An error of one part of the work, saying which part (e.g. which side of an A/B).
     #[error("{context}: {source}")]
     Context {
@@ -119,6 +128,9 @@ impl Error {
             Error::Kernel(error) => error.kind(),
             Error::Config(error) => error.kind(),
             Error::Model(error) => error.kind(),
+            Error::Init(error) => error.kind(),
+            Error::Tune(error) => error.kind(),
+            Error::Conformance(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -239,6 +251,24 @@ impl From<crate::config::ConfigError> for Error {
 impl From<crate::model::ModelError> for Error {
     fn from(error: crate::model::ModelError) -> Self {
         Error::Model(Box::new(error))
+    }
+}
+
+impl From<crate::init::InitError> for Error {
+    fn from(error: crate::init::InitError) -> Self {
+        Error::Init(Box::new(error))
+    }
+}
+
+impl From<crate::harness::tune::TuneError> for Error {
+    fn from(error: crate::harness::tune::TuneError) -> Self {
+        Error::Tune(Box::new(error))
+    }
+}
+
+impl From<crate::harness::conformance::ConformanceError> for Error {
+    fn from(error: crate::harness::conformance::ConformanceError) -> Self {
+        Error::Conformance(Box::new(error))
     }
 }
 

@@ -25,6 +25,34 @@ const WORKFLOWS: [(&str, &str); 3] = [
     ("baseline.yml", include_str!("../.github/workflows/baseline.yml")),
 ];
 
+/// What stops `init` before it writes anything. Both are the user's input.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// `--kernel` is not a kernel name.
+    #[error("--kernel {kernel}: a kernel name is letters, digits, `-` and `_`")]
+    BadKernelName {
+        /// The name given.
+        kernel: String,
+    },
+    /// The workspace root has no `Cargo.toml` to declare the kernel in.
+    #[error(
+        "{} has no Cargo.toml: run `cargo convbench init` in a cargo workspace (or pass \
+         --manifest-path)",
+        root.display()
+    )]
+    NoManifest {
+        /// The workspace root (the current directory outside any cargo workspace).
+        root: PathBuf,
+    },
+}
+
+impl InitError {
+    /// The exit-code category: always the user's input.
+    pub fn kind(&self) -> crate::ErrorKind {
+        crate::ErrorKind::InvalidInput
+    }
+}
+
 /// What became of one file.
 enum Outcome {
     Created,
@@ -70,18 +98,15 @@ pub fn workflow_for_users(text: &str) -> String {
 /// then what to do next. `force` overwrites files that say something else.
 pub fn init(workspace: &Workspace, kernel: &str, workflows: bool, force: bool) -> Result<Vec<String>> {
     if !crate::kernels::user::is_kernel_name(kernel) {
-        return Err(Error::InvalidInput(format!(
-            "--kernel {kernel}: a kernel name is letters, digits, `-` and `_`"
-        )));
+        return Err(InitError::BadKernelName {
+            kernel: kernel.to_string(),
+        }
+        .into());
     }
     let root = workspace.root.clone();
     let cargo_toml = root.join("Cargo.toml");
     if !cargo_toml.is_file() {
-        return Err(Error::InvalidInput(format!(
-            "{} has no Cargo.toml: run `cargo convbench init` in a cargo workspace (or pass \
-             --manifest-path)",
-            root.display()
-        )));
+        return Err(InitError::NoManifest { root }.into());
     }
     let mut lines = Vec::new();
     let report = |path: &Path, outcome: Outcome| -> String {
@@ -146,4 +171,47 @@ pub fn init(workspace: &Workspace, kernel: &str, workflows: bool, force: bool) -
         kernel
     ));
     Ok(lines)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outside_any_workspace(root: &Path) -> Workspace {
+        Workspace {
+            root: root.to_path_buf(),
+            target_dir: root.join("target"),
+            config: crate::config::Config::default(),
+            config_path: None,
+            kernels: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_bad_kernel_name_or_no_manifest_stops_init_before_it_writes() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let workspace = outside_any_workspace(dir.path());
+        let error = init(&workspace, "my kernel", false, false).expect_err("a space");
+        assert!(
+            matches!(&error, Error::Init(e) if matches!(&**e, InitError::BadKernelName { kernel } if kernel == "my kernel")),
+            "{error:?}"
+        );
+        let error = init(&workspace, "mine", true, false).expect_err("no Cargo.toml");
+        assert!(
+            matches!(&error, Error::Init(e) if matches!(&**e, InitError::NoManifest { root } if root == dir.path())),
+            "{error:?}"
+        );
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(
+            error
+                .to_string()
+                .contains("run `cargo convbench init` in a cargo workspace"),
+            "{error}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).expect("list").count(),
+            0,
+            "nothing written"
+        );
+    }
 }

@@ -390,17 +390,38 @@ pub fn check_backends(
     (tables, None)
 }
 
+/// A seed sweep that cannot be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum ConformanceError {
+    /// `--seeds 0`.
+    #[error("--seeds must be at least 1")]
+    NoSeeds,
+    /// `--seed` and `--seeds` run past the last 64-bit seed.
+    #[error("--seed {first} plus --seeds {seeds} passes 2^64; choose a smaller seed")]
+    SeedsPastU64 {
+        /// The first seed.
+        first: u64,
+        /// How many seeds.
+        seeds: u64,
+    },
+}
+
+impl ConformanceError {
+    /// The exit-code category: always the user's input.
+    pub fn kind(&self) -> crate::ErrorKind {
+        crate::ErrorKind::InvalidInput
+    }
+}
+
 /// The seeds of a seed sweep: `seeds` seeds from `first`; none, or more than fit below 2^64, is
 /// invalid input.
-pub fn seed_range(first: u64, seeds: u64) -> Result<std::ops::Range<u64>> {
+pub fn seed_range(first: u64, seeds: u64) -> Result<std::ops::Range<u64>, ConformanceError> {
     if seeds == 0 {
-        return Err(Error::InvalidInput("--seeds must be at least 1".into()));
+        return Err(ConformanceError::NoSeeds);
     }
-    let last = first.checked_add(seeds).ok_or_else(|| {
-        Error::InvalidInput(format!(
-            "--seed {first} plus --seeds {seeds} passes 2^64; choose a smaller seed"
-        ))
-    })?;
+    let last = first
+        .checked_add(seeds)
+        .ok_or(ConformanceError::SeedsPastU64 { first, seeds })?;
     Ok(first..last)
 }
 
@@ -469,9 +490,15 @@ mod tests {
     fn a_seed_sweep_needs_a_seed_and_room_below_2_to_the_64() {
         assert_eq!(seed_range(5, 3).ok(), Some(5..8));
         assert_eq!(seed_range(u64::MAX - 1, 1).ok(), Some(u64::MAX - 1..u64::MAX));
-        for (first, seeds) in [(5, 0), (u64::MAX, 1), (2, u64::MAX)] {
-            let kind = seed_range(first, seeds).err().map(|e| e.kind());
-            assert_eq!(kind, Some(crate::ErrorKind::InvalidInput), "{first} + {seeds}");
+        assert!(matches!(seed_range(5, 0), Err(ConformanceError::NoSeeds)));
+        for (first, seeds) in [(u64::MAX, 1), (2, u64::MAX)] {
+            let error = seed_range(first, seeds).expect_err("past 2^64");
+            assert!(
+                matches!(error, ConformanceError::SeedsPastU64 { first: f, seeds: s } if (f, s) == (first, seeds)),
+                "{error}"
+            );
+            let kind = crate::Error::from(error).kind();
+            assert_eq!(kind, crate::ErrorKind::InvalidInput, "{first} + {seeds}");
         }
     }
 

@@ -430,6 +430,21 @@ fn ordered_candidates(op: &Op, precision: Precision, kernels: &KernelSet) -> Vec
     candidates
 }
 
+/// What stops tuning an op before it runs a variant.
+#[derive(Debug, thiserror::Error)]
+pub enum TuneError {
+    /// `--samples 0`: a variant with no timed run has no median to compare.
+    #[error("--samples must be at least 1")]
+    NoSamples,
+}
+
+impl TuneError {
+    /// The exit-code category: always the user's input.
+    pub fn kind(&self) -> crate::ErrorKind {
+        crate::ErrorKind::InvalidInput
+    }
+}
+
 /// Verifies and times every variant of `job.op` on `backend`, convbench's and those of the
 /// user's `kernels` that implement it.
 pub fn tune_op(
@@ -440,7 +455,7 @@ pub fn tune_op(
     on_event: &mut dyn FnMut(TuneEvent),
 ) -> Result<TuneResult> {
     if options.samples == 0 {
-        return Err(Error::InvalidInput("--samples must be at least 1".into()));
+        return Err(TuneError::NoSamples.into());
     }
     let seed: u64 = rand::rng().random();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -501,4 +516,35 @@ pub fn tune_op(
         variants,
         winner: best.map(|(v, _)| v),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_samples_is_input_before_any_variant_runs() {
+        let target = Target::Model(crate::model::network("lenet").expect("lenet"));
+        let options = PlanOptions {
+            stage: crate::results::Stage::Eval,
+            data_grad: false,
+            max_tensor_bytes: u64::MAX,
+        };
+        let jobs = tune_jobs(&target, 1, Precision::F32, options, &mut HashSet::new()).expect("lenet plans");
+        let job = jobs.first().expect("lenet has an op with variants");
+        let no_samples = TuneOptions {
+            samples: 0,
+            ..TuneOptions::default()
+        };
+        let backend = crate::backend::cpu::CpuBackend::new();
+        let error = tune_op(&backend, job, &KernelSet::default(), &no_samples, &mut |_| {
+            unreachable!("no variant runs")
+        })
+        .expect_err("no samples");
+        assert!(
+            matches!(&error, Error::Tune(e) if matches!(**e, TuneError::NoSamples)),
+            "{error:?}"
+        );
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+    }
 }
