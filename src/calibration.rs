@@ -2,9 +2,9 @@
 //! cached per adapter under the workspace's target directory for the roofline of `run --layers`
 //! (see [`crate::roofline`]).
 
+use crate::Result;
 use crate::adapter::AdapterFingerprint;
 use crate::roofline::Peak;
-use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -77,10 +77,7 @@ impl Calibration {
                 .collect(),
         };
         if selectors.is_empty() {
-            return Err(Error::Environment(
-                "no GPU adapter found to calibrate; install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers"
-                    .into(),
-            ));
+            return Err(crate::DeviceError::NoAdapterToCalibrate.into());
         }
         let mut calibrations = Vec::new();
         let mut failures = Vec::new();
@@ -112,11 +109,13 @@ impl Calibration {
         let positive = |v: f64| v.is_finite() && v > 0.0;
         let peak = calibration.peak;
         if !positive(peak.flops_per_second) || !positive(peak.bytes_per_second) {
-            return Err(Error::InvalidInput(format!(
-                "{} holds a peak that is not a positive number; run `{}` again",
-                path.display(),
-                CALIBRATION.rebuild
-            )));
+            return Err(crate::fs::FileError::ImplausibleCache {
+                path: path.to_path_buf(),
+                cache: CALIBRATION.name,
+                problem: "a peak that is not a positive number",
+                rebuild: CALIBRATION.rebuild,
+            }
+            .into());
         }
         Ok(Some(calibration))
     }
@@ -130,6 +129,7 @@ impl Calibration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
 
     #[test]
     fn bad_calibration_files_are_clear_errors() {
@@ -166,7 +166,12 @@ mod tests {
         c.format_version = CALIBRATION_FORMAT_VERSION;
         c.peak.bytes_per_second = 0.0;
         c.save(&path).expect("save");
-        assert!(Calibration::load(&path).is_err());
+        let e = Calibration::load(&path).expect_err("no bandwidth");
+        assert!(
+            matches!(&e, Error::File(f) if matches!(**f, crate::fs::FileError::ImplausibleCache { .. })),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("not a positive number"), "{e}");
         c.peak = peak;
         c.save(&path).expect("save");
         assert_eq!(Calibration::load(&path).expect("reads"), Some(c));

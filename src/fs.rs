@@ -240,6 +240,18 @@ pub enum FileError {
         /// The command that rebuilds it.
         rebuild: &'static str,
     },
+    /// A cache that parses but holds a value no measurement gives.
+    #[error("{} holds {problem}; run `{rebuild}` again", path.display())]
+    ImplausibleCache {
+        /// The cache file.
+        path: PathBuf,
+        /// What the cache is, e.g. `calibration`.
+        cache: &'static str,
+        /// What it holds, e.g. `a peak that is not a positive number`.
+        problem: &'static str,
+        /// The command that rebuilds it.
+        rebuild: &'static str,
+    },
     /// A cache's value could not be turned into JSON.
     #[error("cannot serialise the {cache}: {source}")]
     SerialiseCache {

@@ -13,6 +13,9 @@ pub enum DeviceError {
          driver `mesa-vulkan-drivers`), or use `--backend cpu`"
     )]
     NoAdapter,
+    /// No adapter is installed to calibrate (`adapters --calibrate`).
+    #[error("no GPU adapter found to calibrate; install a Vulkan driver, e.g. Debian's mesa-vulkan-drivers")]
+    NoAdapterToCalibrate,
     /// `--adapter` matches none of the adapters.
     #[error(
         "no adapter matches `{selector}`; adapters: {}. Pass an index, a backend name or part of a name",
@@ -157,7 +160,10 @@ impl DeviceError {
     pub fn is_unavailable(&self) -> bool {
         matches!(
             self,
-            DeviceError::NoAdapter | DeviceError::Open { .. } | DeviceError::OpenPanicked
+            DeviceError::NoAdapter
+                | DeviceError::NoAdapterToCalibrate
+                | DeviceError::Open { .. }
+                | DeviceError::OpenPanicked
         )
     }
 }
@@ -173,6 +179,8 @@ mod tests {
             message: "denied".into(),
         };
         assert!(open.is_unavailable() && DeviceError::NoAdapter.is_unavailable());
+        assert!(DeviceError::NoAdapterToCalibrate.is_unavailable());
+        assert_eq!(DeviceError::NoAdapterToCalibrate.kind(), ErrorKind::Environment);
         let timeout = DeviceError::Timeout {
             what: "conv1".into(),
             deadline: "1m".into(),
