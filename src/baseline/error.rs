@@ -93,6 +93,15 @@ pub enum BaselineError {
         /// How the bad revision was chosen.
         bad: String,
     },
+    /// `bisect --good` and `--bad` have no commit between them (the same commit, or `--bad`
+    /// before `--good`).
+    #[error("no commit lies after {good} up to {bad}; give --good an older revision than --bad")]
+    NoCommitsBetween {
+        /// How the good revision was chosen ([`super::BaseRevision::description`]).
+        good: String,
+        /// How the bad revision was chosen.
+        bad: String,
+    },
     /// A baseline's path in a commit's tree is a folder or a submodule, not a file.
     #[error("{} is not a file in git; a baseline must be a JSON file", path.display())]
     NotABlob {

@@ -13,10 +13,10 @@
 
 use super::Interrupt;
 use super::ab::{AbEvent, AbOutcome, AbRequest};
+use crate::Result;
 use crate::baseline::GitBaselineStore;
 use crate::compare::{CompareConfig, Verdict};
 use crate::config::Workspace;
-use crate::{Error, Result};
 
 /// One A/B of the search.
 #[derive(Debug, Clone)]
@@ -66,10 +66,11 @@ pub fn run(
     let bad_rev = store.resolve_base_from(Some(bad), None)?;
     let commits = store.commits_between(&good_rev, &bad_rev)?;
     if commits.is_empty() {
-        return Err(Error::InvalidInput(format!(
-            "no commit lies after {} up to {}; give --good an older revision than --bad",
-            good_rev.description, bad_rev.description
-        )));
+        return Err(crate::baseline::BaselineError::NoCommitsBetween {
+            good: good_rev.description.clone(),
+            bad: bad_rev.description.clone(),
+        }
+        .into());
     }
     let mut steps: Vec<Step> = Vec::new();
     let mut measure = |index: usize, steps: &mut Vec<Step>| -> Result<bool> {
@@ -132,4 +133,49 @@ pub fn run(
         steps,
         first_slow: Some(slow_step),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    /// `--good` and `--bad` at one commit: nothing to bisect, and nothing is measured.
+    #[test]
+    fn one_commit_for_good_and_bad_is_input_naming_both() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let repo = git2::Repository::init(dir.path()).expect("git init");
+        let signature = git2::Signature::now("Test", "test@example.com").expect("signature");
+        let tree = repo
+            .find_tree(repo.index().expect("index").write_tree().expect("empty tree"))
+            .expect("tree");
+        repo.commit(Some("HEAD"), &signature, &signature, "init", &tree, &[])
+            .expect("commit");
+        let workspace = Workspace {
+            root: dir.path().to_path_buf(),
+            target_dir: dir.path().join("target"),
+            config: crate::config::Config::default(),
+            config_path: None,
+            kernels: Vec::new(),
+        };
+        let error = run(
+            &AbRequest::default(),
+            "HEAD",
+            "HEAD",
+            &workspace,
+            &CompareConfig::default(),
+            Interrupt::default(),
+            &mut |_| unreachable!("nothing is measured"),
+        )
+        .expect_err("no commit between");
+        assert!(
+            matches!(
+                &error,
+                Error::Baseline(e) if matches!(**e, crate::baseline::BaselineError::NoCommitsBetween { .. })
+            ),
+            "{error:?}"
+        );
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(error.to_string().starts_with("no commit lies after"), "{error}");
+    }
 }
