@@ -586,6 +586,78 @@ pub enum RecordError {
         /// Newest version this build reads.
         supported: u32,
     },
+    /// A record file that could not be read (the path is a file, but reading it failed).
+    #[error("cannot read record {}: {source}", path.display())]
+    Unreadable {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A record with no benchmark, given to be judged.
+    #[error(
+        "{origin} holds no benchmarks, so there is nothing to judge; run some with                  `cargo convbench run --out FILE`"
+    )]
+    NoBenchmarks {
+        /// The record, e.g. `the record to bless`.
+        origin: String,
+    },
+    /// A record whose benchmarks contradict themselves (a sample of 0 ns, rounds that do not add
+    /// up, an id or phase twice): edited or broken, not measured.
+    #[error(
+        "{origin} cannot be judged: {}; re-run the benchmarks rather than editing a record",
+        problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Unjudgeable {
+        /// The record, e.g. `the record to bless`.
+        origin: String,
+        /// Every offender, in the record's order (ids repeated last).
+        problems: Vec<RecordProblem>,
+    },
+}
+
+/// Why a record cannot be judged ([`RecordError::Unjudgeable`] lists every one).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordProblem {
+    /// A phase with a sample of zero nanoseconds: no op runs in no time.
+    #[error("{id} {} has a sample of 0 ns", phase.as_str())]
+    ZeroSample {
+        /// The benchmark id.
+        id: String,
+        /// The phase.
+        phase: Phase,
+    },
+    /// A benchmark whose runs' round counts do not sum to its rounds.
+    #[error("{id}: its runs do not add up to its rounds")]
+    RunsNotRounds {
+        /// The benchmark id.
+        id: String,
+    },
+    /// A benchmark whose rounds' sizes do not sum to the samples of every phase.
+    #[error("{id}: its rounds do not add up to the samples of every phase")]
+    RoundsNotSamples {
+        /// The benchmark id.
+        id: String,
+    },
+    /// A phase a benchmark holds more than once.
+    #[error("{id} has phase {} {count} times", phase.as_str())]
+    PhaseRepeated {
+        /// The benchmark id.
+        id: String,
+        /// The phase.
+        phase: Phase,
+        /// How often it appears.
+        count: usize,
+    },
+    /// A benchmark id the record holds more than once.
+    #[error("benchmark {id} appears {count} times")]
+    BenchmarkRepeated {
+        /// The benchmark id.
+        id: String,
+        /// How often it appears.
+        count: usize,
+    },
 }
 
 impl RunRecord {
@@ -611,9 +683,11 @@ impl RunRecord {
     pub fn read(path: &std::path::Path) -> crate::Result<Self> {
         let text =
             crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES).map_err(|error| match error {
-                crate::Error::Io { source, .. } => {
-                    crate::Error::InvalidInput(format!("cannot read record {}: {source}", path.display()))
+                crate::Error::Io { source, .. } => RecordError::Unreadable {
+                    path: path.to_path_buf(),
+                    source,
                 }
+                .into(),
                 other => other,
             })?;
         Ok(Self::from_json(&text, &path.display().to_string())?)
@@ -662,11 +736,11 @@ impl RunRecord {
     /// appears twice, no phase twice within a benchmark, and no phase has a sample of zero
     /// nanoseconds (no op runs in no time: such a record was not measured). `origin` names the
     /// record in the error, which lists every offender.
-    pub fn validate(&self, origin: &str) -> crate::Result<()> {
+    pub fn validate(&self, origin: &str) -> Result<(), RecordError> {
         if self.benchmarks.is_empty() {
-            return Err(crate::Error::InvalidInput(format!(
-                "{origin} holds no benchmarks, so there is nothing to judge; run some with                  `cargo convbench run --out FILE`"
-            )));
+            return Err(RecordError::NoBenchmarks {
+                origin: origin.to_string(),
+            });
         }
         let mut problems = Vec::new();
         let mut ids = std::collections::BTreeMap::<&str, usize>::new();
@@ -676,42 +750,45 @@ impl RunRecord {
             for phase in &benchmark.phases {
                 *phases.entry(phase.phase).or_default() += 1;
                 if phase.samples_ns.contains(&0) {
-                    problems.push(format!(
-                        "{} {} has a sample of 0 ns",
-                        benchmark.id,
-                        phase.phase.as_str()
-                    ));
+                    problems.push(RecordProblem::ZeroSample {
+                        id: benchmark.id.clone(),
+                        phase: phase.phase,
+                    });
                 }
             }
             let rounds = benchmark.round_sizes();
             if benchmark.run_sizes().iter().sum::<usize>() != rounds.len() {
-                problems.push(format!("{}: its runs do not add up to its rounds", benchmark.id));
+                problems.push(RecordProblem::RunsNotRounds {
+                    id: benchmark.id.clone(),
+                });
             }
             let samples: usize = rounds.iter().sum();
             if benchmark.phases.iter().any(|p| p.samples_ns.len() != samples) {
-                problems.push(format!(
-                    "{}: its rounds do not add up to the samples of every phase",
-                    benchmark.id
-                ));
+                problems.push(RecordProblem::RoundsNotSamples {
+                    id: benchmark.id.clone(),
+                });
             }
             for (phase, count) in phases.into_iter().filter(|(_, count)| *count > 1) {
-                problems.push(format!(
-                    "{} has phase {} {count} times",
-                    benchmark.id,
-                    phase.as_str()
-                ));
+                problems.push(RecordProblem::PhaseRepeated {
+                    id: benchmark.id.clone(),
+                    phase,
+                    count,
+                });
             }
         }
         for (id, count) in ids.into_iter().filter(|(_, count)| *count > 1) {
-            problems.push(format!("benchmark {id} appears {count} times"));
+            problems.push(RecordProblem::BenchmarkRepeated {
+                id: id.to_string(),
+                count,
+            });
         }
         if problems.is_empty() {
             return Ok(());
         }
-        Err(crate::Error::InvalidInput(format!(
-            "{origin} cannot be judged: {}; re-run the benchmarks rather than editing a record",
-            problems.join("; ")
-        )))
+        Err(RecordError::Unjudgeable {
+            origin: origin.to_string(),
+            problems,
+        })
     }
 
     /// Pretty JSON with a trailing newline (stable diffs in baselines).
@@ -719,5 +796,67 @@ impl RunRecord {
         let mut text = serde_json::to_string_pretty(self).expect("a RunRecord always serialises to JSON");
         text.push('\n');
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{benchmark, phase, record};
+    use super::*;
+
+    #[test]
+    fn a_record_that_cannot_be_judged_lists_every_offender() {
+        let empty = record(Vec::new())
+            .validate("the record")
+            .expect_err("no benchmarks");
+        assert!(matches!(&empty, RecordError::NoBenchmarks { origin } if origin == "the record"));
+
+        let zero = benchmark("a/train/b1/f32/wgpu", vec![phase(Phase::Total, vec![5, 0, 7])]);
+        let twice = benchmark("b/train/b1/f32/wgpu", vec![phase(Phase::Total, vec![5, 6, 7])]);
+        let error = record(vec![zero, twice.clone(), twice])
+            .validate("the record")
+            .expect_err("a zero sample and an id twice");
+        let RecordError::Unjudgeable { origin, problems } = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(origin, "the record");
+        assert_eq!(
+            problems,
+            &[
+                RecordProblem::ZeroSample {
+                    id: "a/train/b1/f32/wgpu".into(),
+                    phase: Phase::Total,
+                },
+                RecordProblem::BenchmarkRepeated {
+                    id: "b/train/b1/f32/wgpu".into(),
+                    count: 2,
+                },
+            ]
+        );
+        assert_eq!(
+            error.to_string(),
+            "the record cannot be judged: a/train/b1/f32/wgpu total has a sample of 0 ns; benchmark \
+             b/train/b1/f32/wgpu appears 2 times; re-run the benchmarks rather than editing a record"
+        );
+        assert_eq!(crate::Error::from(error).kind(), crate::ErrorKind::InvalidInput);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_record_that_cannot_be_read_is_input_naming_the_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let path = dir.path().join("record.json");
+        std::fs::write(&path, "{}").expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+        if std::fs::read(&path).is_ok() {
+            return; // root reads anything; nothing to test here
+        }
+        let error = RunRecord::read(&path).expect_err("unreadable");
+        assert!(
+            matches!(&error, crate::Error::Record(RecordError::Unreadable { path: p, .. }) if p == &path),
+            "{error:?}"
+        );
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
     }
 }
