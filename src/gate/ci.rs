@@ -229,14 +229,17 @@ mod tests {
                 CiMeasure {
                     ab: &mut |ab, _| {
                         assert!(ab.budget.is_some(), "the configuration's budget applies");
-                        Err(Error::Environment("no adapter".into()))
+                        Err(crate::DeviceError::NoAdapter.into())
                     },
                     sweep: &mut |_, _| unreachable!("no baseline mode"),
                     fallback: &mut |_| fell_back = true,
                 },
             )
             .expect_err("A/B failed");
-        assert!(matches!(error, Error::Environment(_)), "{error}");
+        assert!(
+            matches!(error.device(), Some(crate::DeviceError::NoAdapter)),
+            "{error}"
+        );
         assert!(!fell_back);
     }
 

@@ -156,7 +156,12 @@ fn an_incomplete_record_fails_with_a_title_that_says_so_and_no_label_accepts_it(
 #[test]
 fn an_incomparable_baseline_fails_the_check_and_the_command() {
     let mut parts = parts(vec![row("a", Verdict::Incomparable, 0.0)], false);
-    parts.incomparable = Some(Error::InvalidInput("other adapter".into()));
+    parts.incomparable = Some(
+        GateError::OtherAdapter {
+            adapters: vec!["other adapter".into()],
+        }
+        .into(),
+    );
     let decision = decide(&workspace(None), &env(), Provided::default(), parts);
     assert_eq!(decision.check().0, CheckConclusion::Failure);
     assert!(decision.finish().is_err());
@@ -415,7 +420,10 @@ fn only_a_default_ab_gives_way_and_only_to_the_environment() {
         why.starts_with("A/B could not run: the base revision's side: no GPU adapter found"),
         "{why}"
     );
-    let unreadable = Error::Environment("cannot read the base revision's tree".into());
+    let unreadable = Error::from(crate::baseline::BaselineError::Git {
+        context: "cannot read the base revision's tree".into(),
+        source: git2::Error::from_str("object not found"),
+    });
     assert!(chosen.fallback(&unreadable).is_some());
     // Failures of the kernels on a device that opened are the command's: baseline mode would
     // run the same kernels.
