@@ -597,7 +597,8 @@ pub enum RecordError {
     },
     /// A record with no benchmark, given to be judged.
     #[error(
-        "{origin} holds no benchmarks, so there is nothing to judge; run some with                  `cargo convbench run --out FILE`"
+        "{origin} holds no benchmarks, so there is nothing to judge; run some with \
+         `cargo convbench run --out FILE`"
     )]
     NoBenchmarks {
         /// The record, e.g. `the record to bless`.
@@ -810,6 +811,11 @@ mod tests {
             .validate("the record")
             .expect_err("no benchmarks");
         assert!(matches!(&empty, RecordError::NoBenchmarks { origin } if origin == "the record"));
+        assert_eq!(
+            empty.to_string(),
+            "the record holds no benchmarks, so there is nothing to judge; run some with `cargo \
+             convbench run --out FILE`"
+        );
 
         let zero = benchmark("a/train/b1/f32/wgpu", vec![phase(Phase::Total, vec![5, 0, 7])]);
         let twice = benchmark("b/train/b1/f32/wgpu", vec![phase(Phase::Total, vec![5, 6, 7])]);
