@@ -73,6 +73,10 @@ pub enum Error {
     /// A kernel, its declaration or its sources failed (see [`crate::kernels::KernelError`]).
     #[error(transparent)]
     Kernel(Box<crate::kernels::KernelError>),
+    /// A report, chart or table asked of records that cannot give it (see
+    /// [`crate::report::ReportError`]).
+    #[error(transparent)]
+    Report(Box<crate::report::ReportError>),
     /// An error of one part of the work, saying which part (e.g. which side of an A/B).
     #[error("{context}: {source}")]
     Context {
@@ -111,6 +115,7 @@ impl Error {
             Error::Baseline(error) => error.kind(),
             Error::File(error) => error.kind(),
             Error::Kernel(error) => error.kind(),
+            Error::Report(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -219,6 +224,12 @@ impl From<crate::fs::FileError> for Error {
 impl From<crate::kernels::KernelError> for Error {
     fn from(error: crate::kernels::KernelError) -> Self {
         Error::Kernel(Box::new(error))
+    }
+}
+
+impl From<crate::report::ReportError> for Error {
+    fn from(error: crate::report::ReportError) -> Self {
+        Error::Report(Box::new(error))
     }
 }
 
