@@ -73,6 +73,9 @@ pub enum Error {
     /// A kernel, its declaration or its sources failed (see [`crate::kernels::KernelError`]).
     #[error(transparent)]
     Kernel(Box<crate::kernels::KernelError>),
+    /// A peer that is missing, misused or misbehaving (see [`crate::peers::PeerError`]).
+    #[error(transparent)]
+    Peer(Box<crate::peers::PeerError>),
     /// A report, chart or table asked of records that cannot give it (see
     /// [`crate::report::ReportError`]).
     #[error(transparent)]
@@ -115,6 +118,7 @@ impl Error {
             Error::Baseline(error) => error.kind(),
             Error::File(error) => error.kind(),
             Error::Kernel(error) => error.kind(),
+            Error::Peer(error) => error.kind(),
             Error::Report(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
@@ -224,6 +228,12 @@ impl From<crate::fs::FileError> for Error {
 impl From<crate::kernels::KernelError> for Error {
     fn from(error: crate::kernels::KernelError) -> Self {
         Error::Kernel(Box::new(error))
+    }
+}
+
+impl From<crate::peers::PeerError> for Error {
+    fn from(error: crate::peers::PeerError) -> Self {
+        Error::Peer(Box::new(error))
     }
 }
 
