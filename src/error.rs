@@ -38,9 +38,10 @@ pub enum Error {
     /// A backend's output disagrees with the reference.
     #[error(transparent)]
     Verification(Box<crate::harness::VerificationError>),
-    /// The work was stopped by a signal before it was done.
-    #[error("interrupted before {0}")]
-    Interrupted(String),
+    /// The work was stopped by a signal before it was done (see
+    /// [`crate::harness::Interrupted`]).
+    #[error(transparent)]
+    Interrupted(crate::harness::Interrupted),
     /// A record file could not be read.
     #[error(transparent)]
     Record(#[from] crate::results::RecordError),
@@ -107,7 +108,7 @@ impl Error {
             Error::InvalidInput(_) | Error::Record(_) => ErrorKind::InvalidInput,
             Error::Environment(_) | Error::Io { .. } => ErrorKind::Environment,
             Error::Verification(_) => ErrorKind::Verification,
-            Error::Interrupted(_) => ErrorKind::Interrupted,
+            Error::Interrupted(interrupted) => interrupted.kind(),
             Error::Device(error) => error.kind(),
             Error::GitHub(error) => error.kind(),
             Error::Backend(error) => error.kind(),
@@ -240,6 +241,12 @@ impl From<crate::peers::PeerError> for Error {
 impl From<crate::report::ReportError> for Error {
     fn from(error: crate::report::ReportError) -> Self {
         Error::Report(Box::new(error))
+    }
+}
+
+impl From<crate::harness::Interrupted> for Error {
+    fn from(interrupted: crate::harness::Interrupted) -> Self {
+        Error::Interrupted(interrupted)
     }
 }
 

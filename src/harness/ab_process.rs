@@ -3,6 +3,7 @@
 //! `run --rounds 1` invocations, round by round (ABBA), and each round's total medians make a
 //! pair, judged like the pairs of shader mode ([`AbOutcome::judge`]).
 
+use super::Interrupted;
 use super::ab::{AbOutcome, Measured};
 use super::sweep::{KernelRequest, Selection, WARMUP_ITERATIONS, WARMUP_MIN_MS};
 use crate::compare::CompareConfig;
@@ -161,7 +162,7 @@ fn process_pairs(
     let mut by_id: BTreeMap<String, Measured> = BTreeMap::new();
     let mut adapter_label = String::new();
     let finished = |by_id: BTreeMap<String, Measured>, label: String, index: usize| {
-        let stop = Error::Interrupted(format!("all {pairs} pairs of rounds were run ({index} were)"));
+        let stop = Error::from(Interrupted::RoundPairs { run: index, pairs });
         Ok((label, by_id.into_values().collect(), Some(stop)))
     };
     for index in 0..pairs {

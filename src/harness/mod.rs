@@ -20,6 +20,7 @@ pub mod ab;
 pub mod ab_process;
 pub mod bisect;
 pub mod conformance;
+mod interrupted;
 pub mod plan;
 pub mod select;
 pub mod sweep;
@@ -29,6 +30,7 @@ mod verification_error;
 pub mod verify;
 pub mod verify_run;
 
+pub use interrupted::Interrupted;
 pub use verification_error::{Culprit, VerificationError};
 
 use crate::backend::{Backend, Loaded, OpCall};
@@ -102,10 +104,10 @@ impl Interrupt {
             .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
     }
 
-    /// [`Error::Interrupted`] naming `what` when a stop was requested.
-    pub fn check(&self, what: &str) -> Result<()> {
+    /// [`Error::Interrupted`] with the work it stops `before` when a stop was requested.
+    pub fn check(&self, before: &Interrupted) -> Result<()> {
         if self.requested() {
-            return Err(Error::Interrupted(what.to_string()));
+            return Err(before.clone().into());
         }
         Ok(())
     }
@@ -279,9 +281,10 @@ pub fn verify_plan(
             label.phase.as_str()
         )
     };
+    let verifying = Interrupted::Verifying { target: name.clone() };
     let mut summary = verify::Summary::default();
     for index in (0..plan.program.ops.len()).filter(|&index| !skip(index)) {
-        options.interrupt.check(&format!("{name} was verified"))?;
+        options.interrupt.check(&verifying)?;
         let check = verify::check_op(loaded.as_mut(), &plan.program, index)?;
         if !check.passed() {
             return Err(verify::mismatch(
@@ -456,16 +459,19 @@ pub fn measure(
     on_event(Event::WarmingUp);
     let warm_start = Instant::now();
     let mut warm = 0;
-    let what = format!("{} at batch {batch} was measured", target.name());
+    let measuring = Interrupted::Measuring {
+        target: target.name(),
+        batch,
+    };
     while warm < options.warmup_iterations || warm_start.elapsed() < options.warmup_min {
-        options.interrupt.check(&what)?;
+        options.interrupt.check(&measuring)?;
         iterate(loaded.as_mut(), &plan, method, options.layers)?;
         warm += 1;
     }
 
     let mut samples = Vec::with_capacity(options.samples);
     for index in 0..options.samples {
-        options.interrupt.check(&what)?;
+        options.interrupt.check(&measuring)?;
         samples.push(iterate(loaded.as_mut(), &plan, method, options.layers)?);
         on_event(Event::Sample {
             index: index + 1,
@@ -668,7 +674,8 @@ pub struct AbSession<'a> {
     plan: Plan,
     sides: [Box<dyn Loaded + 'a>; 2],
     method: TimingMethod,
-    what: String,
+    /// What an interruption stops before.
+    comparing: Interrupted,
     interrupt: Interrupt,
     /// Whether each op is timed (`--layers`), for [`AbSamples::layers`].
     per_op: bool,
@@ -713,13 +720,16 @@ impl<'a> AbSession<'a> {
             fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
         }
         let method = head.timing_method();
-        let what = format!("{} at batch {batch} was compared", target.name());
+        let comparing = Interrupted::Comparing {
+            target: target.name(),
+            batch,
+        };
         on_event(Event::WarmingUp);
         let warm_start = Instant::now();
         let mut warm = 0;
         while warm < options.warmup_iterations || warm_start.elapsed() < options.warmup_min {
             for loaded in &mut sides {
-                options.interrupt.check(&what)?;
+                options.interrupt.check(&comparing)?;
                 iterate(loaded.as_mut(), &plan, method, false)?;
             }
             warm += 1;
@@ -741,7 +751,7 @@ impl<'a> AbSession<'a> {
             plan,
             sides,
             method,
-            what,
+            comparing,
             interrupt: options.interrupt.clone(),
             per_op: options.layers,
             samples: AbSamples {
@@ -765,7 +775,7 @@ impl<'a> AbSession<'a> {
             let mut phases: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
             let mut layers: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
             for side in order {
-                self.interrupt.check(&self.what)?;
+                self.interrupt.check(&self.comparing)?;
                 let sample = iterate(self.sides[side].as_mut(), &self.plan, self.method, self.per_op)?;
                 times[side] = sample.total_ns;
                 phases[side] = sample.phases_ns;
@@ -837,6 +847,36 @@ mod tests {
         assert_eq!(
             refused.err().map(|e| e.kind()),
             Some(crate::ErrorKind::InvalidInput)
+        );
+    }
+
+    #[test]
+    fn a_stop_requested_before_measuring_says_which_benchmark_it_cut_short() {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let options = RunOptions {
+            verify: false,
+            warmup_iterations: 1,
+            interrupt: Interrupt::new(flag),
+            ..RunOptions::default()
+        };
+        let target = Target::Model(crate::model::network("lenet").expect("lenet"));
+        let error = measure(
+            &CpuBackend::new(),
+            &target,
+            2,
+            Precision::F32,
+            &options,
+            &mut |_| {},
+        )
+        .expect_err("stopped");
+        assert!(
+            matches!(&error, Error::Interrupted(Interrupted::Measuring { target, batch: 2 }) if target == "lenet"),
+            "{error:?}"
+        );
+        assert_eq!(error.kind(), crate::ErrorKind::Interrupted);
+        assert_eq!(
+            error.to_string(),
+            "interrupted before lenet at batch 2 was measured"
         );
     }
 }

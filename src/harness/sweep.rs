@@ -12,7 +12,9 @@
 
 use super::select::{KernelChoice, has_variants};
 use super::tune::TuneCache;
-use super::{Event, Interrupt, RunOptions, Target, conformance, measure, unsupported, verify_target};
+use super::{
+    Event, Interrupt, Interrupted, RunOptions, Target, conformance, measure, unsupported, verify_target,
+};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::wgpu::WgpuBackend;
 use crate::backend::{Backend, BackendKind};
@@ -662,7 +664,7 @@ impl Sweep {
             let first_of_backend = record.benchmarks.len();
             for round in 0..rounds {
                 for (index, job) in jobs.iter().enumerate() {
-                    if let Err(e) = options.interrupt.check("every benchmark was measured") {
+                    if let Err(e) = options.interrupt.check(&Interrupted::Sweep) {
                         record.complete = false;
                         return (record, Some(e));
                     }

@@ -18,6 +18,7 @@ use convbench::compare::CompareConfig;
 use convbench::config::parse_duration;
 use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, Workspace};
 use convbench::gate::{CompareOverrides, compare_config};
+use convbench::harness::Interrupted;
 use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::harness::ab_process::{PROCESS_PAIRS, PROCESS_SAMPLES, ProcessRequest};
 use convbench::harness::sweep::MAX_SAMPLES_PER_BENCHMARK;
@@ -155,7 +156,7 @@ pub fn run(args: &Global, a: &AbArgs) -> Result<u8> {
     let config = compare_config(&workspace, &overrides)?;
     let (outcome, interrupted) = measure_and_judge(args, a, &workspace, &config)?;
     if interrupted.is_some() && outcome.measured.is_empty() {
-        return Err(interrupted.unwrap_or_else(|| Error::Interrupted("a pair was measured".into())));
+        return Err(interrupted.unwrap_or_else(|| Interrupted::FirstPair.into()));
     }
     print(&convbench::report::ab_table(&outcome.description, &outcome.rows));
     if let Some(out) = &a.out {
