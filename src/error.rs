@@ -74,6 +74,9 @@ pub enum Error {
     /// A kernel, its declaration or its sources failed (see [`crate::kernels::KernelError`]).
     #[error(transparent)]
     Kernel(Box<crate::kernels::KernelError>),
+    /// A network or suite layer that cannot be planned (see [`crate::harness::PlanError`]).
+    #[error(transparent)]
+    Plan(Box<crate::harness::PlanError>),
     /// A peer that is missing, misused or misbehaving (see [`crate::peers::PeerError`]).
     #[error(transparent)]
     Peer(Box<crate::peers::PeerError>),
@@ -119,6 +122,7 @@ impl Error {
             Error::Baseline(error) => error.kind(),
             Error::File(error) => error.kind(),
             Error::Kernel(error) => error.kind(),
+            Error::Plan(error) => error.kind(),
             Error::Peer(error) => error.kind(),
             Error::Report(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
@@ -232,6 +236,18 @@ impl From<crate::kernels::KernelError> for Error {
     }
 }
 
+impl From<crate::harness::Interrupted> for Error {
+    fn from(interrupted: crate::harness::Interrupted) -> Self {
+        Error::Interrupted(interrupted)
+    }
+}
+
+impl From<crate::harness::PlanError> for Error {
+    fn from(error: crate::harness::PlanError) -> Self {
+        Error::Plan(Box::new(error))
+    }
+}
+
 impl From<crate::peers::PeerError> for Error {
     fn from(error: crate::peers::PeerError) -> Self {
         Error::Peer(Box::new(error))
@@ -241,12 +257,6 @@ impl From<crate::peers::PeerError> for Error {
 impl From<crate::report::ReportError> for Error {
     fn from(error: crate::report::ReportError) -> Self {
         Error::Report(Box::new(error))
-    }
-}
-
-impl From<crate::harness::Interrupted> for Error {
-    fn from(interrupted: crate::harness::Interrupted) -> Self {
-        Error::Interrupted(interrupted)
     }
 }
 

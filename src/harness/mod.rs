@@ -22,6 +22,7 @@ pub mod bisect;
 pub mod conformance;
 mod interrupted;
 pub mod plan;
+mod plan_error;
 pub mod select;
 pub mod sweep;
 pub mod tune;
@@ -31,6 +32,7 @@ pub mod verify;
 pub mod verify_run;
 
 pub use interrupted::Interrupted;
+pub use plan_error::PlanError;
 pub use verification_error::{Culprit, VerificationError};
 
 use crate::backend::{Backend, Loaded, OpCall};
