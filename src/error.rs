@@ -77,6 +77,9 @@ pub enum Error {
     /// A network or suite layer that cannot be planned (see [`crate::harness::PlanError`]).
     #[error(transparent)]
     Plan(Box<crate::harness::PlanError>),
+    /// An A/B comparison that cannot run or read its file (see [`crate::harness::AbError`]).
+    #[error(transparent)]
+    Ab(Box<crate::harness::AbError>),
     /// A peer that is missing, misused or misbehaving (see [`crate::peers::PeerError`]).
     #[error(transparent)]
     Peer(Box<crate::peers::PeerError>),
@@ -123,6 +126,7 @@ impl Error {
             Error::File(error) => error.kind(),
             Error::Kernel(error) => error.kind(),
             Error::Plan(error) => error.kind(),
+            Error::Ab(error) => error.kind(),
             Error::Peer(error) => error.kind(),
             Error::Report(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
@@ -245,6 +249,12 @@ impl From<crate::harness::Interrupted> for Error {
 impl From<crate::harness::PlanError> for Error {
     fn from(error: crate::harness::PlanError) -> Self {
         Error::Plan(Box::new(error))
+    }
+}
+
+impl From<crate::harness::AbError> for Error {
+    fn from(error: crate::harness::AbError) -> Self {
+        Error::Ab(Box::new(error))
     }
 }
 

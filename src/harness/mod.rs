@@ -17,6 +17,7 @@
 //! its record; the binary only draws its events.
 
 pub mod ab;
+mod ab_error;
 pub mod ab_process;
 pub mod bisect;
 pub mod conformance;
@@ -31,6 +32,7 @@ mod verification_error;
 pub mod verify;
 pub mod verify_run;
 
+pub use ab_error::AbError;
 pub use interrupted::Interrupted;
 pub use plan_error::PlanError;
 pub use verification_error::{Culprit, VerificationError};

@@ -18,10 +18,10 @@ use convbench::compare::CompareConfig;
 use convbench::config::parse_duration;
 use convbench::config::{self, MAX_PAIRS, MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS, Workspace};
 use convbench::gate::{CompareOverrides, compare_config};
-use convbench::harness::Interrupted;
 use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::harness::ab_process::{PROCESS_PAIRS, PROCESS_SAMPLES, ProcessRequest};
 use convbench::harness::sweep::MAX_SAMPLES_PER_BENCHMARK;
+use convbench::harness::{AbError, Interrupted};
 use convbench::{Error, Result};
 use std::path::PathBuf;
 
@@ -122,8 +122,7 @@ fn measure_and_judge(
             .transpose()?;
         return run_ab(&request, workspace, config, args.quiet);
     };
-    let head_bin = std::env::current_exe()
-        .map_err(|e| Error::Environment(format!("cannot find this binary to run it again: {e}")))?;
+    let head_bin = std::env::current_exe().map_err(|source| AbError::CurrentExe { source })?;
     let request = ProcessRequest {
         manifest_path: args.manifest_path.clone(),
         selection: a.selection.selection(),
