@@ -74,6 +74,9 @@ pub enum Error {
     /// A kernel, its declaration or its sources failed (see [`crate::kernels::KernelError`]).
     #[error(transparent)]
     Kernel(Box<crate::kernels::KernelError>),
+    /// A sweep that cannot run as asked (see [`crate::harness::SweepError`]).
+    #[error(transparent)]
+    Sweep(Box<crate::harness::SweepError>),
     /// A network or suite layer that cannot be planned (see [`crate::harness::PlanError`]).
     #[error(transparent)]
     Plan(Box<crate::harness::PlanError>),
@@ -125,6 +128,7 @@ impl Error {
             Error::Baseline(error) => error.kind(),
             Error::File(error) => error.kind(),
             Error::Kernel(error) => error.kind(),
+            Error::Sweep(error) => error.kind(),
             Error::Plan(error) => error.kind(),
             Error::Ab(error) => error.kind(),
             Error::Peer(error) => error.kind(),
@@ -243,6 +247,12 @@ impl From<crate::kernels::KernelError> for Error {
 impl From<crate::harness::Interrupted> for Error {
     fn from(interrupted: crate::harness::Interrupted) -> Self {
         Error::Interrupted(interrupted)
+    }
+}
+
+impl From<crate::harness::SweepError> for Error {
+    fn from(error: crate::harness::SweepError) -> Self {
+        Error::Sweep(Box::new(error))
     }
 }
 

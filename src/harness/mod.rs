@@ -26,6 +26,7 @@ pub mod plan;
 mod plan_error;
 pub mod select;
 pub mod sweep;
+mod sweep_error;
 pub mod tune;
 pub mod tune_run;
 mod verification_error;
@@ -35,6 +36,7 @@ pub mod verify_run;
 pub use ab_error::AbError;
 pub use interrupted::Interrupted;
 pub use plan_error::PlanError;
+pub use sweep_error::SweepError;
 pub use verification_error::{Culprit, VerificationError};
 
 use crate::backend::{Backend, Loaded, OpCall};
@@ -200,17 +202,16 @@ fn fill(loaded: &mut dyn Loaded, plan: &Plan, rng: &mut StdRng) -> Result<()> {
 
 /// The error of a precision the backend cannot run.
 pub fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {
-    Error::Environment(format!(
-        "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32 or another --adapter",
-        backend.adapter().label()
-    ))
+    SweepError::UnsupportedPrecision {
+        adapter: backend.adapter().label(),
+        precision,
+    }
+    .into()
 }
 
 fn check_batch(batch: usize) -> Result<()> {
     if batch == 0 || batch > MAX_BATCH {
-        return Err(Error::InvalidInput(format!(
-            "batch {batch} is out of range; use a batch between 1 and {MAX_BATCH}"
-        )));
+        return Err(SweepError::BatchOutOfRange { batch }.into());
     }
     Ok(())
 }
@@ -352,7 +353,7 @@ pub fn verify_jobs(
     on_event: &mut dyn FnMut(VerifyEvent<'_>),
 ) -> Result<Vec<BackendSummary>> {
     if repeat == 0 {
-        return Err(Error::InvalidInput("--repeat must be at least 1".into()));
+        return Err(SweepError::ZeroCount { flag: "--repeat" }.into());
     }
     let mut summaries = Vec::new();
     for backend in backends {
@@ -445,7 +446,7 @@ pub fn measure(
         return Err(unsupported(backend, precision));
     }
     if options.samples == 0 {
-        return Err(Error::InvalidInput("--samples must be at least 1".into()));
+        return Err(SweepError::ZeroCount { flag: "--samples" }.into());
     }
     let plan_options = PlanOptions {
         stage: options.stage,
@@ -881,6 +882,32 @@ mod tests {
         assert_eq!(
             error.to_string(),
             "interrupted before lenet at batch 2 was measured"
+        );
+    }
+
+    #[test]
+    fn a_batch_beyond_the_limit_is_refused_naming_the_limit() {
+        let target = Target::Model(crate::model::network("lenet").expect("lenet"));
+        let options = RunOptions::default();
+        let error = measure(
+            &CpuBackend::new(),
+            &target,
+            MAX_BATCH + 1,
+            Precision::F32,
+            &options,
+            &mut |_| {},
+        )
+        .expect_err("too large");
+        assert!(
+            matches!(&error, Error::Sweep(e) if matches!(**e, SweepError::BatchOutOfRange { batch } if batch == MAX_BATCH + 1)),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "batch {} is out of range; use a batch between 1 and {MAX_BATCH}",
+                MAX_BATCH + 1
+            )
         );
     }
 }
