@@ -29,18 +29,13 @@ impl ErrorKind {
 /// Everything that can go wrong in convbench, each message naming the thing and the next step.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The user asked for something that does not exist or cannot be.
-    #[error("{0}")]
-    InvalidInput(String),
-    /// The environment lacks what the request needs.
-    #[error("{0}")]
-    Environment(String),
     /// A backend's output disagrees with the reference.
     #[error(transparent)]
     Verification(Box<crate::harness::VerificationError>),
-    /// The work was stopped by a signal before it was done.
-    #[error("interrupted before {0}")]
-    Interrupted(String),
+    /// The work was stopped by a signal before it was done (see
+    /// [`crate::harness::Interrupted`]).
+    #[error(transparent)]
+    Interrupted(crate::harness::Interrupted),
     /// A record file could not be read.
     #[error(transparent)]
     Record(#[from] crate::results::RecordError),
@@ -88,6 +83,22 @@ pub enum Error {
     /// A seed sweep that cannot be drawn (see [`crate::harness::conformance::ConformanceError`]).
     #[error(transparent)]
     Conformance(Box<crate::harness::conformance::ConformanceError>),
+    /// A sweep that cannot run as asked (see [`crate::harness::SweepError`]).
+    #[error(transparent)]
+    Sweep(Box<crate::harness::SweepError>),
+    /// A network or suite layer that cannot be planned (see [`crate::harness::PlanError`]).
+    #[error(transparent)]
+    Plan(Box<crate::harness::PlanError>),
+    /// An A/B comparison that cannot run or read its file (see [`crate::harness::AbError`]).
+    #[error(transparent)]
+    Ab(Box<crate::harness::AbError>),
+    /// A peer that is missing, misused or misbehaving (see [`crate::peers::PeerError`]).
+    #[error(transparent)]
+    Peer(Box<crate::peers::PeerError>),
+    /// A report, chart or table asked of records that cannot give it (see
+    /// [`crate::report::ReportError`]).
+    #[error(transparent)]
+    Report(Box<crate::report::ReportError>),
     /// An error of one part of the work, saying which part (e.g. which side of an A/B).
     #[error("{context}: {source}")]
     Context {
@@ -112,10 +123,10 @@ impl Error {
     /// The exit-code category.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::InvalidInput(_) | Error::Record(_) => ErrorKind::InvalidInput,
-            Error::Environment(_) | Error::Io { .. } => ErrorKind::Environment,
+            Error::Record(_) => ErrorKind::InvalidInput,
+            Error::Io { .. } => ErrorKind::Environment,
             Error::Verification(_) => ErrorKind::Verification,
-            Error::Interrupted(_) => ErrorKind::Interrupted,
+            Error::Interrupted(interrupted) => interrupted.kind(),
             Error::Device(error) => error.kind(),
             Error::GitHub(error) => error.kind(),
             Error::Backend(error) => error.kind(),
@@ -131,6 +142,11 @@ impl Error {
             Error::Init(error) => error.kind(),
             Error::Tune(error) => error.kind(),
             Error::Conformance(error) => error.kind(),
+            Error::Sweep(error) => error.kind(),
+            Error::Plan(error) => error.kind(),
+            Error::Ab(error) => error.kind(),
+            Error::Peer(error) => error.kind(),
+            Error::Report(error) => error.kind(),
             Error::Context { source, .. } => source.kind(),
         }
     }
@@ -272,6 +288,42 @@ impl From<crate::harness::conformance::ConformanceError> for Error {
     }
 }
 
+impl From<crate::harness::Interrupted> for Error {
+    fn from(interrupted: crate::harness::Interrupted) -> Self {
+        Error::Interrupted(interrupted)
+    }
+}
+
+impl From<crate::harness::SweepError> for Error {
+    fn from(error: crate::harness::SweepError) -> Self {
+        Error::Sweep(Box::new(error))
+    }
+}
+
+impl From<crate::harness::PlanError> for Error {
+    fn from(error: crate::harness::PlanError) -> Self {
+        Error::Plan(Box::new(error))
+    }
+}
+
+impl From<crate::harness::AbError> for Error {
+    fn from(error: crate::harness::AbError) -> Self {
+        Error::Ab(Box::new(error))
+    }
+}
+
+impl From<crate::peers::PeerError> for Error {
+    fn from(error: crate::peers::PeerError) -> Self {
+        Error::Peer(Box::new(error))
+    }
+}
+
+impl From<crate::report::ReportError> for Error {
+    fn from(error: crate::report::ReportError) -> Self {
+        Error::Report(Box::new(error))
+    }
+}
+
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -285,7 +337,7 @@ mod tests {
         let quoted = Error::io("out.json", io()).context("the record");
         assert_eq!(quoted.to_string(), "the record: out.json: disk full");
         assert!(quoted.causes().is_empty(), "{:?}", quoted.causes());
-        let plain = Error::Environment("no adapter".into());
+        let plain = Error::from(crate::gpu::DeviceError::NoneCalibrated);
         assert!(plain.causes().is_empty());
         assert_eq!(quoted.kind(), ErrorKind::Environment);
     }

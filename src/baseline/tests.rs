@@ -1036,7 +1036,7 @@ fn an_update_blesses_the_runs_finished_before_one_stopped() {
             &mut || {
                 measured += 1;
                 let run = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
-                let error = (measured == 3).then(|| Error::Interrupted("run 3 was stopped".into()));
+                let error = (measured == 3).then(|| Error::from(crate::harness::Interrupted::Sweep));
                 Ok((run, error))
             },
             &mut |run, wanted| heard.push((run, wanted)),

@@ -256,7 +256,7 @@ mod tests {
                     sweep: &mut |_, checkpoint| {
                         assert_eq!(checkpoint, Some(out.as_path()));
                         let record = crate::results::fixtures::record(Vec::new());
-                        Ok((record, Some(Error::Interrupted("stopped".into()))))
+                        Ok((record, Some(crate::harness::Interrupted::Sweep.into())))
                     },
                     fallback: &mut |_| unreachable!("baseline mode was asked for"),
                 },

@@ -449,7 +449,10 @@ fn only_a_default_ab_gives_way_and_only_to_the_environment() {
         ops: vec!["conv2d_forward".into()],
     };
     assert_eq!(chosen.fallback(&mismatch.into()), None);
-    assert_eq!(chosen.fallback(&Error::Interrupted("a pair".into())), None);
+    assert_eq!(
+        chosen.fallback(&crate::harness::Interrupted::FirstPair.into()),
+        None
+    );
     assert_eq!(Mode::Ab { forced: true }.fallback(&no_adapter), None);
     assert_eq!(Mode::Baseline("asked".into()).fallback(&no_adapter), None);
 }

@@ -117,6 +117,9 @@ pub enum DeviceError {
         /// The adapter's label.
         adapter: String,
     },
+    /// `adapters --calibrate` calibrated no adapter (each failure was reported on its own).
+    #[error("no adapter could be calibrated (see the errors above); try `--adapter` with another one")]
+    NoneCalibrated,
     /// The deadline variable holds no positive duration.
     #[error(
         "{env} `{text}` is not a positive duration; write it as `30s` or `10m`, or unset it to \
@@ -188,6 +191,8 @@ mod tests {
         };
         assert!(!timeout.is_unavailable());
         assert_eq!(timeout.kind(), ErrorKind::Environment);
+        assert!(!DeviceError::NoneCalibrated.is_unavailable());
+        assert_eq!(DeviceError::NoneCalibrated.kind(), ErrorKind::Environment);
         let selector = DeviceError::NoMatchingAdapter {
             selector: "nvidia".into(),
             available: vec!["0: llvmpipe".into()],

@@ -29,8 +29,8 @@
 use super::plan::Plan;
 use super::select::{KernelChoice, has_variants};
 use super::sweep::{KernelRequest, Selection, is_real_gpu};
+use super::{AbError, Event, Interrupt, RunOptions, verification_plan, verify_plan};
 use super::{AbSession, Target};
-use super::{Event, Interrupt, RunOptions, verification_plan, verify_plan};
 use crate::backend::Backend;
 use crate::backend::wgpu::WgpuBackend;
 use crate::baseline::GitBaselineStore;
@@ -344,13 +344,16 @@ impl AbOutcome {
     /// file claims are never trusted: a pull request's run wrote it). Rows the file reports as
     /// not compared (no pairs) are kept as they are, as new.
     pub fn from_json(text: &str, origin: &str, config: &CompareConfig) -> Result<Self> {
-        let file: OutcomeFile = serde_json::from_str(text)
-            .map_err(|e| Error::InvalidInput(format!("{origin} is not an A/B outcome file: {e}")))?;
+        let file: OutcomeFile = serde_json::from_str(text).map_err(|source| AbError::NotOutcomeFile {
+            origin: origin.to_string(),
+            source,
+        })?;
         if file.format != AB_FORMAT {
-            return Err(Error::InvalidInput(format!(
-                "{origin} has format `{}`; this convbench reads `{AB_FORMAT}`",
-                file.format
-            )));
+            return Err(AbError::OutcomeFormat {
+                origin: origin.to_string(),
+                format: file.format,
+            }
+            .into());
         }
         let measured: Vec<Measured> = file
             .samples
@@ -428,12 +431,10 @@ fn shader_sides(request: &AbRequest, workspace: &Workspace) -> Result<(ShaderSet
     let dir = request.shaders.clone().unwrap_or_else(|| repo_dir.clone());
     for folder in [&repo_dir, &dir] {
         if !folder.is_dir() {
-            return Err(Error::InvalidInput(format!(
-                "{} is not a folder; --shaders compares a folder of convbench's shaders with the \
-                 checkout's shaders/ at the base revision: run it in convbench's repository, or \
-                 leave --shaders out",
-                folder.display()
-            )));
+            return Err(AbError::ShadersNotAFolder {
+                folder: folder.clone(),
+            }
+            .into());
         }
     }
     let head = ShaderSet::from_dir(&dir)?;
@@ -513,11 +514,9 @@ fn declarations_at(
 ) -> Result<Declarations> {
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
     let at = store.resolve_base_from(rev, github_base_ref)?;
-    let folder = tempfile::tempdir().map_err(|e| {
-        Error::Environment(format!(
-            "cannot create a temporary folder for {}: {e}",
-            at.description
-        ))
+    let folder = tempfile::tempdir().map_err(|source| AbError::DeclarationsFolder {
+        revision: at.description.clone(),
+        source,
     })?;
     store.export_at(&at, folder.path())?;
     let canonical = |path: &std::path::Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
@@ -638,10 +637,7 @@ pub fn run(
     on_event: &mut dyn FnMut(AbEvent<'_>),
 ) -> Result<(AbOutcome, Option<Error>)> {
     if request.pairs < MIN_PAIRS_PER_BENCHMARK {
-        return Err(Error::InvalidInput(format!(
-            "--pairs {}: a verdict needs at least {MIN_PAIRS_PER_BENCHMARK} pairs; the default is {DEFAULT_PAIRS}",
-            request.pairs
-        )));
+        return Err(AbError::TooFewPairs { pairs: request.pairs }.into());
     }
     let started = Instant::now();
     // Opening the device (loading the driver, tens of milliseconds on a software adapter) overlaps
@@ -1053,6 +1049,36 @@ mod tests {
                 .rows
                 .iter()
                 .any(|row| row.layer.as_deref() == Some("conv1") && row.verdict == Verdict::Regression)
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_an_outcome_of_this_format_is_input_naming_it() {
+        let config = CompareConfig::default();
+        let ab_error = |text: &str| match AbOutcome::from_json(text, "ab.json", &config) {
+            Err(Error::Ab(error)) => *error,
+            Err(other) => panic!("not an A/B error: {other:?}"),
+            Ok(_) => panic!("read as an outcome"),
+        };
+        let error = ab_error(
+            r#"{"format": "convbench-ab-0", "mode": "", "adapter": "", "looks": 1, "rows": [], "samples": {}}"#,
+        );
+        assert!(
+            matches!(&error, AbError::OutcomeFormat { origin, format } if origin == "ab.json" && format == "convbench-ab-0"),
+            "{error:?}"
+        );
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert_eq!(
+            error.to_string(),
+            format!("ab.json has format `convbench-ab-0`; this convbench reads `{AB_FORMAT}`")
+        );
+        let error = ab_error("[]");
+        assert!(matches!(&error, AbError::NotOutcomeFile { .. }), "{error:?}");
+        assert!(
+            error
+                .to_string()
+                .starts_with("ab.json is not an A/B outcome file: "),
+            "{error}"
         );
     }
 

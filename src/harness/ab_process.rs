@@ -5,6 +5,7 @@
 
 use super::ab::{AbOutcome, Measured};
 use super::sweep::{KernelRequest, Selection, WARMUP_ITERATIONS, WARMUP_MIN_MS};
+use super::{AbError, Interrupted};
 use crate::compare::CompareConfig;
 use crate::results::{BenchmarkResult, Phase, RunRecord, Stage};
 use crate::{Error, Result};
@@ -150,18 +151,16 @@ fn process_pairs(
     on_round: &mut dyn FnMut(usize),
 ) -> Result<(String, Vec<Measured>, Option<Error>)> {
     if !base_bin.is_file() {
-        return Err(Error::InvalidInput(format!(
-            "--base-bin {} is not a file; build the base revision first (`git worktree add ../base REV && \
-             cargo build --release --manifest-path ../base/Cargo.toml`) and pass its target/release/cargo-convbench",
-            base_bin.display()
-        )));
+        return Err(AbError::BaseBinNotAFile {
+            path: base_bin.to_path_buf(),
+        }
+        .into());
     }
-    let dir = tempfile::tempdir()
-        .map_err(|e| Error::Environment(format!("cannot create a temporary folder: {e}")))?;
+    let dir = tempfile::tempdir().map_err(|source| AbError::RoundsFolder { source })?;
     let mut by_id: BTreeMap<String, Measured> = BTreeMap::new();
     let mut adapter_label = String::new();
     let finished = |by_id: BTreeMap<String, Measured>, label: String, index: usize| {
-        let stop = Error::Interrupted(format!("all {pairs} pairs of rounds were run ({index} were)"));
+        let stop = Error::from(Interrupted::RoundPairs { run: index, pairs });
         Ok((label, by_id.into_values().collect(), Some(stop)))
     };
     for index in 0..pairs {
@@ -181,23 +180,28 @@ fn process_pairs(
                 .args(round_args(&out))
                 .stdout(std::process::Stdio::null())
                 .status()
-                .map_err(|e| Error::Environment(format!("cannot start {}: {e}", bin.display())))?;
+                .map_err(|source| AbError::CannotStart {
+                    bin: bin.to_path_buf(),
+                    source,
+                })?;
             // Ctrl-C reaches the round's process too: its failure is the interruption.
             if interrupted() {
                 return finished(by_id, adapter_label, index);
             }
             if !status.success() {
-                return Err(Error::Environment(format!(
-                    "the {side} build ({}) failed its run with {status}; run it alone to see why",
-                    bin.display()
-                )));
+                return Err(AbError::SideFailed {
+                    side,
+                    bin: bin.to_path_buf(),
+                    status,
+                }
+                .into());
             }
             if !out.is_file() {
-                return Err(Error::Environment(format!(
-                    "the {side} build ({}) ended without writing a record; --base-bin must be a \
-                     cargo-convbench binary built from the base revision",
-                    bin.display()
-                )));
+                return Err(AbError::NoRecord {
+                    side,
+                    bin: bin.to_path_buf(),
+                }
+                .into());
             }
             records.insert(side, RunRecord::read(&out)?);
         }
@@ -302,7 +306,12 @@ mod tests {
         let error = ProcessRequest::new("/nonexistent/cargo-convbench".into(), "head".into())
             .run(&CompareConfig::default(), &|| false, &mut |_| {})
             .expect_err("no base binary");
-        assert!(matches!(error, Error::InvalidInput(_)), "{error}");
+        assert!(
+            matches!(&error, Error::Ab(e) if matches!(&**e, AbError::BaseBinNotAFile { path }
+                if path.ends_with("nonexistent/cargo-convbench"))),
+            "{error:?}"
+        );
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
         assert!(error.to_string().contains("git worktree add"), "{error}");
     }
 }

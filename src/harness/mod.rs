@@ -17,18 +17,26 @@
 //! its record; the binary only draws its events.
 
 pub mod ab;
+mod ab_error;
 pub mod ab_process;
 pub mod bisect;
 pub mod conformance;
+mod interrupted;
 pub mod plan;
+mod plan_error;
 pub mod select;
 pub mod sweep;
+mod sweep_error;
 pub mod tune;
 pub mod tune_run;
 mod verification_error;
 pub mod verify;
 pub mod verify_run;
 
+pub use ab_error::AbError;
+pub use interrupted::Interrupted;
+pub use plan_error::PlanError;
+pub use sweep_error::SweepError;
 pub use verification_error::{Culprit, VerificationError};
 
 use crate::backend::{Backend, Loaded, OpCall};
@@ -102,10 +110,10 @@ impl Interrupt {
             .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::Relaxed))
     }
 
-    /// [`Error::Interrupted`] naming `what` when a stop was requested.
-    pub fn check(&self, what: &str) -> Result<()> {
+    /// [`Error::Interrupted`] with the work it stops `before` when a stop was requested.
+    pub fn check(&self, before: &Interrupted) -> Result<()> {
         if self.requested() {
-            return Err(Error::Interrupted(what.to_string()));
+            return Err(before.clone().into());
         }
         Ok(())
     }
@@ -194,17 +202,16 @@ fn fill(loaded: &mut dyn Loaded, plan: &Plan, rng: &mut StdRng) -> Result<()> {
 
 /// The error of a precision the backend cannot run.
 pub fn unsupported(backend: &dyn Backend, precision: Precision) -> Error {
-    Error::Environment(format!(
-        "{} cannot run {precision} (the adapter lacks SHADER_F16); use --precision f32 or another --adapter",
-        backend.adapter().label()
-    ))
+    SweepError::UnsupportedPrecision {
+        adapter: backend.adapter().label(),
+        precision,
+    }
+    .into()
 }
 
 fn check_batch(batch: usize) -> Result<()> {
     if batch == 0 || batch > MAX_BATCH {
-        return Err(Error::InvalidInput(format!(
-            "batch {batch} is out of range; use a batch between 1 and {MAX_BATCH}"
-        )));
+        return Err(SweepError::BatchOutOfRange { batch }.into());
     }
     Ok(())
 }
@@ -279,9 +286,10 @@ pub fn verify_plan(
             label.phase.as_str()
         )
     };
+    let verifying = Interrupted::Verifying { target: name.clone() };
     let mut summary = verify::Summary::default();
     for index in (0..plan.program.ops.len()).filter(|&index| !skip(index)) {
-        options.interrupt.check(&format!("{name} was verified"))?;
+        options.interrupt.check(&verifying)?;
         let check = verify::check_op(loaded.as_mut(), &plan.program, index)?;
         if !check.passed() {
             return Err(verify::mismatch(
@@ -345,7 +353,7 @@ pub fn verify_jobs(
     on_event: &mut dyn FnMut(VerifyEvent<'_>),
 ) -> Result<Vec<BackendSummary>> {
     if repeat == 0 {
-        return Err(Error::InvalidInput("--repeat must be at least 1".into()));
+        return Err(SweepError::ZeroCount { flag: "--repeat" }.into());
     }
     let mut summaries = Vec::new();
     for backend in backends {
@@ -438,7 +446,7 @@ pub fn measure(
         return Err(unsupported(backend, precision));
     }
     if options.samples == 0 {
-        return Err(Error::InvalidInput("--samples must be at least 1".into()));
+        return Err(SweepError::ZeroCount { flag: "--samples" }.into());
     }
     let plan_options = PlanOptions {
         stage: options.stage,
@@ -456,16 +464,19 @@ pub fn measure(
     on_event(Event::WarmingUp);
     let warm_start = Instant::now();
     let mut warm = 0;
-    let what = format!("{} at batch {batch} was measured", target.name());
+    let measuring = Interrupted::Measuring {
+        target: target.name(),
+        batch,
+    };
     while warm < options.warmup_iterations || warm_start.elapsed() < options.warmup_min {
-        options.interrupt.check(&what)?;
+        options.interrupt.check(&measuring)?;
         iterate(loaded.as_mut(), &plan, method, options.layers)?;
         warm += 1;
     }
 
     let mut samples = Vec::with_capacity(options.samples);
     for index in 0..options.samples {
-        options.interrupt.check(&what)?;
+        options.interrupt.check(&measuring)?;
         samples.push(iterate(loaded.as_mut(), &plan, method, options.layers)?);
         on_event(Event::Sample {
             index: index + 1,
@@ -668,7 +679,8 @@ pub struct AbSession<'a> {
     plan: Plan,
     sides: [Box<dyn Loaded + 'a>; 2],
     method: TimingMethod,
-    what: String,
+    /// What an interruption stops before.
+    comparing: Interrupted,
     interrupt: Interrupt,
     /// Whether each op is timed (`--layers`), for [`AbSamples::layers`].
     per_op: bool,
@@ -713,13 +725,16 @@ impl<'a> AbSession<'a> {
             fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
         }
         let method = head.timing_method();
-        let what = format!("{} at batch {batch} was compared", target.name());
+        let comparing = Interrupted::Comparing {
+            target: target.name(),
+            batch,
+        };
         on_event(Event::WarmingUp);
         let warm_start = Instant::now();
         let mut warm = 0;
         while warm < options.warmup_iterations || warm_start.elapsed() < options.warmup_min {
             for loaded in &mut sides {
-                options.interrupt.check(&what)?;
+                options.interrupt.check(&comparing)?;
                 iterate(loaded.as_mut(), &plan, method, false)?;
             }
             warm += 1;
@@ -741,7 +756,7 @@ impl<'a> AbSession<'a> {
             plan,
             sides,
             method,
-            what,
+            comparing,
             interrupt: options.interrupt.clone(),
             per_op: options.layers,
             samples: AbSamples {
@@ -765,7 +780,7 @@ impl<'a> AbSession<'a> {
             let mut phases: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
             let mut layers: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
             for side in order {
-                self.interrupt.check(&self.what)?;
+                self.interrupt.check(&self.comparing)?;
                 let sample = iterate(self.sides[side].as_mut(), &self.plan, self.method, self.per_op)?;
                 times[side] = sample.total_ns;
                 phases[side] = sample.phases_ns;
@@ -837,6 +852,62 @@ mod tests {
         assert_eq!(
             refused.err().map(|e| e.kind()),
             Some(crate::ErrorKind::InvalidInput)
+        );
+    }
+
+    #[test]
+    fn a_stop_requested_before_measuring_says_which_benchmark_it_cut_short() {
+        let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let options = RunOptions {
+            verify: false,
+            warmup_iterations: 1,
+            interrupt: Interrupt::new(flag),
+            ..RunOptions::default()
+        };
+        let target = Target::Model(crate::model::network("lenet").expect("lenet"));
+        let error = measure(
+            &CpuBackend::new(),
+            &target,
+            2,
+            Precision::F32,
+            &options,
+            &mut |_| {},
+        )
+        .expect_err("stopped");
+        assert!(
+            matches!(&error, Error::Interrupted(Interrupted::Measuring { target, batch: 2 }) if target == "lenet"),
+            "{error:?}"
+        );
+        assert_eq!(error.kind(), crate::ErrorKind::Interrupted);
+        assert_eq!(
+            error.to_string(),
+            "interrupted before lenet at batch 2 was measured"
+        );
+    }
+
+    #[test]
+    fn a_batch_beyond_the_limit_is_refused_naming_the_limit() {
+        let target = Target::Model(crate::model::network("lenet").expect("lenet"));
+        let options = RunOptions::default();
+        let error = measure(
+            &CpuBackend::new(),
+            &target,
+            MAX_BATCH + 1,
+            Precision::F32,
+            &options,
+            &mut |_| {},
+        )
+        .expect_err("too large");
+        assert!(
+            matches!(&error, Error::Sweep(e) if matches!(**e, SweepError::BatchOutOfRange { batch } if batch == MAX_BATCH + 1)),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "batch {} is out of range; use a batch between 1 and {MAX_BATCH}",
+                MAX_BATCH + 1
+            )
         );
     }
 }

@@ -6,11 +6,12 @@
 //! its own tensor, so parameter gradients can run after all input gradients, and each phase is
 //! one contiguous range that can be timed alone even without GPU timestamps.
 
+use super::PlanError;
+use crate::Result;
 use crate::backend::{Program, TensorId};
 use crate::kernels::{ConvGeom, DType, LinearGeom, Op, PoolGeom, bind};
 use crate::model::{LayerKind, Network, Precision, Shape, ShapeError, SuiteEntry};
 use crate::results::{Phase, Stage};
-use crate::{Error, Result};
 use std::ops::Range;
 
 /// How a tensor is filled before the first iteration.
@@ -115,8 +116,7 @@ struct Saved {
 
 /// The tensors of a saved forward call, by name.
 fn recall<S: bind::Tensors<TensorId>>(call: Option<&Call>) -> Result<S> {
-    let (op, tensors) =
-        call.ok_or_else(|| Error::InvalidInput("a layer's backward pass has no forward op".into()))?;
+    let (op, tensors) = call.ok_or(PlanError::NoForwardOp)?;
     op.tensors(tensors.clone())
 }
 
@@ -205,9 +205,10 @@ pub fn plan_network(
     precision: Precision,
     options: PlanOptions,
 ) -> Result<Plan> {
-    let shapes = network
-        .shapes(batch)
-        .map_err(|e| Error::InvalidInput(format!("{}: {e}", network.name)))?;
+    let shapes = network.shapes(batch).map_err(|source| PlanError::Shapes {
+        target: network.name.clone(),
+        source,
+    })?;
     let train = options.stage == Stage::Train;
     let mut b = Builder::new(precision);
     let input = b.float("input".into(), shapes[0].len());
@@ -267,13 +268,12 @@ pub fn plan_network(
                 let running_mean = b.param(format!("{}/running_mean", layer.name), c, Init::Constant(0.0));
                 let running_var = b.param(format!("{}/running_var", layer.name), c, Init::Constant(1.0));
                 if train && ys.n * ys.h * ys.w < 2 {
-                    return Err(Error::InvalidInput(format!(
-                        "{}: batch norm layer {} normalises one value per channel in training \
-                         (input {ys}), which has no batch variance (PyTorch raises \"Expected \
-                         more than 1 value per channel when training\"); use a batch of 2 or \
-                         more, or --stage eval",
-                        network.name, layer.name
-                    )));
+                    return Err(PlanError::NoBatchVariance {
+                        network: network.name.clone(),
+                        layer: layer.name.clone(),
+                        input: ys,
+                    }
+                    .into());
                 }
                 if train {
                     let t = bind::BatchNormTrain {
@@ -474,11 +474,11 @@ fn plan_loss_and_backward(
                 // Slices' input gradients are partial sums, added like any fan-out.
                 for call in forward {
                     let Op::LinearForward(g) = call.0 else {
-                        return Err(Error::InvalidInput(format!(
-                            "{}: a fully connected layer planned as {}",
-                            layer.name,
-                            call.0.name()
-                        )));
+                        return Err(PlanError::LinearPlannedAs {
+                            layer: layer.name.clone(),
+                            op: call.0.name(),
+                        }
+                        .into());
                     };
                     let bind::Affine { x, w, bias, .. } = recall(Some(call))?;
                     if wants(first) {
@@ -631,10 +631,12 @@ pub fn plan_suite_entry(
 ) -> Result<Plan> {
     let (c, h, w) = entry.input;
     if c != entry.conv.in_channels {
-        return Err(Error::InvalidInput(format!(
-            "{}: its input has {c} channels but its convolution takes {}; make the two agree",
-            entry.name, entry.conv.in_channels
-        )));
+        return Err(PlanError::SuiteChannels {
+            entry: entry.name.clone(),
+            input_channels: c,
+            conv_channels: entry.conv.in_channels,
+        }
+        .into());
     }
     // The checks of a network's layer: counts and sizes of zero, tensors too large.
     let alone = Network {
@@ -649,10 +651,17 @@ pub fn plan_suite_entry(
     };
     match alone.shapes(batch) {
         Err(ShapeError::TooSmall { .. }) | Ok(_) => {}
-        Err(error) => return Err(Error::InvalidInput(format!("{}: {error}", entry.name))),
+        Err(source) => {
+            return Err(PlanError::Shapes {
+                target: entry.name.clone(),
+                source,
+            }
+            .into());
+        }
     }
-    let g = ConvGeom::new(entry.conv, batch, h, w)
-        .ok_or_else(|| Error::InvalidInput(format!("{}: kernel larger than the input", entry.name)))?;
+    let g = ConvGeom::new(entry.conv, batch, h, w).ok_or_else(|| PlanError::KernelLargerThanInput {
+        entry: entry.name.clone(),
+    })?;
     let mut b = Builder::new(precision);
     let li = b.layer(&entry.name, "conv2d");
     let fan_in = entry.conv.in_channels / entry.conv.groups * entry.conv.kernel.0 * entry.conv.kernel.1;
@@ -726,10 +735,10 @@ pub fn representative_op(name: &str) -> Result<Op> {
 
 #[cfg(test)]
 mod tests {
-    use super::{PlanOptions, plan_network, representative_op};
-    use crate::ErrorKind;
+    use super::{PlanError, PlanOptions, plan_network, representative_op};
     use crate::model::{LayerKind, NetworkBuilder, Precision};
     use crate::results::Stage;
+    use crate::{Error, ErrorKind};
 
     fn options(stage: Stage) -> PlanOptions {
         PlanOptions {
@@ -751,6 +760,11 @@ mod tests {
         let err = plan_network(&network, 1, Precision::F32, options(Stage::Train)).expect_err("one value");
         let message = err.to_string();
         assert_eq!(err.kind(), ErrorKind::InvalidInput, "{message}");
+        assert!(
+            matches!(&err, Error::Plan(e) if matches!(&**e, PlanError::NoBatchVariance { network, layer, .. }
+                if network == "pooled" && layer == "head.bn")),
+            "{err:?}"
+        );
         assert!(message.contains("pooled: batch norm layer head.bn"), "{message}");
         assert!(
             message.contains("Expected more than 1 value per channel"),

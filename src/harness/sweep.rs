@@ -12,7 +12,10 @@
 
 use super::select::{KernelChoice, has_variants};
 use super::tune::TuneCache;
-use super::{Event, Interrupt, RunOptions, Target, conformance, measure, unsupported, verify_target};
+use super::{
+    Event, Interrupt, Interrupted, RunOptions, SweepError, Target, conformance, measure, unsupported,
+    verify_target,
+};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::wgpu::WgpuBackend;
 use crate::backend::{Backend, BackendKind};
@@ -151,7 +154,13 @@ impl Selection {
             config
                 .precisions
                 .iter()
-                .map(|p| p.parse().map_err(Error::InvalidInput))
+                .map(|p| {
+                    p.parse::<Precision>().map_err(|source| {
+                        Error::from(SweepError::ConfiguredPrecision {
+                            source: source.into(),
+                        })
+                    })
+                })
                 .collect::<Result<_>>()?
         } else {
             vec![Precision::F32]
@@ -197,10 +206,11 @@ impl Selection {
                 Some(net) => net.clone(),
                 None => network(name).map_err(|e| match config.model.is_empty() {
                     true => e,
-                    false => {
-                        let mine: Vec<&str> = config.model.iter().map(|n| n.name.as_str()).collect();
-                        Error::InvalidInput(format!("{e}; the configuration's models: {}", mine.join(", ")))
+                    false => SweepError::UnknownModel {
+                        source: Box::new(e),
+                        configured: config.model.iter().map(|n| n.name.clone()).collect(),
                     }
+                    .into(),
                 })?,
             };
             let batches = if !batches_given.is_empty() {
@@ -242,9 +252,7 @@ impl Selection {
         for (target, batches) in targets {
             for &batch in &unique(&batches) {
                 if batch == 0 {
-                    return Err(Error::InvalidInput(
-                        "--batch 0: a batch needs at least one image".into(),
-                    ));
+                    return Err(SweepError::ZeroBatch.into());
                 }
                 for &precision in &precisions {
                     jobs.push(Job {
@@ -317,9 +325,7 @@ impl DeviceRequest {
                 )?),
                 #[cfg(not(feature = "cuda"))]
                 BackendKind::Cuda => {
-                    return Err(Error::Environment(
-                        "the cuda backend is not in this build; install with `cargo install cargo-convbench --features cuda`".into(),
-                    ));
+                    return Err(SweepError::NoCuda.into());
                 }
             });
         }
@@ -359,9 +365,10 @@ impl KernelChoice {
     ) -> Result<KernelChoice> {
         match request {
             KernelRequest::Named(name) => {
-                return Ok(KernelChoice::Force(Variant::parse_in(name, kernels).map_err(
-                    |e| Error::InvalidInput(format!("--kernel: {e}, or `auto`")),
-                )?));
+                return Ok(KernelChoice::Force(
+                    Variant::parse_in(name, kernels)
+                        .map_err(|e| SweepError::UnknownKernel { source: Box::new(e) })?,
+                ));
             }
             KernelRequest::Heuristic => return Ok(KernelChoice::Heuristic),
             KernelRequest::Auto => {}
@@ -511,17 +518,17 @@ impl SweepRequest {
     /// Checks the counts before anything is opened.
     pub fn validate(&self) -> Result<()> {
         if self.samples == 0 {
-            return Err(Error::InvalidInput("--samples must be at least 1".into()));
+            return Err(SweepError::ZeroCount { flag: "--samples" }.into());
         }
         if self.rounds == 0 {
-            return Err(Error::InvalidInput("--rounds must be at least 1".into()));
+            return Err(SweepError::ZeroCount { flag: "--rounds" }.into());
         }
         if self.samples.saturating_mul(self.rounds) > MAX_SAMPLES_PER_BENCHMARK {
-            return Err(Error::InvalidInput(format!(
-                "--samples {} x --rounds {} keeps more than {MAX_SAMPLES_PER_BENCHMARK} samples per benchmark; \
-                 the gate needs rounds, not more samples: try --samples 10 --rounds 5",
-                self.samples, self.rounds
-            )));
+            return Err(SweepError::TooManySamples {
+                samples: self.samples,
+                rounds: self.rounds,
+            }
+            .into());
         }
         Ok(())
     }
@@ -662,7 +669,7 @@ impl Sweep {
             let first_of_backend = record.benchmarks.len();
             for round in 0..rounds {
                 for (index, job) in jobs.iter().enumerate() {
-                    if let Err(e) = options.interrupt.check("every benchmark was measured") {
+                    if let Err(e) = options.interrupt.check(&Interrupted::Sweep) {
                         record.complete = false;
                         return (record, Some(e));
                     }
@@ -770,6 +777,14 @@ mod tests {
         Config::default()
     }
 
+    /// The sweep error under `error`, if it is one.
+    fn sweep_error(error: &Error) -> Option<&SweepError> {
+        match error {
+            Error::Sweep(error) => Some(error),
+            _ => None,
+        }
+    }
+
     #[test]
     fn verify_checks_the_whole_zoo_in_both_precisions_unless_told_otherwise() {
         let scope = Selection::default().verify_scope(&config());
@@ -832,8 +847,15 @@ mod tests {
             batches: vec![0],
             ..Selection::default()
         };
-        let error = selection.jobs(&config(), false, &mut Vec::new()).err();
-        assert_eq!(error.map(|e| e.kind()), Some(ErrorKind::InvalidInput));
+        let error = selection
+            .jobs(&config(), false, &mut Vec::new())
+            .expect_err("a batch of zero");
+        assert!(
+            matches!(sweep_error(&error), Some(SweepError::ZeroBatch)),
+            "{error:?}"
+        );
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert_eq!(error.to_string(), "--batch 0: a batch needs at least one image");
     }
 
     #[test]
@@ -844,8 +866,23 @@ mod tests {
                 rounds,
                 ..SweepRequest::default()
             };
-            let kind = request.validate().err().map(|e| e.kind());
-            assert_eq!(kind, Some(ErrorKind::InvalidInput), "{samples} x {rounds}");
+            let error = request.validate().expect_err("refused");
+            assert_eq!(error.kind(), ErrorKind::InvalidInput, "{samples} x {rounds}");
+            match (samples, rounds) {
+                (0, _) => assert!(
+                    matches!(
+                        sweep_error(&error),
+                        Some(SweepError::ZeroCount { flag: "--samples" })
+                    ),
+                    "{error:?}"
+                ),
+                (_, 0) => assert_eq!(error.to_string(), "--rounds must be at least 1"),
+                _ => assert!(
+                    matches!(sweep_error(&error), Some(SweepError::TooManySamples { samples: s, rounds: r })
+                        if (*s, *r) == (samples, rounds)),
+                    "{error:?}"
+                ),
+            }
         }
         assert!(SweepRequest::default().validate().is_ok());
     }
@@ -860,7 +897,13 @@ mod tests {
             &[],
             &mut Vec::new(),
         )
-        .err();
-        assert_eq!(error.map(|e| e.kind()), Some(ErrorKind::InvalidInput));
+        .expect_err("no such variant");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(
+            matches!(sweep_error(&error), Some(SweepError::UnknownKernel { .. })),
+            "{error:?}"
+        );
+        assert!(error.to_string().starts_with("--kernel: "), "{error}");
+        assert!(error.to_string().ends_with(", or `auto`"), "{error}");
     }
 }

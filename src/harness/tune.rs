@@ -377,7 +377,10 @@ pub fn tune_all(
     let mut unverified = Vec::new();
     for (index, job) in ops.iter().enumerate() {
         if interrupt.requested() {
-            let stopped = Error::Interrupted(format!("every op was tuned ({index} of {} were)", ops.len()));
+            let stopped = Error::from(super::Interrupted::Tuning {
+                tuned: index,
+                ops: ops.len(),
+            });
             return Ok((results, Some(stopped)));
         }
         let label = format!(

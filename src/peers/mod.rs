@@ -4,7 +4,7 @@
 //!
 //! - `COMMAND --describe` prints one JSON object, [`PeerDescription`]: what the peer is, its
 //!   version, the device it runs on and how it times. A command that cannot be started or
-//!   that fails here is a peer that is not installed ([`Peer::missing`] says how to install it).
+//!   that fails here is a peer that is not installed (the [`PeerError`] says how to install it).
 //! - `COMMAND --networks FILE --batch 1,8 --stage eval,train --precision f32 --samples N
 //!   --warmup N --warmup-ms MS --out FILE` reads the networks convbench wrote to the first
 //!   `FILE` ([`NetworksFile`]: the zoo's own definitions, with their parameter counts and
@@ -24,6 +24,9 @@ use crate::results::{
     AdapterFingerprint, BenchmarkResult, Phase, PhaseResult, RunRecord, Stage, Summary, TimingMethod,
 };
 use crate::{Error, Result};
+
+mod error;
+pub use error::PeerError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -65,33 +68,17 @@ impl Peer {
             Peer::Jax => "python3 -m venv .venv && .venv/bin/pip install 'jax[cpu]'",
         }
     }
-
-    /// The error of a peer that could not describe itself: what failed and how to install it.
-    pub fn missing(self, command: &[String], why: &str) -> Error {
-        Error::Environment(format!(
-            "the {} peer is not installed: `{} --describe` {why}; install it with `{}`, or \
-             point --peer-command at an installed one",
-            self.name(),
-            command.join(" "),
-            self.install()
-        ))
-    }
 }
 
 impl std::str::FromStr for Peer {
-    type Err = Error;
+    type Err = PeerError;
 
-    fn from_str(name: &str) -> Result<Self> {
+    fn from_str(name: &str) -> Result<Self, PeerError> {
         Peer::ALL
             .into_iter()
             .find(|peer| peer.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Peer::ALL.iter().map(|peer| peer.name()).collect();
-                Error::InvalidInput(format!(
-                    "unknown peer `{name}`; use one of {} (Burn is timed per layer by \
-                     scripts/burn-vs-convbench.sh, see docs/peers.md)",
-                    names.join(", ")
-                ))
+            .ok_or_else(|| PeerError::UnknownPeer {
+                name: name.to_string(),
             })
     }
 }
@@ -141,9 +128,13 @@ impl NetworksFile {
         let mut networks = Vec::new();
         for name in names {
             let network = crate::model::network(name)?;
-            let forward_flops_per_image = network
-                .forward_flops_per_image()
-                .map_err(|error| Error::InvalidInput(format!("{name}: {error}")))?;
+            let forward_flops_per_image =
+                network
+                    .forward_flops_per_image()
+                    .map_err(|source| PeerError::Flops {
+                        model: name.clone(),
+                        source,
+                    })?;
             networks.push(PeerNetwork {
                 params: network.param_count(),
                 forward_flops_per_image,
@@ -198,11 +189,12 @@ impl PeerOutput {
     /// Reads a peer's output file.
     pub fn read(path: &Path) -> Result<Self> {
         let text = crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES)?;
-        serde_json::from_str(&text).map_err(|error| {
-            Error::InvalidInput(format!(
-                "{} is not a peer's output (see docs/peers.md): {error}",
-                path.display()
-            ))
+        serde_json::from_str(&text).map_err(|source| {
+            PeerError::NotPeerOutput {
+                path: path.to_path_buf(),
+                source,
+            }
+            .into()
         })
     }
 
@@ -224,10 +216,11 @@ impl PeerOutput {
         let mut results = Vec::new();
         for bench in self.benchmarks {
             let Some(expected) = networks.networks.iter().find(|n| n.network.name == bench.model) else {
-                return Err(Error::InvalidInput(format!(
-                    "the {} peer reported {}, which it was not asked to run",
-                    description.backend, bench.model
-                )));
+                return Err(PeerError::NotAsked {
+                    backend: description.backend.clone(),
+                    model: bench.model,
+                }
+                .into());
             };
             let flops = expected.forward_flops_per_image * bench.batch as u64;
             if bench.params != expected.params || bench.forward_flops != flops {
@@ -242,11 +235,12 @@ impl PeerOutput {
             }
             let samples = bench.phases.first().map_or(0, |phase| phase.samples_ns.len());
             if samples == 0 || bench.phases.iter().any(|phase| phase.samples_ns.len() != samples) {
-                return Err(Error::InvalidInput(format!(
-                    "the {} peer's {} at batch {}: every phase must have the same number of \
-                     samples, at least one",
-                    description.backend, bench.model, bench.batch
-                )));
+                return Err(PeerError::UnevenSamples {
+                    backend: description.backend.clone(),
+                    model: bench.model,
+                    batch: bench.batch,
+                }
+                .into());
             }
             let phases = bench
                 .phases
@@ -330,23 +324,17 @@ impl PeerRequest {
 
     fn check(&self) -> Result<()> {
         if self.peers.is_empty() {
-            return Err(Error::InvalidInput(
-                "name a peer with --peer (see docs/peers.md)".into(),
-            ));
+            return Err(PeerError::NoPeer.into());
         }
         let selection = &self.sweep.selection;
         if selection.models.is_empty() || !selection.suites.is_empty() || selection.shapes.is_some() {
-            return Err(Error::InvalidInput(
-                "peers runs models of the zoo: name them with --model (see `cargo convbench list`)".into(),
-            ));
+            return Err(PeerError::NotZooModels.into());
         }
         if selection.batches.is_empty() || self.stages.is_empty() {
-            return Err(Error::InvalidInput("peers needs --batch and --stage".into()));
+            return Err(PeerError::NoBatchOrStage.into());
         }
         if self.sweep.samples == 0 || self.rounds == 0 {
-            return Err(Error::InvalidInput(
-                "--samples and --rounds must be at least 1".into(),
-            ));
+            return Err(PeerError::ZeroCount.into());
         }
         Ok(())
     }
@@ -374,11 +362,18 @@ pub fn peer_command(name: &str, given: &[String], peers: usize) -> Vec<String> {
 /// Asks the peer to describe itself: the check that it is installed.
 pub fn describe(peer: Peer, command: &[String]) -> Result<PeerDescription> {
     let Some((program, args)) = command.split_first() else {
-        return Err(Error::InvalidInput("--peer-command is empty".into()));
+        return Err(PeerError::EmptyCommand.into());
     };
     let output = match Command::new(program).args(args).arg("--describe").output() {
         Ok(output) => output,
-        Err(error) => return Err(peer.missing(command, &format!("could not start: {error}"))),
+        Err(source) => {
+            return Err(PeerError::NotStarted {
+                peer,
+                command: command.to_vec(),
+                source,
+            }
+            .into());
+        }
     };
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
@@ -387,13 +382,20 @@ pub fn describe(peer: Peer, command: &[String]) -> Result<PeerDescription> {
             .rev()
             .find(|line| !line.trim().is_empty())
             .unwrap_or("");
-        return Err(peer.missing(command, &format!("failed ({}): {}", output.status, last.trim())));
+        return Err(PeerError::DescribeFailed {
+            peer,
+            command: command.to_vec(),
+            status: output.status,
+            last_line: last.trim().to_string(),
+        }
+        .into());
     }
-    serde_json::from_slice(&output.stdout).map_err(|error| {
-        Error::InvalidInput(format!(
-            "`{} --describe` printed no peer description (see docs/peers.md): {error}",
-            command.join(" ")
-        ))
+    serde_json::from_slice(&output.stdout).map_err(|source| {
+        PeerError::NoDescription {
+            command: command.to_vec(),
+            source,
+        }
+        .into()
     })
 }
 
@@ -490,14 +492,16 @@ impl PeerSession {
             .arg("--out")
             .arg(&out)
             .status()
-            .map_err(|error| {
-                Error::Environment(format!("could not start `{}`: {error}", command.join(" ")))
+            .map_err(|source| PeerError::RunNotStarted {
+                command: command.clone(),
+                source,
             })?;
         if !status.success() {
-            return Err(Error::Environment(format!(
-                "the {} peer failed ({status}); its messages are above",
-                peer.peer.name()
-            )));
+            return Err(PeerError::RunFailed {
+                peer: peer.peer,
+                status,
+            }
+            .into());
         }
         PeerOutput::read(&out)?.into_benchmarks(&self.networks)
     }

@@ -77,8 +77,21 @@ fn a_peer_that_cannot_start_says_how_to_install_it() {
     let command = vec!["/nonexistent/convbench-peer".to_string()];
     let error = describe(Peer::Torch, &command).expect_err("no such program");
     assert_eq!(error.kind(), crate::ErrorKind::Environment);
+    assert!(
+        matches!(&error, crate::Error::Peer(e) if matches!(&**e, PeerError::NotStarted { peer: Peer::Torch, .. })),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("pip install ./peers/torch"), "{error}");
-    assert!("pytorch".parse::<Peer>().is_err());
+    let unknown = "pytorch".parse::<Peer>().expect_err("not a peer");
+    assert!(
+        matches!(&unknown, PeerError::UnknownPeer { name } if name == "pytorch"),
+        "{unknown:?}"
+    );
+    assert_eq!(
+        unknown.to_string(),
+        "unknown peer `pytorch`; use one of torch, jax (Burn is timed per layer by \
+         scripts/burn-vs-convbench.sh, see docs/peers.md)"
+    );
     assert_eq!("jax".parse::<Peer>().expect("known"), Peer::Jax);
 }
 

@@ -218,9 +218,7 @@ pub fn comparison_text(
             text.push_str(&format!("\nbaseline: {origin}\n"));
         }
         super::Format::Csv => {
-            return Err(crate::Error::InvalidInput(
-                "compare renders table, md or json; csv is for `run` and `report`".into(),
-            ));
+            return Err(super::ReportError::CompareCsv.into());
         }
     }
     Ok(text)

@@ -39,16 +39,16 @@ impl std::fmt::Display for DashboardFormat {
 }
 
 impl std::str::FromStr for DashboardFormat {
-    type Err = crate::Error;
+    type Err = super::ReportError;
 
     /// Parses `bmf` or `github-action-benchmark`, ignoring ASCII case.
     fn from_str(name: &str) -> Result<Self, Self::Err> {
         match name.to_ascii_lowercase().as_str() {
             "bmf" => Ok(DashboardFormat::Bmf),
             "github-action-benchmark" => Ok(DashboardFormat::GithubActionBenchmark),
-            _ => Err(crate::Error::InvalidInput(format!(
-                "unknown dashboard format `{name}`; use bmf or github-action-benchmark"
-            ))),
+            _ => Err(super::ReportError::UnknownDashboardFormat {
+                name: name.to_string(),
+            }),
         }
     }
 }

@@ -402,14 +402,11 @@ pub fn github_commit_url(remote: &str) -> Option<String> {
 }
 
 /// Checks a `--commit-url` template: an http(s) URL, else invalid input saying what to pass.
-pub fn check_commit_url(url: &str) -> crate::Result<()> {
+pub fn check_commit_url(url: &str) -> Result<(), super::ReportError> {
     if url.starts_with("https://") || url.starts_with("http://") {
         return Ok(());
     }
-    Err(crate::Error::InvalidInput(format!(
-        "--commit-url `{url}` is not an http(s) URL; pass e.g. \
-         `https://github.com/OWNER/REPO/commit/{{commit}}`"
-    )))
+    Err(super::ReportError::CommitUrl { url: url.to_string() })
 }
 
 /// One SVG chart per series ([`history_svg`]) with its file name ([`history_svg_file_name`],

@@ -2,13 +2,14 @@
 //! changed its baseline ([`crate::baseline::GitBaselineStore::history_series`]), and with
 //! `--html` or `--svg` the dashboard written from them.
 
+use super::ReportError;
 use super::history::{check_commit_url, github_commit_url, history_html, history_svg_files};
 use super::pivot::parse_phases;
+use crate::Result;
 use crate::baseline::{BenchmarkHistory, GitBaselineStore, HistoryQuery, change_point_config};
 use crate::config::Workspace;
 use crate::fs::{check_output_folder, write_atomically};
 use crate::stats::ChangePointConfig;
-use crate::{Error, Result};
 use std::path::PathBuf;
 
 /// What `history` asks for.
@@ -83,7 +84,10 @@ impl HistoryRequest {
         }
         for (flag, dir) in [("--html", &self.html), ("--svg", &self.svg)] {
             if let Some(dir) = dir {
-                check_output_folder(dir).map_err(|error| Error::InvalidInput(format!("{flag}: {error}")))?;
+                check_output_folder(dir).map_err(|source| ReportError::OutputFolder {
+                    flag,
+                    source: Box::new(source),
+                })?;
             }
         }
         Ok(HistoryQuery {
@@ -137,6 +141,7 @@ impl HistoryRequest {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
     use crate::results::Phase;
 
     #[test]
@@ -162,8 +167,10 @@ mod tests {
         };
         let error = request.query().expect_err("a file, not a folder");
         assert!(
-            matches!(&error, Error::InvalidInput(m) if m.starts_with("--html: ")),
-            "{error}"
+            matches!(&error, Error::Report(e) if matches!(&**e, ReportError::OutputFolder { flag: "--html", .. })),
+            "{error:?}"
         );
+        assert!(error.to_string().starts_with("--html: "), "{error}");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
     }
 }

@@ -28,6 +28,7 @@ mod charts;
 mod comparison;
 mod csv_export;
 mod dashboards;
+mod error;
 mod history;
 mod history_run;
 mod kernels;
@@ -50,6 +51,7 @@ pub use charts::{ChartKind, ChartSpec, chart_svg};
 pub use comparison::{comparison_markdown, comparison_table, comparison_text, verdict_summary};
 pub use csv_export::{csv, rfc3339_utc};
 pub use dashboards::{BMF_MEASURE, DashboardFormat, bmf, github_action_benchmark, render_dashboard};
+pub use error::ReportError;
 pub use history::{
     check_commit_url, github_commit_url, history_html, history_json, history_svg, history_svg_file_name,
     history_svg_files, history_table,
@@ -107,7 +109,7 @@ impl std::fmt::Display for Format {
 }
 
 impl std::str::FromStr for Format {
-    type Err = crate::Error;
+    type Err = ReportError;
 
     /// Parses `table`, `json`, `csv`, `md` or `markdown`, ignoring ASCII case.
     fn from_str(name: &str) -> Result<Self, Self::Err> {
@@ -116,9 +118,9 @@ impl std::str::FromStr for Format {
             "json" => Ok(Format::Json),
             "csv" => Ok(Format::Csv),
             "md" | "markdown" => Ok(Format::Markdown),
-            _ => Err(crate::Error::InvalidInput(format!(
-                "unknown report format `{name}`; use one of table, json, csv, md (or markdown)"
-            ))),
+            _ => Err(ReportError::UnknownFormat {
+                name: name.to_string(),
+            }),
         }
     }
 }
@@ -133,7 +135,7 @@ pub enum ReportFormat {
 }
 
 impl std::str::FromStr for ReportFormat {
-    type Err = crate::Error;
+    type Err = ReportError;
 
     /// Parses a [`Format`] or a [`DashboardFormat`]; anything else is invalid input listing
     /// both.
@@ -144,30 +146,24 @@ impl std::str::FromStr for ReportFormat {
         if let Ok(format) = name.parse() {
             return Ok(Self::Dashboard(format));
         }
-        let names: Vec<&str> = (Format::ALL.iter().map(|format| format.as_str()))
-            .chain(DashboardFormat::ALL.iter().map(|format| format.as_str()))
-            .collect();
-        Err(crate::Error::InvalidInput(format!(
-            "unknown report format `{name}`; use one of {}",
-            names.join(", ")
-        )))
+        Err(ReportError::UnknownReportFormat {
+            name: name.to_string(),
+        })
     }
 }
 
 /// Every benchmark of `records`, in record order.
 ///
-/// Fails with [`crate::Error::InvalidInput`] when a benchmark id is in more than one record:
-/// the two would show as one.
-fn benchmarks_of(records: &[RunRecord]) -> crate::Result<Vec<&BenchmarkResult>> {
+/// Fails with [`ReportError::DuplicateBenchmark`] when a benchmark id is in more than one
+/// record: the two would show as one.
+fn benchmarks_of(records: &[RunRecord]) -> Result<Vec<&BenchmarkResult>, ReportError> {
     let mut seen_ids = std::collections::HashSet::new();
     let mut benchmarks = Vec::new();
     for benchmark in records.iter().flat_map(|record| &record.benchmarks) {
         if !seen_ids.insert(benchmark.id.as_str()) {
-            return Err(crate::Error::InvalidInput(format!(
-                "benchmark {} is in more than one record; pass records of different backends, \
-                 batches or precisions",
-                benchmark.id
-            )));
+            return Err(ReportError::DuplicateBenchmark {
+                id: benchmark.id.clone(),
+            });
         }
         benchmarks.push(benchmark);
     }

@@ -8,10 +8,11 @@
 //! [`pivot`] builds the grid from one or more records; [`pivot_table`], [`pivot_markdown`],
 //! [`pivot_csv`] and [`pivot_json`] render it.
 
-use super::cells::{ABSENT, milliseconds, phase_label, ratio_text};
+use super::ReportError;
+use super::cells::{ABSENT, milliseconds, ratio_text};
 use super::markdown::escape_markdown;
+use crate::Result;
 use crate::results::{BenchmarkResult, Phase, RunRecord, Stage};
-use crate::{Error, Result};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 use serde::Serialize;
@@ -28,16 +29,16 @@ pub enum PivotRows {
 }
 
 impl std::str::FromStr for PivotRows {
-    type Err = Error;
+    type Err = ReportError;
 
     /// Parses `model` or `layer`.
-    fn from_str(name: &str) -> Result<Self> {
+    fn from_str(name: &str) -> Result<Self, ReportError> {
         match name.to_ascii_lowercase().as_str() {
             "model" => Ok(PivotRows::Model),
             "layer" | "op" => Ok(PivotRows::Layer),
-            _ => Err(Error::InvalidInput(format!(
-                "unknown pivot rows `{name}`; use --rows model or --rows layer"
-            ))),
+            _ => Err(ReportError::UnknownRows {
+                name: name.to_string(),
+            }),
         }
     }
 }
@@ -56,7 +57,7 @@ pub enum PivotAxis {
 
 impl PivotAxis {
     /// Parses a comma-separated list such as `backend,batch`, in the order given.
-    pub fn parse_list(list: &str) -> Result<Vec<PivotAxis>> {
+    pub fn parse_list(list: &str) -> Result<Vec<PivotAxis>, ReportError> {
         let mut axes = Vec::new();
         for name in list.split(',').map(str::trim).filter(|name| !name.is_empty()) {
             let axis = match name.to_ascii_lowercase().as_str() {
@@ -64,48 +65,49 @@ impl PivotAxis {
                 "precision" => PivotAxis::Precision,
                 "backend" => PivotAxis::Backend,
                 _ => {
-                    return Err(Error::InvalidInput(format!(
-                        "unknown pivot column `{name}`; use batch, precision or backend, \
-                         comma-separated (e.g. --columns backend,batch)"
-                    )));
+                    return Err(ReportError::UnknownColumn {
+                        name: name.to_string(),
+                    });
                 }
             };
             if axes.contains(&axis) {
-                return Err(Error::InvalidInput(format!(
-                    "pivot column `{name}` is given twice in --columns {list}; name each once"
-                )));
+                return Err(ReportError::ColumnTwice {
+                    name: name.to_string(),
+                    list: list.to_string(),
+                });
             }
             axes.push(axis);
         }
         if axes.is_empty() {
-            return Err(Error::InvalidInput(
-                "--columns is empty; use batch, precision or backend, comma-separated".into(),
-            ));
+            return Err(ReportError::NoColumns);
         }
         Ok(axes)
     }
 }
 
 /// Parses a phase as ids write it (`grad_input`) or as tables show it (`grad-input`).
-pub fn parse_phase(name: &str) -> Result<Phase> {
+pub fn parse_phase(name: &str) -> Result<Phase, ReportError> {
     let wanted = name.to_ascii_lowercase().replace('-', "_");
     Phase::ALL
         .into_iter()
         .find(|phase| phase.as_str() == wanted)
-        .ok_or_else(|| {
-            let known: Vec<String> = Phase::ALL.into_iter().map(phase_label).collect();
-            Error::InvalidInput(format!("unknown phase `{name}`; use one of {}", known.join(", ")))
+        .ok_or_else(|| ReportError::UnknownPhase {
+            name: name.to_string(),
+            or_all: false,
         })
 }
 
 /// The phases `history --phase NAME` selects: `all`, or one phase as [`parse_phase`] reads it.
-pub fn parse_phases(name: &str) -> Result<Vec<Phase>> {
+pub fn parse_phases(name: &str) -> Result<Vec<Phase>, ReportError> {
     if name == "all" {
         return Ok(Phase::ALL.to_vec());
     }
     parse_phase(name)
         .map(|phase| vec![phase])
-        .map_err(|error| Error::InvalidInput(format!("{error} or `all`")))
+        .map_err(|_| ReportError::UnknownPhase {
+            name: name.to_string(),
+            or_all: true,
+        })
 }
 
 /// What to pivot.
@@ -138,11 +140,10 @@ impl PivotSpec {
     /// with the per-layer breakdown.
     pub fn check_record(&self, record: &RunRecord, path: &std::path::Path) -> Result<()> {
         if self.rows == PivotRows::Layer && record.benchmarks.iter().all(|b| b.layers.is_empty()) {
-            return Err(Error::InvalidInput(format!(
-                "record {} has no per-layer breakdown; re-run it with `run --layers`, or pivot \
-                 with --rows model",
-                path.display()
-            )));
+            return Err(ReportError::RecordWithoutLayers {
+                path: path.to_path_buf(),
+            }
+            .into());
         }
         Ok(())
     }
@@ -268,7 +269,7 @@ fn points_of(benchmark: &BenchmarkResult, rows: PivotRows, phase: Phase) -> Vec<
 
 /// Builds the grid of `spec` from every benchmark of `records`.
 ///
-/// Fails with [`Error::InvalidInput`] when a benchmark id appears in two records, when
+/// Fails with a [`ReportError`] when a benchmark id appears in two records, when
 /// nothing measured the phase (or, for layer rows, no benchmark has a `--layers`
 /// breakdown), or when no benchmark ran on the `ratio_to` backend.
 pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
@@ -281,30 +282,22 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
             .iter()
             .flat_map(|record| &record.benchmarks)
             .any(|benchmark| !benchmark.layers.is_empty());
-        return Err(Error::InvalidInput(
-            if spec.rows == PivotRows::Layer && !has_layers {
-                "no benchmark in the records has a per-layer breakdown; re-run with `run --layers`, \
-             or pivot with --rows model"
-                    .to_string()
-            } else {
-                format!(
-                    "no benchmark in the records measured phase `{}`; pick another with --phase \
-                 (an eval run has only forward and total)",
-                    phase_label(spec.phase)
-                )
-            },
-        ));
+        return Err(if spec.rows == PivotRows::Layer && !has_layers {
+            ReportError::NoLayerRows
+        } else {
+            ReportError::PhaseNotMeasured { phase: spec.phase }
+        }
+        .into());
     }
     let backends: BTreeSet<&str> = points.iter().map(|point| point.backend.as_str()).collect();
     if let Some(reference) = &spec.ratio_to
         && !backends.contains(reference.as_str())
     {
-        let present: Vec<&str> = backends.into_iter().collect();
-        return Err(Error::InvalidInput(format!(
-            "no benchmark in the records ran on backend `{reference}` (present: {}); pass one \
-             of those to --ratio-to, or add a record of `{reference}`",
-            present.join(", ")
-        )));
+        return Err(ReportError::NoReferenceBackend {
+            reference: reference.clone(),
+            present: backends.into_iter().map(String::from).collect(),
+        }
+        .into());
     }
 
     let varies = |values: BTreeSet<Value>| values.len() > 1;

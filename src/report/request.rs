@@ -2,10 +2,11 @@
 //! into one grid, or exported for a benchmark dashboard.
 
 use super::{
-    DashboardFormat, PivotSpec, ReportFormat, pivot, render_dashboard, render_pivot, render_with_layers,
+    DashboardFormat, PivotSpec, ReportError, ReportFormat, pivot, render_dashboard, render_pivot,
+    render_with_layers,
 };
+use crate::Result;
 use crate::results::RunRecord;
-use crate::{Error, Result};
 use std::path::PathBuf;
 
 /// What `report` asks for.
@@ -49,11 +50,10 @@ impl ReportRequest {
             return Ok(render_pivot(&pivot(&records, &spec)?, format));
         }
         let [file] = self.files.as_slice() else {
-            return Err(Error::InvalidInput(format!(
-                "report renders one record, got {} files; pass one FILE, or add --pivot to show \
-                 several records in one grid",
-                self.files.len()
-            )));
+            return Err(ReportError::OneRecord {
+                files: self.files.len(),
+            }
+            .into());
         };
         Ok(render_with_layers(&RunRecord::read(file)?, format, self.layers))
     }
@@ -61,16 +61,14 @@ impl ReportRequest {
     /// One record in a dashboard's format.
     fn dashboard(&self, format: DashboardFormat) -> Result<String> {
         let [file] = self.files.as_slice() else {
-            return Err(Error::InvalidInput(format!(
-                "--format {format} renders one record, got {} files; run it once per record",
-                self.files.len()
-            )));
+            return Err(ReportError::DashboardOneRecord {
+                format,
+                files: self.files.len(),
+            }
+            .into());
         };
         if self.pivot || self.layers {
-            return Err(Error::InvalidInput(format!(
-                "--format {format} exports every benchmark and phase of the record; --pivot and --layers \
-                 are for table, md, csv and json"
-            )));
+            return Err(ReportError::DashboardFlags { format }.into());
         }
         Ok(render_dashboard(&RunRecord::read(file)?, format))
     }

@@ -6,6 +6,14 @@ use crate::results::{
 };
 use std::str::FromStr;
 
+/// The report error `error` is, or a panic saying what it is instead.
+fn report_error(error: &crate::Error) -> &ReportError {
+    match error {
+        crate::Error::Report(error) => error,
+        other => panic!("not a report error: {other:?}"),
+    }
+}
+
 /// 2026-11-18T11:06:40Z.
 const CREATED_UNIX_S: u64 = 1_795_000_000;
 
@@ -357,10 +365,12 @@ fn compare_text_puts_notes_first_and_the_origin_last_and_refuses_csv() {
     assert!(markdown.starts_with("> **Note:** "), "{markdown}");
     let json = comparison_text(&comparison(), &notes, "main", Format::Json).expect("json");
     assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok(), "{json}");
-    let kind = comparison_text(&comparison(), &notes, "main", Format::Csv)
-        .err()
-        .map(|e| e.kind());
-    assert_eq!(kind, Some(crate::ErrorKind::InvalidInput));
+    let error = comparison_text(&comparison(), &notes, "main", Format::Csv).expect_err("no csv");
+    assert!(
+        matches!(report_error(&error), ReportError::CompareCsv),
+        "{error:?}"
+    );
+    assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
 }
 
 #[test]
@@ -513,6 +523,10 @@ fn chart_kinds_parse_by_name() {
     );
     let error = ChartKind::from_str("pie").expect_err("unknown");
     assert!(
+        matches!(&error, ReportError::UnknownChartKind { name } if name == "pie"),
+        "{error:?}"
+    );
+    assert!(
         error
             .to_string()
             .contains("throughput, phases, backends, precision, layers"),
@@ -584,6 +598,10 @@ fn phases_of_forward_passes_only_is_an_error_naming_the_run_flag() {
         .benchmarks
         .retain(|benchmark| benchmark.stage == Stage::Eval);
     let error = chart(&[record], ChartKind::Phases).expect_err("no training step");
+    assert!(
+        matches!(report_error(&error), ReportError::NoTrainingStep),
+        "{error:?}"
+    );
     assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
     assert!(error.to_string().contains("--stage train"), "{error}");
 }
@@ -614,6 +632,10 @@ fn backends_sit_beside_wgpu_with_their_ratio_and_a_peer_record_joins_them() {
 #[test]
 fn backends_of_one_backend_is_an_error_naming_the_flag_and_peer_records() {
     let error = chart(&[record()], ChartKind::Backends).expect_err("one backend");
+    assert!(
+        matches!(report_error(&error), ReportError::OneBackend { present } if present == &["wgpu"]),
+        "{error:?}"
+    );
     let text = error.to_string();
     assert!(
         text.contains("one backend (wgpu)")
@@ -641,6 +663,10 @@ fn precision_sets_f16_beside_f32_with_the_ratio() {
 #[test]
 fn precision_of_one_precision_is_an_error_naming_the_flag() {
     let error = chart(&[pivot_record()], ChartKind::Precision).expect_err("f32 only");
+    assert!(
+        matches!(report_error(&error), ReportError::OnePrecision { present } if present == &["f32"]),
+        "{error:?}"
+    );
     assert!(
         error.to_string().contains("one precision (f32)")
             && error.to_string().contains("--precision f32,f16"),
@@ -676,12 +702,20 @@ fn layers_are_a_bar_each_stacked_by_phase_with_their_share_of_the_roof() {
 #[test]
 fn layers_without_a_breakdown_or_of_an_unknown_benchmark_are_errors_naming_the_fix() {
     let error = chart(&[pivot_record_without_layers()], ChartKind::Layers).expect_err("no layers");
+    assert!(
+        matches!(report_error(&error), ReportError::NoLayersToChart),
+        "{error:?}"
+    );
     assert!(error.to_string().contains("--layers"), "{error}");
     let spec = ChartSpec {
         kind: ChartKind::Layers,
         benchmark: Some("vgg11/eval/b64/f16/wgpu".to_string()),
     };
     let error = chart_svg(&[record()], &spec).expect_err("vgg11 has no layers");
+    assert!(
+        matches!(report_error(&error), ReportError::UnknownLayersBenchmark { id, .. } if id == "vgg11/eval/b64/f16/wgpu"),
+        "{error:?}"
+    );
     assert!(
         error
             .to_string()
@@ -723,12 +757,20 @@ fn chart_labels_from_records_are_escaped() {
 fn chart_of_nothing_or_of_a_benchmark_twice_is_invalid_input() {
     let mut record = record();
     let twice = chart(&[record.clone(), record.clone()], ChartKind::Throughput).expect_err("twice");
+    assert!(
+        matches!(report_error(&twice), ReportError::DuplicateBenchmark { .. }),
+        "{twice:?}"
+    );
     assert!(twice.to_string().contains("in more than one record"), "{twice}");
     for benchmark in &mut record.benchmarks {
         benchmark.phases.retain(|phase| phase.phase != Phase::Total);
     }
     for kind in ChartKind::ALL {
         let error = chart(std::slice::from_ref(&record), kind).expect_err("nothing to plot");
+        assert!(
+            matches!(report_error(&error), ReportError::NothingToPlot),
+            "{error:?}"
+        );
         assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
         assert!(
             error
@@ -985,6 +1027,12 @@ fn pivot_bad_input_is_invalid_input_naming_the_thing() {
     let error =
         |records: &[RunRecord], spec: &PivotSpec| pivot(records, spec).expect_err("bad input").to_string();
     let unknown = pivot_spec(PivotRows::Model, &[PivotAxis::Backend], Some("burn-wgpu"));
+    let refused = pivot(std::slice::from_ref(&record), &unknown).expect_err("no burn-wgpu");
+    assert!(
+        matches!(report_error(&refused), ReportError::NoReferenceBackend { reference, present }
+            if reference == "burn-wgpu" && present == &["cpu", "wgpu"]),
+        "{refused:?}"
+    );
     let text = error(std::slice::from_ref(&record), &unknown);
     assert!(
         text.contains("`burn-wgpu`") && text.contains("cpu, wgpu"),
@@ -1019,14 +1067,25 @@ fn pivot_bad_input_is_invalid_input_naming_the_thing() {
     assert_eq!(parse_phase("grad_params").ok(), Some(Phase::GradParams));
     assert_eq!(parse_phases("all").ok(), Some(Phase::ALL.to_vec()));
     assert_eq!(parse_phases("grad-input").ok(), Some(vec![Phase::GradInput]));
-    let text = parse_phases("backward").expect_err("unknown phase").to_string();
-    assert!(text.ends_with("or `all`"), "{text}");
+    let unknown_phase = parse_phases("backward").expect_err("unknown phase");
+    assert!(
+        matches!(&unknown_phase, ReportError::UnknownPhase { name, or_all: true } if name == "backward"),
+        "{unknown_phase:?}"
+    );
+    assert_eq!(
+        unknown_phase.to_string(),
+        "unknown phase `backward`; use one of forward, loss-forward, loss-backward, grad-input, \
+         grad-params, update, total or `all`"
+    );
     let text = PivotAxis::parse_list("backend,size")
         .expect_err("unknown column")
         .to_string();
     assert!(text.contains("`size`"), "{text}");
-    assert!(PivotAxis::parse_list("batch,batch").is_err());
-    assert!(PivotAxis::parse_list("").is_err());
+    assert!(matches!(
+        PivotAxis::parse_list("batch,batch"),
+        Err(ReportError::ColumnTwice { name, .. }) if name == "batch"
+    ));
+    assert!(matches!(PivotAxis::parse_list(""), Err(ReportError::NoColumns)));
     assert_eq!("layer".parse::<PivotRows>().ok(), Some(PivotRows::Layer));
     let text = "cell".parse::<PivotRows>().expect_err("unknown rows").to_string();
     assert!(text.contains("`cell`") && text.contains("--rows model"), "{text}");

@@ -21,6 +21,7 @@ use convbench::gate::{CompareOverrides, compare_config};
 use convbench::harness::ab::{AbOutcome, AbRequest, DEFAULT_PAIRS, FIRST_LOOK};
 use convbench::harness::ab_process::{PROCESS_PAIRS, PROCESS_SAMPLES, ProcessRequest};
 use convbench::harness::sweep::MAX_SAMPLES_PER_BENCHMARK;
+use convbench::harness::{AbError, Interrupted};
 use convbench::{Error, Result};
 use std::path::PathBuf;
 
@@ -121,8 +122,7 @@ fn measure_and_judge(
             .transpose()?;
         return run_ab(&request, workspace, config, args.quiet);
     };
-    let head_bin = std::env::current_exe()
-        .map_err(|e| Error::Environment(format!("cannot find this binary to run it again: {e}")))?;
+    let head_bin = std::env::current_exe().map_err(|source| AbError::CurrentExe { source })?;
     let request = ProcessRequest {
         manifest_path: args.manifest_path.clone(),
         selection: a.selection.selection(),
@@ -155,7 +155,7 @@ pub fn run(args: &Global, a: &AbArgs) -> Result<u8> {
     let config = compare_config(&workspace, &overrides)?;
     let (outcome, interrupted) = measure_and_judge(args, a, &workspace, &config)?;
     if interrupted.is_some() && outcome.measured.is_empty() {
-        return Err(interrupted.unwrap_or_else(|| Error::Interrupted("a pair was measured".into())));
+        return Err(interrupted.unwrap_or_else(|| Interrupted::FirstPair.into()));
     }
     print(&convbench::report::ab_table(&outcome.description, &outcome.rows));
     if let Some(out) = &a.out {

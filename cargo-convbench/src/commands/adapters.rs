@@ -7,7 +7,7 @@ use crate::args::ListFormat;
 use crate::output::print;
 use convbench::calibration::{Calibrated, Calibration};
 use convbench::gpu::list_adapters;
-use convbench::{Error, Result, config};
+use convbench::{DeviceError, Result, config};
 
 /// Arguments of `adapters`.
 #[derive(Debug, clap::Args)]
@@ -67,9 +67,7 @@ fn calibrate_adapters(args: &Global, a: &AdaptersArgs) -> Result<u8> {
         print(&convbench::report::calibrations_table(&calibrations));
     }
     if calibrations.is_empty() {
-        return Err(Error::Environment(
-            "no adapter could be calibrated (see the errors above); try `--adapter` with another one".into(),
-        ));
+        return Err(DeviceError::NoneCalibrated.into());
     }
     Ok(0)
 }

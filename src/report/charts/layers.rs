@@ -6,9 +6,10 @@
 
 use super::draw::{Bar, BarChart, Segment};
 use super::{Caption, total_ns};
+use crate::Result;
+use crate::report::ReportError;
 use crate::report::cells::{milliseconds, phase_label};
 use crate::results::{BenchmarkResult, LayerResult, Phase};
-use crate::{Error, Result};
 
 /// The benchmark to break down: the one named, else the first with layers.
 fn pick<'a>(benchmarks: &[&'a BenchmarkResult], id: Option<&str>) -> Result<&'a BenchmarkResult> {
@@ -18,11 +19,7 @@ fn pick<'a>(benchmarks: &[&'a BenchmarkResult], id: Option<&str>) -> Result<&'a 
         .filter(|benchmark| !benchmark.layers.is_empty())
         .collect();
     let Some(&first) = with_layers.first() else {
-        return Err(Error::InvalidInput(
-            "the records hold no per-layer breakdown; run with `--layers`, e.g. \
-             `cargo convbench run --model lenet --layers --out FILE`"
-                .to_string(),
-        ));
+        return Err(ReportError::NoLayersToChart.into());
     };
     let Some(id) = id else {
         return Ok(first);
@@ -32,14 +29,11 @@ fn pick<'a>(benchmarks: &[&'a BenchmarkResult], id: Option<&str>) -> Result<&'a 
         .copied()
         .find(|benchmark| benchmark.id == id)
         .ok_or_else(|| {
-            let ids: Vec<&str> = with_layers
-                .iter()
-                .map(|benchmark| benchmark.id.as_str())
-                .collect();
-            Error::InvalidInput(format!(
-                "no benchmark `{id}` with a per-layer breakdown in the records; pick one of {}",
-                ids.join(", ")
-            ))
+            ReportError::UnknownLayersBenchmark {
+                id: id.to_string(),
+                with_layers: with_layers.iter().map(|benchmark| benchmark.id.clone()).collect(),
+            }
+            .into()
         })
 }
 

@@ -4,7 +4,7 @@
 //!
 //! [`chart_svg`] takes one or more records (a peer's record, such as a `burn-wgpu` run, plots
 //! beside convbench's own) and a [`ChartKind`]. Each kind reads only what its record holds:
-//! a kind whose data is absent is an [`Error::InvalidInput`] that names what is missing and
+//! a kind whose data is absent is a [`ReportError`] that names what is missing and
 //! the `run` command that would measure it, never an empty chart.
 //!
 //! Every chart opens with a title saying what it shows, then a line saying where (the
@@ -18,8 +18,9 @@ mod phases;
 mod side_by_side;
 mod throughput;
 
+use super::ReportError;
+use crate::Result;
 use crate::results::{BenchmarkResult, Phase, RunRecord, Stage, TimingMethod};
-use crate::{Error, Result};
 use std::collections::{BTreeSet, HashSet};
 
 /// What a chart shows (`--kind`).
@@ -69,19 +70,15 @@ impl std::fmt::Display for ChartKind {
 }
 
 impl std::str::FromStr for ChartKind {
-    type Err = Error;
+    type Err = ReportError;
 
     /// Parses a kind's name, ignoring ASCII case.
-    fn from_str(name: &str) -> Result<Self> {
+    fn from_str(name: &str) -> Result<Self, ReportError> {
         ChartKind::ALL
             .into_iter()
             .find(|kind| kind.as_str().eq_ignore_ascii_case(name))
-            .ok_or_else(|| {
-                let known: Vec<&str> = ChartKind::ALL.iter().map(|kind| kind.as_str()).collect();
-                Error::InvalidInput(format!(
-                    "unknown chart kind `{name}`; use one of {}",
-                    known.join(", ")
-                ))
+            .ok_or_else(|| ReportError::UnknownChartKind {
+                name: name.to_string(),
             })
     }
 }
@@ -100,7 +97,7 @@ pub struct ChartSpec {
 ///
 /// # Errors
 ///
-/// [`Error::InvalidInput`] when a benchmark id is in two records, or when the records lack
+/// A [`ReportError`] when a benchmark id is in two records, or when the records lack
 /// what the kind shows (several batch sizes, a training run, two backends, both precisions,
 /// a per-layer breakdown), naming it and the `run` flags that would measure it.
 pub fn chart_svg(records: &[RunRecord], spec: &ChartSpec) -> Result<String> {
@@ -110,11 +107,7 @@ pub fn chart_svg(records: &[RunRecord], spec: &ChartSpec) -> Result<String> {
         .filter(|benchmark| total_ns(benchmark).is_some())
         .collect();
     if timed.is_empty() {
-        return Err(Error::InvalidInput(
-            "nothing to plot: no benchmark in the records has a total time; run \
-             `cargo convbench run --out FILE` and plot the record it writes"
-                .to_string(),
-        ));
+        return Err(ReportError::NothingToPlot.into());
     }
     match spec.kind {
         ChartKind::Throughput => throughput::chart(&timed),

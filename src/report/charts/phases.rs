@@ -5,9 +5,10 @@
 
 use super::draw::{Bar, BarChart, Segment};
 use super::{Caption, Coordinate, Labeller, total_ns};
+use crate::Result;
+use crate::report::ReportError;
 use crate::report::cells::milliseconds;
 use crate::results::{BenchmarkResult, Phase};
-use crate::{Error, Result};
 
 /// The segments of a bar, in the order of a step, each with the phases it sums.
 const SEGMENTS: [(&str, &[Phase]); 5] = [
@@ -25,12 +26,7 @@ fn is_training(benchmark: &BenchmarkResult) -> bool {
 pub(super) fn chart(benchmarks: &[&BenchmarkResult]) -> Result<String> {
     let training: Vec<&BenchmarkResult> = benchmarks.iter().copied().filter(|b| is_training(b)).collect();
     if training.is_empty() {
-        return Err(Error::InvalidInput(
-            "the records hold no training step, only forward passes (`--stage eval`), so there are \
-             no backward phases to stack; run with `--stage train` (the default), e.g. \
-             `cargo convbench run --model lenet --stage train --out FILE`"
-                .to_string(),
-        ));
+        return Err(ReportError::NoTrainingStep.into());
     }
     let labeller = Labeller::new(&training, &[Coordinate::Stage]);
     let mut bars = Vec::with_capacity(training.len());

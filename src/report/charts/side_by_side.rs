@@ -6,9 +6,10 @@
 
 use super::draw::{Bar, BarChart, Segment};
 use super::{Caption, Coordinate, Labeller, stage_words, total_ns};
+use crate::Result;
+use crate::report::ReportError;
 use crate::report::cells::{milliseconds, ratio_text};
 use crate::results::{BenchmarkResult, Stage};
-use crate::{Error, Result};
 use std::collections::BTreeSet;
 
 /// Model, stage, batch, and the precision or the backend and adapter: what a group shares.
@@ -57,28 +58,14 @@ impl Axis {
     }
 
     /// The error when no group holds two values.
-    fn missing(self, values: &BTreeSet<String>) -> Error {
-        let present: Vec<&str> = values.iter().map(String::as_str).collect();
-        let present = present.join(", ");
-        Error::InvalidInput(match (self, values.len()) {
-            (Axis::Backend, 0 | 1) => format!(
-                "the records hold one backend ({present}), nothing to set beside it; run with \
-                 `--backend wgpu,cpu` (and `cuda` in a build with the `cuda` feature), or pass a \
-                 peer's record too: `cargo convbench plot wgpu.json burn-wgpu.json --kind backends`"
-            ),
-            (Axis::Backend, _) => format!(
-                "no benchmark was measured on two of the backends ({present}) with the same model, \
-                 stage, batch and precision; run them with the same `--model`, `--batch` and \
-                 `--precision`, e.g. `cargo convbench run --backend wgpu,cpu --out FILE`"
-            ),
-            (Axis::Precision, 0 | 1) => {
-                format!("the records hold one precision ({present}); run with `--precision f32,f16`")
-            }
-            (Axis::Precision, _) => "no benchmark was measured in both f32 and f16 with the same \
-                                     model, stage, batch and backend; run them together with \
-                                     `--precision f32,f16`"
-                .to_string(),
-        })
+    fn missing(self, values: &BTreeSet<String>) -> ReportError {
+        let present = values.iter().cloned().collect();
+        match (self, values.len()) {
+            (Axis::Backend, 0 | 1) => ReportError::OneBackend { present },
+            (Axis::Backend, _) => ReportError::NoBackendPair { present },
+            (Axis::Precision, 0 | 1) => ReportError::OnePrecision { present },
+            (Axis::Precision, _) => ReportError::NoPrecisionPair,
+        }
     }
 }
 
@@ -102,7 +89,7 @@ pub(super) fn chart(benchmarks: &[&BenchmarkResult], axis: Axis) -> Result<Strin
             > 1
     });
     let (Some(reference), false) = (reference, groups.is_empty()) else {
-        return Err(axis.missing(&values));
+        return Err(axis.missing(&values).into());
     };
     let compared: Vec<&BenchmarkResult> = groups.iter().flat_map(|(_, members)| members.clone()).collect();
     let legend: Vec<String> = std::iter::once(reference.clone())
