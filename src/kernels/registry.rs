@@ -142,8 +142,10 @@ pub const SUBGROUPS_BEGIN: &str = "// #if subgroups";
 /// implemented", gfx-rs/wgpu#5555) while it accepts the built-ins without it: the source given
 /// to naga goes through [`naga_source`], which removes it.
 pub const SUBGROUPS_DIRECTIVE: &str = "enable subgroups;";
-const SUBGROUPS_ELSE: &str = "// #else";
-const SUBGROUPS_END: &str = "// #endif";
+/// Starts the portable block of a [`SUBGROUPS_BEGIN`] block.
+pub const SUBGROUPS_ELSE: &str = "// #else";
+/// Ends a [`SUBGROUPS_BEGIN`] block.
+pub const SUBGROUPS_END: &str = "// #endif";
 
 impl Shader {
     /// The source of the variant at `precision`, portable (without subgroup operations).
