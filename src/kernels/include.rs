@@ -4,7 +4,7 @@
 //! by its path there (relative, `/`-separated, ending in `.wgsl`, without `.` or `..` parts).
 //! Such a *library file* holds module-scope declarations only (functions, structs, constants,
 //! workgroup variables; no entry points, no `enable` and no `alias T`); it is registered in
-//! `registry::LIBRARIES` and validated with naga as part of every shader that includes
+//! [`super::registry::LIBRARIES`] and validated with naga as part of every shader that includes
 //! it. A library may include another one.
 //!
 //! [`resolve`] turns a shader as written into the one source that everything downstream sees
