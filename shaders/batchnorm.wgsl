@@ -40,8 +40,9 @@ struct Params {
 @group(0) @binding(22) var<storage, read_write> bw_dbeta: array<T>;
 
 const WG: u32 = 256u;
-var<workgroup> partial: array<f32, 256>;
-var<workgroup> partial2: array<f32, 256>;
+// `partial`, `partial2`, `Sub` and `reduce_pair`, the workgroup sums of the statistics and
+// of the backward pass.
+// #include "lib/reduce.wgsl"
 
 fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wg.y * nwg.x + wg.x) * WG + lid;
@@ -50,55 +51,6 @@ fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
 fn at(j: u32, c: u32) -> u32 {
     return ((j / p.hw) * p.c + c) * p.hw + j % p.hw;
 }
-
-// Sums `partial` and `partial2` (filled by every invocation, then a barrier) into their first
-// elements, for all invocations to read after it returns.
-// #if subgroups
-// Each subgroup adds its values in registers, its first invocation stores the sum at the
-// subgroup's index, and the first invocation adds those few sums: two barriers instead of eight.
-struct Sub {
-    @builtin(subgroup_id) id: u32,
-    @builtin(num_subgroups) count: u32,
-    @builtin(subgroup_invocation_id) lane: u32,
-}
-
-fn reduce(lid: u32, sub: Sub) {
-    let a = subgroupAdd(partial[lid]);
-    let b = subgroupAdd(partial2[lid]);
-    workgroupBarrier();
-    if (sub.lane == 0u) {
-        partial[sub.id] = a;
-        partial2[sub.id] = b;
-    }
-    workgroupBarrier();
-    if (lid == 0u) {
-        var sa = 0.0;
-        var sb = 0.0;
-        for (var i = 0u; i < sub.count; i += 1u) {
-            sa += partial[i];
-            sb += partial2[i];
-        }
-        partial[0] = sa;
-        partial2[0] = sb;
-    }
-    workgroupBarrier();
-}
-// #else
-// A tree in workgroup memory. `Sub` only keeps the entry points' signatures the same.
-struct Sub {
-    @builtin(local_invocation_id) unused: vec3<u32>,
-}
-
-fn reduce(lid: u32, sub: Sub) {
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) {
-            partial[lid] += partial[lid + s];
-            partial2[lid] += partial2[lid + s];
-        }
-        workgroupBarrier();
-    }
-}
-// #endif
 
 // One workgroup per channel.
 @compute @workgroup_size(256)
@@ -116,7 +68,7 @@ fn batchnorm_stats(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups
     partial[lid] = acc;
     partial2[lid] = 0.0;
     workgroupBarrier();
-    reduce(lid, sub);
+    reduce_pair(lid, sub);
     let mean = partial[0] / f32(count);
     workgroupBarrier();
     var sq = 0.0;
@@ -126,7 +78,7 @@ fn batchnorm_stats(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups
     }
     partial[lid] = sq;
     workgroupBarrier();
-    reduce(lid, sub);
+    reduce_pair(lid, sub);
     if (lid == 0u) {
         let variance = partial[0] / f32(count);
         tr_mean[c] = T(mean);
@@ -183,7 +135,7 @@ fn batchnorm_backward_reduce(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_
     partial[lid] = sum_dy;
     partial2[lid] = sum_dy_xhat;
     workgroupBarrier();
-    reduce(lid, sub);
+    reduce_pair(lid, sub);
     if (lid == 0u) {
         bw_dbeta[c] = T(partial[0]);
         bw_dgamma[c] = T(partial2[0]);

@@ -34,49 +34,8 @@ struct Params {
 @group(0) @binding(11) var<storage, read_write> bf_dbias: array<T>;
 
 const WG: u32 = 256u;
-var<workgroup> partial: array<f32, 256>;
-
-// Sums `partial` (filled by every invocation, then a barrier) into `partial[0]`.
-// #if subgroups
-// Each subgroup adds its values in registers, its first invocation stores the sum at the
-// subgroup's index, and the first invocation adds those few sums: two barriers instead of eight.
-struct Sub {
-    @builtin(subgroup_id) id: u32,
-    @builtin(num_subgroups) count: u32,
-    @builtin(subgroup_invocation_id) lane: u32,
-}
-
-fn reduce(lid: u32, sub: Sub) {
-    let a = subgroupAdd(partial[lid]);
-    workgroupBarrier();
-    if (sub.lane == 0u) {
-        partial[sub.id] = a;
-    }
-    workgroupBarrier();
-    if (lid == 0u) {
-        var sa = 0.0;
-        for (var i = 0u; i < sub.count; i += 1u) {
-            sa += partial[i];
-        }
-        partial[0] = sa;
-    }
-    workgroupBarrier();
-}
-// #else
-// A tree in workgroup memory. `Sub` only keeps the entry point's signature the same.
-struct Sub {
-    @builtin(local_invocation_id) unused: vec3<u32>,
-}
-
-fn reduce(lid: u32, sub: Sub) {
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-        if (lid < s) {
-            partial[lid] += partial[lid + s];
-        }
-        workgroupBarrier();
-    }
-}
-// #endif
+// `partial`, `Sub` and `reduce`, the workgroup sum of the bias gradient.
+// #include "lib/reduce.wgsl"
 
 fn linear_id(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
     return (wg.y * nwg.x + wg.x) * WG + lid;

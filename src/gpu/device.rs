@@ -4,7 +4,7 @@ use super::DeviceError;
 use super::adapter::{AdapterSummary, select, summarize};
 use super::watchdog::Watchdog;
 use crate::Result;
-use crate::kernels::registry::{Shader, naga_source, specialize};
+use crate::kernels::registry::{Shader, naga_source};
 use crate::kernels::shader_set::ShaderSet;
 use crate::model::Precision;
 use std::collections::HashMap;
@@ -113,7 +113,7 @@ impl Gpu {
             summary,
             limits,
             subgroups: required_features.contains(wgpu::Features::SUBGROUP),
-            shaders: Arc::new(ShaderSet::embedded()),
+            shaders: Arc::new(ShaderSet::embedded()?),
             pipelines: Mutex::new(HashMap::new()),
             compiled: Arc::default(),
             uncaptured,
@@ -255,7 +255,7 @@ impl Gpu {
     }
 
     /// The pipeline of `entry` in `shader` at `precision`, specialised with `constants` (see
-    /// [`Shader::specialized`]), compiled once and cached.
+    /// [`ShaderSet::final_source`]), compiled once and cached.
     pub(super) fn pipeline(
         &self,
         shader: &'static Shader,
@@ -280,13 +280,10 @@ impl Gpu {
             let sizes: Vec<String> = constants.iter().map(|(n, v)| format!("{n}={v}")).collect();
             format!("{} ({precision}, {})", shader.file, sizes.join(" "))
         };
-        let source = specialize(
-            self.shaders.source_of(shader),
-            precision,
-            self.subgroups,
-            constants,
-        )
-        .ok_or_else(|| DeviceError::UndeclaredConstant { what: what.clone() })?;
+        let source = self
+            .shaders
+            .final_source(shader, precision, self.subgroups, constants)
+            .ok_or_else(|| DeviceError::UndeclaredConstant { what: what.clone() })?;
         let shared_key = (source, entry);
         let lock = || {
             self.compiled

@@ -403,8 +403,8 @@ fn shader_sides(request: &AbRequest, workspace: &Workspace) -> Result<(ShaderSet
     let repo_dir = workspace.root.join("shaders");
     if request.shaders.is_none() && !ShaderSet::is_shader_dir(&repo_dir) {
         return Ok((
-            ShaderSet::embedded(),
-            ShaderSet::embedded(),
+            ShaderSet::embedded()?,
+            ShaderSet::embedded()?,
             "convbench's embedded shaders on both sides".to_string(),
         ));
     }
@@ -697,7 +697,7 @@ fn run_opened(
     let device = device()?;
     let base = device.with_shaders(base_set);
     let head = device.with_shaders(head_set);
-    let backends: Vec<Box<dyn Backend>> = vec![Box::new(device.with_shaders(ShaderSet::embedded()))];
+    let backends: Vec<Box<dyn Backend>> = vec![Box::new(device.with_shaders(ShaderSet::embedded()?))];
     let jobs = request
         .selection
         .jobs(&workspace.config, is_real_gpu(backends[0].as_ref()), &mut notices)?;

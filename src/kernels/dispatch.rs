@@ -64,7 +64,7 @@ pub struct Dispatch {
     /// Size of the dispatch.
     pub grid: Grid,
     /// Shader constants this dispatch specialises (tile sizes, see
-    /// [`super::registry::Shader::specialized`]); empty for the shader as written. Part of the
+    /// [`super::registry::specialize`]); empty for the shader as written. Part of the
     /// pipeline's identity.
     pub constants: Vec<(&'static str, u32)>,
 }

@@ -4,11 +4,12 @@
 //! kernels --emit DIR` writes them so that they can be read, diffed, ported and given to another
 //! WGSL compiler (CI runs Tint on them, `scripts/tint-check.mjs`).
 //!
-//! A final source is the text of [`super::registry::specialize`], the function the device
-//! compiles through; only naga's copy differs, by [`super::registry::naga_source`].
+//! A final source is the text of [`ShaderSet::final_source`] (includes resolved, see
+//! [`super::include`]), the function the device compiles through; only naga's copy differs, by
+//! [`super::registry::naga_source`].
 
 use super::KernelError;
-use super::registry::{CALIBRATE, GEMM, SHADERS, Shader, specialize};
+use super::registry::{CALIBRATE, GEMM, SHADERS, Shader};
 use super::shader_set::ShaderSet;
 use super::user::KernelSet;
 use super::variant::{GEMM_TILES, Variant};
@@ -68,7 +69,7 @@ fn file_name(stem: &str, precision: Precision, subgroups: bool) -> String {
 pub fn final_sources(set: &ShaderSet) -> Result<Vec<FinalSource>> {
     let mut sources = Vec::new();
     for shader in SHADERS {
-        let forms: &[bool] = if shader.has_subgroup_blocks() {
+        let forms: &[bool] = if set.has_subgroup_blocks(shader) {
             &[false, true]
         } else {
             &[false]
@@ -78,7 +79,8 @@ pub fn final_sources(set: &ShaderSet) -> Result<Vec<FinalSource>> {
             let stem = variant.map_or_else(|| stem.to_string(), |v| v.id());
             for &precision in precisions(shader) {
                 for &subgroups in forms {
-                    let text = specialize(set.source_of(shader), precision, subgroups, &constants)
+                    let text = set
+                        .final_source(shader, precision, subgroups, &constants)
                         .ok_or_else(|| KernelError::UndeclaredConstant {
                             file: shader.file,
                             shaders: set.describe(),
@@ -136,7 +138,7 @@ pub struct Emitted {
 /// workspace's `kernels`, into `dir` (checked first: it must be a folder or a new path).
 pub fn emit(dir: &Path, kernels: &KernelSet) -> Result<Emitted> {
     crate::fs::check_output_folder(dir)?;
-    let mut sources = final_sources(&ShaderSet::embedded())?;
+    let mut sources = final_sources(&ShaderSet::embedded()?)?;
     let convbench = sources.len();
     sources.extend(user_sources(kernels));
     write_sources(dir, &sources)?;

@@ -214,6 +214,48 @@ pub enum KernelError {
         /// The revision, as [`crate::baseline::BaseRevision`] describes it.
         revision: String,
     },
+    /// A `// #` line of a registered shader or library file that is not a directive the loader
+    /// knows, or an include that names no valid path (see [`super::include`]).
+    #[error(
+        "{file} line {line}: `{text}` is not a directive of convbench's shaders; an include is \
+         `// #include \"lib/NAME.wgsl\"` (a path under shaders/ in double quotes, without `.` or \
+         `..` parts), the other directives are `// #if subgroups`, `// #else` and `// #endif`"
+    )]
+    MalformedDirective {
+        /// The file, by its path under `shaders/`.
+        file: String,
+        /// The line, 1-based.
+        line: usize,
+        /// The line as written, trimmed.
+        text: String,
+    },
+    /// An include names a file that the shader set does not have.
+    #[error(
+        "{file} line {line} includes {include}, which is not among the {shaders}; an include \
+         names a file under shaders/ by its path there, and library files live in shaders/lib/"
+    )]
+    IncludeNotFound {
+        /// The path the include names.
+        include: String,
+        /// The file with the include, by its path under `shaders/`.
+        file: String,
+        /// The include's line, 1-based.
+        line: usize,
+        /// Which set of sources, as [`super::shader_set::ShaderSet::describe`] says.
+        shaders: String,
+    },
+    /// Includes that lead back to a file that includes them.
+    #[error(
+        "the includes of the {shaders} form a cycle, {}; a file may not include itself, directly \
+         or through other files",
+        cycle.join(" -> ")
+    )]
+    IncludeCycle {
+        /// The files of the cycle, from the first to include the next to the first again.
+        cycle: Vec<String>,
+        /// Which set of sources, as [`super::shader_set::ShaderSet::describe`] says.
+        shaders: String,
+    },
     /// A shader source without a constant that one of its specialisations sets.
     #[error(
         "{file} ({shaders}): a constant of {stem} is not declared in the shader; a specialised \

@@ -73,7 +73,7 @@ impl GemmTile {
             && self.workgroup_bytes() <= MAX_WORKGROUP_BYTES
     }
 
-    /// The shader constants this tile specialises (see [`super::registry::Shader::specialized`]).
+    /// The shader constants this tile specialises (see [`super::registry::specialize`]).
     pub fn constants(&self) -> Vec<(&'static str, u32)> {
         vec![
             ("BM", self.bm),

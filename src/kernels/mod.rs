@@ -1,7 +1,8 @@
 //! The op library: the contract of every op ([`Op`]), the registry of WGSL shaders
-//! ([`registry`]), one Rust file per shader family planning its dispatches, the kernel
-//! [`variant`]s an op can run with, and [`reference`](mod@reference), the CPU implementation of every op that is
-//! the single source of truth.
+//! ([`registry`]) and the includes by which they share code ([`include`](mod@include)), one
+//! Rust file per shader family planning its dispatches, the kernel [`variant`]s an op can run
+//! with, and [`reference`](mod@reference), the CPU implementation of every op that is the single
+//! source of truth.
 
 mod activation;
 mod batchnorm;
@@ -13,6 +14,7 @@ pub mod dispatch;
 pub mod emit;
 mod error;
 mod gemm;
+pub mod include;
 mod linear;
 mod loss;
 mod lrn;

@@ -1,12 +1,19 @@
-//! Every WGSL file under `shaders/`, embedded at compile time, and its precision variants.
+//! Every WGSL file under `shaders/`, embedded at compile time: the shaders, their precision
+//! variants, and the library files they include.
 //!
-//! Each file starts with `alias T = f32;`. The f16 variant replaces that line with
+//! Each shader starts with `alias T = f32;`. The f16 variant replaces that line with
 //! `enable f16; alias T = f16;`: one source, two variants, both validated by naga in tests.
 //! Directives go on the alias line, so that every form keeps the file's line numbers.
 //!
-//! A shader may also be specialised: [`Shader::specialized`] replaces the value of module-scope
+//! A shader may also be specialised: [`specialize`] replaces the value of module-scope
 //! `const NAME: u32 = ...;` declarations (the tile sizes of `gemm.wgsl`), so that each variant
 //! is still plain WGSL whose sizes are compile-time constants (array lengths, unrolled loops).
+//!
+//! WGSL that several shaders share lives once, in a library file under `shaders/lib/`
+//! ([`LIBRARIES`]), which a shader takes in with a line `// #include "lib/NAME.wgsl"` (see
+//! [`super::include`]). A shader's text here is the file as written: a
+//! [`super::shader_set::ShaderSet`] resolves its includes, and final sources come from the set
+//! ([`super::shader_set::ShaderSet::final_source`]).
 
 use crate::model::Precision;
 
@@ -15,7 +22,8 @@ use crate::model::Precision;
 pub struct Shader {
     /// File name under `shaders/`.
     pub file: &'static str,
-    /// WGSL source (the f32 variant).
+    /// WGSL source as written (the f32 variant; its includes unresolved, see
+    /// [`super::include`]).
     pub source: &'static str,
     /// Compute entry points.
     pub entries: &'static [&'static str],
@@ -127,6 +135,26 @@ pub static SHADERS: [&Shader; 13] = [
     &CALIBRATE,
 ];
 
+/// A registered library file: WGSL that shaders include (see [`super::include`]), with no entry
+/// point of its own.
+#[derive(Debug)]
+pub struct Library {
+    /// Path under `shaders/`, as includes name it (`lib/reduce.wgsl`).
+    pub file: &'static str,
+    /// WGSL source as written.
+    pub source: &'static str,
+}
+
+/// Workgroup sums (`reduce`, `reduce_pair`, in a subgroup and a portable form), included by
+/// `conv2d.wgsl` and `batchnorm.wgsl`.
+pub static REDUCE: Library = Library {
+    file: "lib/reduce.wgsl",
+    source: include_str!("../../shaders/lib/reduce.wgsl"),
+};
+
+/// Every registered library file: the files the embedded shaders may include.
+pub static LIBRARIES: [&Library; 1] = [&REDUCE];
+
 /// The line every shader uses to name its storage type.
 pub const ALIAS_LINE: &str = "alias T = f32;";
 
@@ -142,50 +170,22 @@ pub const SUBGROUPS_BEGIN: &str = "// #if subgroups";
 /// implemented", gfx-rs/wgpu#5555) while it accepts the built-ins without it: the source given
 /// to naga goes through [`naga_source`], which removes it.
 pub const SUBGROUPS_DIRECTIVE: &str = "enable subgroups;";
-const SUBGROUPS_ELSE: &str = "// #else";
-const SUBGROUPS_END: &str = "// #endif";
+/// Starts the portable block of a [`SUBGROUPS_BEGIN`] block.
+pub const SUBGROUPS_ELSE: &str = "// #else";
+/// Ends a [`SUBGROUPS_BEGIN`] block.
+pub const SUBGROUPS_END: &str = "// #endif";
 
-impl Shader {
-    /// The source of the variant at `precision`, portable (without subgroup operations).
-    pub fn source(&self, precision: Precision) -> String {
-        self.source_with(precision, false)
-    }
-
-    /// The source at `precision`, with the subgroup blocks when `subgroups` (see
-    /// [`SUBGROUPS_BEGIN`]) and the portable ones otherwise.
-    pub fn source_with(&self, precision: Precision, subgroups: bool) -> String {
-        variant_source(self.source, precision, subgroups)
-    }
-
-    /// Whether the shader has a subgroup block (and so a second form on devices with subgroup
-    /// operations).
-    pub fn has_subgroup_blocks(&self) -> bool {
-        self.source.lines().any(|line| line.trim() == SUBGROUPS_BEGIN)
-    }
-
-    /// The source at `precision` with each `(name, value)` of `constants` replacing the value
-    /// of the module-scope declaration `const name: u32 = ...;`. `None` when a name has no such
-    /// declaration (a variant that does not match its shader).
-    pub fn specialized(&self, precision: Precision, constants: &[(&str, u32)]) -> Option<String> {
-        self.specialized_with(precision, false, constants)
-    }
-
-    /// [`Self::specialized`] with the subgroup blocks when `subgroups`.
-    pub fn specialized_with(
-        &self,
-        precision: Precision,
-        subgroups: bool,
-        constants: &[(&str, u32)],
-    ) -> Option<String> {
-        specialize(self.source, precision, subgroups, constants)
-    }
+/// Whether `source` (a final source, or a shader's resolved f32 source) has a subgroup block,
+/// and so a second form on devices with subgroup operations.
+pub fn has_subgroup_blocks(source: &str) -> bool {
+    source.lines().any(|line| line.trim() == SUBGROUPS_BEGIN)
 }
 
-/// `source` (a shader's f32 source, as written or from a [`super::shader_set::ShaderSet`]) at
-/// `precision`, with the subgroup blocks when `subgroups` (see [`SUBGROUPS_BEGIN`]) and the
-/// portable ones otherwise.
+/// `source` (a shader's f32 source with its includes resolved, from a
+/// [`super::shader_set::ShaderSet`], or a user's kernel) at `precision`, with the subgroup blocks
+/// when `subgroups` (see [`SUBGROUPS_BEGIN`]) and the portable ones otherwise.
 pub fn variant_source(source: &str, precision: Precision, subgroups: bool) -> String {
-    let has_blocks = source.lines().any(|line| line.trim() == SUBGROUPS_BEGIN);
+    let has_blocks = has_subgroup_blocks(source);
     let subgroups_directive = if subgroups && has_blocks {
         format!("{SUBGROUPS_DIRECTIVE} ")
     } else {

@@ -88,7 +88,10 @@ mod tests {
 
     /// The `Params` struct of `shader` as naga reflects it.
     fn reflected(shader: &Shader) -> Layout {
-        let source = shader.source(crate::model::Precision::F32);
+        let source = crate::kernels::shader_set::ShaderSet::embedded()
+            .expect("the embedded includes resolve")
+            .final_source(shader, crate::model::Precision::F32, false, &[])
+            .expect("no constants to set");
         let module = naga::front::wgsl::parse_str(&source)
             .unwrap_or_else(|e| panic!("{}: {}", shader.file, e.emit_to_string(&source)));
         let params = module

@@ -1,35 +1,86 @@
 //! Every shader file is registered, and every registered shader and precision variant parses
-//! and validates with naga, without a GPU.
+//! and validates with naga, without a GPU; so does every library file, as part of each shader
+//! that includes it.
 
-use convbench::kernels::registry::{ALIAS_LINE, SHADERS, SUBGROUPS_DIRECTIVE, naga_source};
+use convbench::kernels::include::INCLUDE_DIRECTIVE;
+use convbench::kernels::registry::{
+    ALIAS_LINE, LIBRARIES, SHADERS, SUBGROUPS_DIRECTIVE, Shader, naga_source,
+};
+use convbench::kernels::shader_set::ShaderSet;
 use convbench::model::Precision;
 use std::collections::BTreeSet;
+use std::path::Path;
+
+fn embedded() -> ShaderSet {
+    ShaderSet::embedded().expect("the embedded includes resolve")
+}
+
+/// The `.wgsl` files under `dir`, at any depth, by their paths there (`/`-separated).
+fn wgsl_files(dir: &Path, prefix: &str, found: &mut BTreeSet<String>) {
+    for entry in std::fs::read_dir(dir).expect("shaders/ and its folders are readable") {
+        let entry = entry.expect("entry");
+        let name = format!("{prefix}{}", entry.file_name().to_string_lossy());
+        if entry.file_type().expect("file type").is_dir() {
+            wgsl_files(&entry.path(), &format!("{name}/"), found);
+        } else if name.ends_with(".wgsl") {
+            found.insert(name);
+        }
+    }
+}
 
 #[test]
 fn every_shader_file_is_registered() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/shaders");
-    let on_disk: BTreeSet<String> = std::fs::read_dir(dir)
-        .expect("shaders/ exists")
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".wgsl"))
+    let mut on_disk = BTreeSet::new();
+    wgsl_files(
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders")),
+        "",
+        &mut on_disk,
+    );
+    let registered: BTreeSet<String> = SHADERS
+        .iter()
+        .map(|s| s.file.to_string())
+        .chain(LIBRARIES.iter().map(|l| l.file.to_string()))
         .collect();
-    let registered: BTreeSet<String> = SHADERS.iter().map(|s| s.file.to_string()).collect();
     assert_eq!(
         on_disk, registered,
-        "every shaders/*.wgsl must be in kernels::registry::SHADERS"
+        "every .wgsl under shaders/ must be in kernels::registry::SHADERS (a shader, with entry \
+         points) or kernels::registry::LIBRARIES (a library file that shaders include)"
     );
+}
+
+/// A library file is checked only through the shaders that include it, so each must be included
+/// by one; it holds declarations only, since the shader that includes it has the `enable`
+/// directives, the `alias T` line and the entry points.
+#[test]
+fn every_library_file_is_included_and_declares_no_entry_point() {
+    for library in LIBRARIES {
+        let include = format!("{INCLUDE_DIRECTIVE} \"{}\"", library.file);
+        let includers: Vec<&str> = SHADERS
+            .iter()
+            .filter(|shader| shader.source.lines().any(|line| line.trim() == include))
+            .map(|shader| shader.file)
+            .collect();
+        assert!(!includers.is_empty(), "no shader includes {}", library.file);
+        for forbidden in ["@compute", ALIAS_LINE, "enable "] {
+            assert!(
+                !library.source.contains(forbidden),
+                "{}: a library file has no `{forbidden}`",
+                library.file
+            );
+        }
+    }
 }
 
 #[test]
 fn every_shader_variant_validates_with_naga() {
+    let set = embedded();
     for shader in SHADERS {
         assert!(
             shader.source.contains(ALIAS_LINE),
             "{} lacks `{ALIAS_LINE}`",
             shader.file
         );
-        let forms: &[bool] = if shader.has_subgroup_blocks() {
+        let forms: &[bool] = if set.has_subgroup_blocks(shader) {
             &[false, true]
         } else {
             &[false]
@@ -38,11 +89,13 @@ fn every_shader_variant_validates_with_naga() {
             .into_iter()
             .flat_map(|p| forms.iter().map(move |s| (p, s)))
         {
-            let source = shader.source_with(precision, subgroups);
+            let source = set
+                .final_source(shader, precision, subgroups, &[])
+                .expect("no constants to set");
             let form = format!("{precision}{}", if subgroups { ", subgroups" } else { "" });
             assert!(
                 !source.contains("// #"),
-                "{} ({form}): a subgroup marker is left",
+                "{} ({form}): a directive is left",
                 shader.file
             );
             assert_eq!(
@@ -80,25 +133,38 @@ fn every_shader_variant_validates_with_naga() {
 
 #[test]
 fn the_reductions_have_a_subgroup_form() {
+    let set = embedded();
     for file in ["batchnorm.wgsl", "conv2d.wgsl"] {
-        let shader = SHADERS.iter().find(|s| s.file == file).expect("registered");
-        assert!(shader.has_subgroup_blocks(), "{file}");
-        let with = shader.source_with(Precision::F32, true);
-        let without = shader.source_with(Precision::F32, false);
+        let shader: &Shader = SHADERS.iter().find(|s| s.file == file).expect("registered");
+        assert!(set.has_subgroup_blocks(shader), "{file}");
+        let form = |precision, subgroups| {
+            set.final_source(shader, precision, subgroups, &[])
+                .expect("no constants to set")
+        };
+        let with = form(Precision::F32, true);
+        let without = form(Precision::F32, false);
         assert!(
             with.contains("subgroupAdd") && !without.contains("subgroupAdd"),
             "{file}"
         );
-        // Dropped lines stay as empty lines and directives join the alias line, so compiler
-        // messages keep the file's line numbers in every form.
+        // Dropped lines stay as empty lines, directives join the alias line and included files
+        // come after the shader's last line, so compiler messages keep the file's line numbers
+        // in every form.
         for precision in [Precision::F32, Precision::F16] {
             for subgroups in [false, true] {
-                let form = shader.source_with(precision, subgroups);
-                assert_eq!(
-                    form.lines().count(),
-                    shader.source.lines().count(),
-                    "{file} ({precision}, subgroups {subgroups})"
-                );
+                let final_lines: Vec<String> =
+                    form(precision, subgroups).lines().map(str::to_string).collect();
+                for (index, line) in shader.source.lines().enumerate() {
+                    if line.trim_start().starts_with("// #") || line == ALIAS_LINE {
+                        continue;
+                    }
+                    let at = &final_lines[index];
+                    assert!(
+                        at == line || at.is_empty(),
+                        "{file} ({precision}, subgroups {subgroups}) line {}: `{at}`, not `{line}`",
+                        index + 1
+                    );
+                }
             }
         }
     }
@@ -131,11 +197,9 @@ fn naga_does_not_implement_the_subgroups_directive_yet() {
 #[test]
 fn every_emitted_final_source_validates_with_naga() {
     use convbench::kernels::emit::{final_sources, specializations, write_sources};
-    use convbench::kernels::registry::naga_source;
-    use convbench::kernels::shader_set::ShaderSet;
     use convbench::kernels::{GemmTile, Variant, plan};
 
-    let sources = final_sources(&ShaderSet::embedded()).expect("every specialisation applies");
+    let sources = final_sources(&embedded()).expect("every specialisation applies");
     let dir = tempfile::tempdir().expect("temp dir");
     write_sources(dir.path(), &sources).expect("written");
     let mut written: Vec<String> = std::fs::read_dir(dir.path())

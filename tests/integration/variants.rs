@@ -8,6 +8,7 @@ use super::support::{assert_within_bound, gpu, rng, seed, uniform};
 use convbench::backend::{Backend, Program};
 use convbench::harness::verify;
 use convbench::kernels::registry::GEMM;
+use convbench::kernels::shader_set::ShaderSet;
 use convbench::kernels::user::KernelSet;
 use convbench::kernels::variant::GEMM_TILES;
 use convbench::kernels::{Access, ConvGeom, DType, LinearGeom, Op, Variant};
@@ -18,10 +19,11 @@ use std::collections::BTreeSet;
 
 #[test]
 fn every_gemm_tile_validates_with_naga() {
+    let set = ShaderSet::embedded().expect("the embedded includes resolve");
     for tile in GEMM_TILES {
         for precision in [Precision::F32, Precision::F16] {
-            let source = GEMM
-                .specialized(precision, &tile.constants())
+            let source = set
+                .final_source(&GEMM, precision, false, &tile.constants())
                 .unwrap_or_else(|| panic!("{tile:?}: a constant is missing from gemm.wgsl"));
             let context = format!("{} {precision}", Variant::Gemm(tile));
             let module = naga::front::wgsl::parse_str(&source)

@@ -222,21 +222,32 @@ fn verify_with_repeat_zero_is_a_usage_error() {
     assert!(stderr_of(&output).contains("--repeat"), "{}", stderr_of(&output));
 }
 
-/// A package whose git history holds a copy of convbench's `shaders/` at HEAD, as a checkout
-/// of convbench does, and a second copy `head/` to edit.
+/// A package whose git history holds a copy of convbench's `shaders/` at HEAD (with the library
+/// files its shaders include, under `lib/`), as a checkout of convbench does, and a second copy
+/// `head/` to edit.
 fn package_with_shaders() -> Package {
     let package = Package::git();
     let repo_shaders = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shaders");
     for folder in ["shaders", "head"] {
-        std::fs::create_dir(package.path(folder)).expect("mkdir");
-        for entry in std::fs::read_dir(&repo_shaders).expect("shaders/") {
-            let entry = entry.expect("entry");
-            std::fs::copy(entry.path(), package.path(folder).join(entry.file_name())).expect("copy");
-        }
+        copy_folder(&repo_shaders, &package.path(folder));
     }
     package.git_ok(&["add", "shaders"]);
     package.git_ok(&["commit", "--quiet", "-m", "shaders"]);
     package
+}
+
+/// Copies the folder `from`, with its subfolders, to `to` (created).
+fn copy_folder(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for entry in std::fs::read_dir(from).expect("read the folder") {
+        let entry = entry.expect("entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_folder(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
 }
 
 #[test]
