@@ -327,9 +327,9 @@ mod tests {
             "s.wgsl",
             "// #include \"lib/a.wgsl\"\n",
             "test shaders",
-            &mut |_| Err(Error::InvalidInput("unreadable".into())),
+            &mut |_| Err(Error::io("lib/a.wgsl", std::io::Error::other("unreadable"))),
         )
         .expect_err("the read fails");
-        assert!(matches!(error, Error::InvalidInput(_)), "{error}");
+        assert!(matches!(error, Error::Io { .. }), "{error}");
     }
 }
