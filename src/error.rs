@@ -77,9 +77,6 @@ pub enum Error {
     /// `init` was given what it cannot set up (see [`crate::init::InitError`]).
     #[error(transparent)]
     Init(Box<crate::init::InitError>),
-    /// Tuning cannot start as asked (see [`crate::harness::tune::TuneError`]).
-    #[error(transparent)]
-    Tune(Box<crate::harness::tune::TuneError>),
     /// A seed sweep that cannot be drawn (see [`crate::harness::conformance::ConformanceError`]).
     #[error(transparent)]
     Conformance(Box<crate::harness::conformance::ConformanceError>),
@@ -140,7 +137,6 @@ impl Error {
             Error::Config(error) => error.kind(),
             Error::Model(error) => error.kind(),
             Error::Init(error) => error.kind(),
-            Error::Tune(error) => error.kind(),
             Error::Conformance(error) => error.kind(),
             Error::Sweep(error) => error.kind(),
             Error::Plan(error) => error.kind(),
@@ -273,12 +269,6 @@ impl From<crate::model::ModelError> for Error {
 impl From<crate::init::InitError> for Error {
     fn from(error: crate::init::InitError) -> Self {
         Error::Init(Box::new(error))
-    }
-}
-
-impl From<crate::harness::tune::TuneError> for Error {
-    fn from(error: crate::harness::tune::TuneError) -> Self {
-        Error::Tune(Box::new(error))
     }
 }
 

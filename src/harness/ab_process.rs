@@ -77,6 +77,9 @@ impl ProcessRequest {
         let s = &self.selection;
         list("--model", s.models.clone());
         list("--suite", s.suites.clone());
+        if let Some(shapes) = &s.shapes {
+            list("--shapes", vec![shapes.display().to_string()]);
+        }
         list("--batch", s.batches.iter().map(ToString::to_string).collect());
         list(
             "--precision",
@@ -273,7 +276,7 @@ mod tests {
                 batches: vec![1, 8],
                 precisions: vec![Precision::F16],
                 stage: Stage::Eval,
-                ..Selection::default()
+                shapes: Some("convs.csv".into()),
             },
             adapter: Some("vulkan".into()),
             samples: 4,
@@ -285,7 +288,7 @@ mod tests {
         assert_eq!(
             request.round_args(Path::new("r.json")).join(" "),
             "run --quiet --rounds 1 --manifest-path ws/Cargo.toml --model lenet,alexnet --suite layers \
-             --batch 1,8 --precision f16 --stage eval --adapter vulkan --samples 4 --warmup 0 \
+             --shapes convs.csv --batch 1,8 --precision f16 --stage eval --adapter vulkan --samples 4 --warmup 0 \
              --warmup-ms 50 --out r.json --kernel direct"
         );
         let heuristic = ProcessRequest {

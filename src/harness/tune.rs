@@ -433,21 +433,6 @@ fn ordered_candidates(op: &Op, precision: Precision, kernels: &KernelSet) -> Vec
     candidates
 }
 
-/// What stops tuning an op before it runs a variant.
-#[derive(Debug, thiserror::Error)]
-pub enum TuneError {
-    /// `--samples 0`: a variant with no timed run has no median to compare.
-    #[error("--samples must be at least 1")]
-    NoSamples,
-}
-
-impl TuneError {
-    /// The exit-code category: always the user's input.
-    pub fn kind(&self) -> crate::ErrorKind {
-        crate::ErrorKind::InvalidInput
-    }
-}
-
 /// Verifies and times every variant of `job.op` on `backend`, convbench's and those of the
 /// user's `kernels` that implement it.
 pub fn tune_op(
@@ -457,8 +442,9 @@ pub fn tune_op(
     options: &TuneOptions,
     on_event: &mut dyn FnMut(TuneEvent),
 ) -> Result<TuneResult> {
+    // A variant with no timed run has no median to compare.
     if options.samples == 0 {
-        return Err(TuneError::NoSamples.into());
+        return Err(crate::harness::SweepError::ZeroCount { flag: "--samples" }.into());
     }
     let seed: u64 = rand::rng().random();
     let mut rng = StdRng::seed_from_u64(seed);
@@ -545,7 +531,7 @@ mod tests {
         })
         .expect_err("no samples");
         assert!(
-            matches!(&error, Error::Tune(e) if matches!(**e, TuneError::NoSamples)),
+            matches!(&error, Error::Sweep(e) if matches!(**e, crate::harness::SweepError::ZeroCount { flag: "--samples" })),
             "{error:?}"
         );
         assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
