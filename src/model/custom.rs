@@ -69,8 +69,7 @@ pub fn network_from_data(mut net: Network) -> Result<Network, ModelError> {
     Ok(net)
 }
 
-/// Columns of a shape list row, in order.
-pub const SHAPE_COLUMNS: [&str; 9] = ["N", "C", "H", "W", "K", "R", "S", "stride", "pad"];
+pub use super::error::SHAPE_COLUMNS;
 
 /// A suite of single convolutions from a DeepBench-style CSV: rows `N,C,H,W,K,R,S,stride,pad`
 /// (batch, input channels, height, width, output channels, kernel height, kernel width, stride,

@@ -2,10 +2,13 @@
 //! known, a `[[model]]` network that cannot run, and a shape list (`--shapes FILE.csv`) with a
 //! bad row or none.
 
-use super::custom::SHAPE_COLUMNS;
 use super::{MAX_BATCH, Shape, ShapeError};
 use crate::ErrorKind;
 use std::path::PathBuf;
+
+/// Columns of a shape list row, in order (what `custom::shape_list` parses and these errors
+/// name).
+pub const SHAPE_COLUMNS: [&str; 9] = ["N", "C", "H", "W", "K", "R", "S", "stride", "pad"];
 
 /// An error of the model area: every one is the user's input to fix, and its message names the
 /// model, suite or file (and line) and what would do.
