@@ -71,7 +71,8 @@ for r in range(1, rounds + 1):
         direct.setdefault(key, []).append(value)
 print(f"heuristic (run --no-tune) vs direct (run --kernel direct) on {adapter}: {rounds} "
       f"interleaved rounds, medians of per-round medians; limit {limit}")
-print(f"{'model':<12}{'layer':<22}{'op':<10}{'phase':<13}{'heuristic ms':>13}{'direct ms':>11}"
+width = max([len(key[1]) for key in heuristic] + [5]) + 2
+print(f"{'model':<12}{'layer':<{width}}{'op':<10}{'phase':<13}{'heuristic ms':>13}{'direct ms':>11}"
       f"{'ratio':>8}   variant")
 worst, slower = 0.0, 0
 for key in heuristic:
@@ -86,7 +87,7 @@ for key in heuristic:
     worst = max(worst, ratio)
     mark = "   SLOWER" if ratio > limit else ""
     slower += ratio > limit
-    print(f"{key[0]:<12}{key[1]:<22}{op:<10}{key[2]:<13}{h_ms:>13.3f}{d_ms:>11.3f}{ratio:>8.2f}"
+    print(f"{key[0]:<12}{key[1]:<{width}}{op:<10}{key[2]:<13}{h_ms:>13.3f}{d_ms:>11.3f}{ratio:>8.2f}"
           f"   {variant}{mark}")
 def totals(side):
     """benchmark id -> median over rounds of the total's median (ms)."""
