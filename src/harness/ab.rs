@@ -402,9 +402,10 @@ impl AbOutcome {
 fn shader_sides(request: &AbRequest, workspace: &Workspace) -> Result<(ShaderSet, ShaderSet, String)> {
     let repo_dir = workspace.root.join("shaders");
     if request.shaders.is_none() && !ShaderSet::is_shader_dir(&repo_dir) {
+        let embedded = ShaderSet::embedded()?;
         return Ok((
-            ShaderSet::embedded()?,
-            ShaderSet::embedded()?,
+            embedded.clone(),
+            embedded,
             "convbench's embedded shaders on both sides".to_string(),
         ));
     }
