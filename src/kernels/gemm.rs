@@ -51,7 +51,8 @@ impl GemmTile {
         4 * self.bk * (self.bm + self.bn)
     }
 
-    /// Whether the sizes meet the shader's constraints: register blocks of whole `vec4`s,
+    /// Whether the sizes meet the shader's constraints: register blocks of one or two whole
+    /// `vec4`s each way (4x4 to 8x8: `gemm.wgsl` writes the block's code out for at most 8),
     /// whole blocks per tile, every invocation staging whole runs of four rows and columns,
     /// and WebGPU's default workgroup limits.
     pub const fn is_valid(&self) -> bool {
@@ -59,7 +60,12 @@ impl GemmTile {
         if tm == 0 || tn == 0 || bk == 0 {
             return false;
         }
-        if !tm.is_multiple_of(4) || !tn.is_multiple_of(4) || !bm.is_multiple_of(tm) || !bn.is_multiple_of(tn)
+        if !tm.is_multiple_of(4)
+            || !tn.is_multiple_of(4)
+            || tm > 8
+            || tn > 8
+            || !bm.is_multiple_of(tm)
+            || !bn.is_multiple_of(tn)
         {
             return false;
         }
