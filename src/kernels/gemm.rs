@@ -257,6 +257,41 @@ pub fn conv_forward(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
     vec![dispatch("conv2d_forward_gemm", params, tile, AFFINE)]
 }
 
+/// The 8x8-block tiles [`super::Variant::heuristic`] chooses among for convolutions, smallest first
+/// (ties go to the smaller tile).
+pub const BLOCK_TILES: [GemmTile; 2] = [GemmTile::new(64, 64, 8, 8, 8), GemmTile::new(128, 128, 8, 8, 8)];
+
+/// The tile of [`BLOCK_TILES`] that [`block_tile_cost`] rates cheapest for an `m x n` GEMM (the
+/// first of equals).
+pub fn cheapest_block_tile(m: usize, n: usize) -> GemmTile {
+    let [mut best, rest @ ..] = BLOCK_TILES;
+    for tile in rest {
+        if block_tile_cost(&tile, m, n) < block_tile_cost(&best, m, n) {
+            best = tile;
+        }
+    }
+    best
+}
+
+/// Workgroups assumed to run at once when rating a tile: a layer with fewer tiles than this
+/// leaves compute idle, and the busiest worker runs `ceil(tiles / WORKERS)` of them. Eight is
+/// more than a CPU adapter's threads on small machines and less than any GPU's cores; the
+/// layers whose choice it changes have a few dozen tiles at most.
+const WORKERS: usize = 8;
+
+/// Relative time of an `m x n` GEMM in 8x8-block `tile`s, per unit of reduction: the busiest
+/// worker's tiles times each tile's outputs times the cost of one output. That cost is
+/// `0.6 + 0.2 * (64 / bm + 64 / bn)`, a fixed part plus the staging of `bm + bn` values per
+/// `bm * bn` FMAs, fitted to lavapipe's times for AlexNet's conv4 at batch 8 (M = 256, no
+/// partial row tiles) with 16-deep slices, where `128x128` ran in 0.8 of `64x64`'s time; it
+/// ranks the 8-deep tiles as measured on every phase of conv2-conv5.
+pub fn block_tile_cost(tile: &GemmTile, m: usize, n: usize) -> f64 {
+    let (bm, bn) = (tile.bm as usize, tile.bn as usize);
+    let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+    let per_output = 0.6 + 0.2 * (64.0 / bm as f64 + 64.0 / bn as f64);
+    tiles.div_ceil(WORKERS) as f64 * (bm * bn) as f64 * per_output
+}
+
 /// Bytes of column matrix one pair of backward-data dispatches aims at (a chunk of whole
 /// images): large enough to keep any GPU busy, small enough to stay in a CPU's last-level
 /// cache on the way from the GEMM to col2im.
@@ -265,26 +300,49 @@ pub const COLS_CHUNK_BYTES: u64 = 16 << 20;
 /// backward data stays implicit.
 pub const COLS_MAX_BYTES: u64 = 128 << 20;
 
-/// Input channels per group from which backward data at stride 1 runs as one implicit GEMM
-/// rather than through the column matrix. The implicit GEMM is then as wide as the forward
-/// convolution (`cin / groups` rows) and reads each `dy` value once per tap from its staged tile;
-/// the column matrix costs a write and a read of `cin * kh * kw * oh * ow` floats per image,
-/// which made backward data of wide layers much slower than their forward pass (measured in
-/// `docs/lavapipe-time.md`). Below it the implicit GEMM starves: 3 input channels (the first
-/// layers) fill 3 rows of a 64-row tile.
+/// Input channels per group below which backward data always goes through the column matrix:
+/// the implicit GEMM is `cin / groups` rows tall, and 3 input channels (the first layers) fill
+/// 3 rows of a 64-row tile.
 pub const IMPLICIT_MIN_CHANNELS: usize = 64;
+
+/// Above it, backward data at stride 1 of a layer with at least [`IMPLICIT_MIN_CHANNELS`] input
+/// channels per group runs as one implicit GEMM; below it, through the column matrix. It bounds
+/// the ratio of the two lowerings' GEMM costs ([`lowering_cost_ratio`]), which leaves out what
+/// only the column matrix pays (its write, its read by col2im): measured on lavapipe, the column
+/// matrix's time came to 1.0-1.3x its GEMM's modelled share (docs/lavapipe-time.md).
+pub const COLS_MAX_COST_RATIO: f64 = 0.8;
+
+/// The column-matrix GEMM's modelled cost over the implicit GEMM's, for backward data at stride
+/// 1 ([`block_tile_cost`] of the cheapest 8x8-block tile, times the reduction): the implicit
+/// GEMM is `cin x (n h w)` reducing over `cout * taps`, and multiplies every tap that falls in
+/// `dy`'s padding (all of a 7x7 kernel's over the border of a 16x16 input); the column matrix's
+/// is `cin * taps x (n oh ow)` reducing over `cout`, and multiplies none.
+pub fn lowering_cost_ratio(g: &ConvGeom) -> f64 {
+    let c = &g.conv;
+    let groups = c.groups.max(1);
+    let (cin, cout) = (c.in_channels / groups, c.out_channels / groups);
+    let taps = c.kernel.0 * c.kernel.1;
+    let cost = |m: usize, n: usize, k: usize| block_tile_cost(&cheapest_block_tile(m, n), m, n) * k as f64;
+    let implicit = cost(cin, g.input.n * g.input.h * g.input.w, cout * taps);
+    let cols = cost(cin * taps, g.output.n * g.output.h * g.output.w, cout);
+    if implicit > 0.0 { cols / implicit } else { 1.0 }
+}
 
 /// Images per chunk of the explicit (column matrix) backward data of `g`, or `None` when it
 /// runs as one implicit GEMM: 1x1 kernels at stride 1 without padding (whose column matrix
 /// *is* dx, so the implicit GEMM is already dense), stride 1 with at least
-/// [`IMPLICIT_MIN_CHANNELS`] input channels per group, and images whose column matrix exceeds
-/// [`COLS_MAX_BYTES`].
+/// [`IMPLICIT_MIN_CHANNELS`] input channels per group where the column matrix's GEMM would not
+/// cost under [`COLS_MAX_COST_RATIO`] of the implicit one, and images whose column matrix
+/// exceeds [`COLS_MAX_BYTES`].
 pub(crate) fn cols_chunk(g: &ConvGeom) -> Option<usize> {
     let c = &g.conv;
     if c.kernel == (1, 1) && c.stride == (1, 1) && c.padding == (0, 0) {
         return None;
     }
-    if c.stride == (1, 1) && c.in_channels / c.groups.max(1) >= IMPLICIT_MIN_CHANNELS {
+    if c.stride == (1, 1)
+        && c.in_channels / c.groups.max(1) >= IMPLICIT_MIN_CHANNELS
+        && lowering_cost_ratio(g) >= COLS_MAX_COST_RATIO
+    {
         return None;
     }
     let per_image = 4 * (c.in_channels * c.kernel.0 * c.kernel.1 * g.output.h * g.output.w) as u64;
@@ -500,6 +558,29 @@ mod tests {
         ConvGeom::new(conv, n, h, w).expect("kernel fits")
     }
 
+    /// Backward data at stride 1 goes through the column matrix where its GEMM costs under 0.8
+    /// of the implicit one's, as measured on lavapipe (docs/lavapipe-time.md): the layers suite
+    /// at batch 1, whose implicit GEMM multiplies 23-61% padding, and AlexNet's conv3 at batch
+    /// 8 (192 rows, a poor fit for 128-row tiles); conv4 and conv5, and 3x3 layers on a 7x7 map,
+    /// stay implicit.
+    #[test]
+    fn backward_data_lowering_follows_the_cost_model() {
+        let cols = |conv: Conv2d, n: usize, hw: usize| cols_chunk(&geom(conv, n, hw, hw)).is_some();
+        assert!(cols(Conv2d::square(64, 128, 9, 1, 0), 1, 64), "L2");
+        assert!(cols(Conv2d::square(128, 128, 9, 1, 0), 1, 32), "L3");
+        assert!(cols(Conv2d::square(128, 128, 7, 1, 0), 1, 16), "L4");
+        assert!(cols(Conv2d::square(384, 384, 3, 1, 0), 1, 13), "L5");
+        assert!(cols(Conv2d::square(192, 384, 3, 1, 1), 8, 13), "AlexNet conv3");
+        assert!(!cols(Conv2d::square(384, 256, 3, 1, 1), 8, 13), "AlexNet conv4");
+        assert!(!cols(Conv2d::square(256, 256, 3, 1, 1), 8, 13), "AlexNet conv5");
+        assert!(!cols(Conv2d::square(512, 512, 3, 1, 1), 1, 7), "ResNet-50 layer4");
+        assert!(!cols(Conv2d::square(512, 512, 3, 1, 1), 8, 7), "ResNet-50 layer4");
+        assert!(
+            !cols(Conv2d::square(256, 256, 1, 1, 0), 8, 14),
+            "1x1: dx is the column matrix"
+        );
+    }
+
     #[test]
     fn backward_data_chunks_cover_every_image_once() {
         let tile = GemmTile::new(64, 64, 16, 4, 4);
@@ -561,9 +642,9 @@ mod tests {
     #[test]
     fn wide_stride_1_backward_data_is_implicit() {
         let tile = GemmTile::new(64, 64, 16, 8, 8);
-        // AlexNet's conv3 and conv2: 192 and 64 input channels, padded, stride 1.
+        // AlexNet's conv4 and conv2: 384 and 64 input channels, padded, stride 1.
         for g in [
-            geom(Conv2d::square(192, 384, 3, 1, 1), 8, 13, 13),
+            geom(Conv2d::square(384, 256, 3, 1, 1), 8, 13, 13),
             geom(Conv2d::square(64, 192, 5, 1, 2), 8, 27, 27),
         ] {
             assert_eq!(cols_chunk(&g), None, "{g:?}");

@@ -206,7 +206,7 @@ impl Variant {
             (_, 0..=2, _) | (_, _, 0..=8) => return Variant::Direct,
             (_, 3..=16, _) => GemmTile::new(64, 8, 16, 4, 4),
             (0..=8, _, _) => GemmTile::new(8, 64, 32, 4, 4),
-            _ => cheapest_block_tile(m, n),
+            _ => super::gemm::cheapest_block_tile(m, n),
         };
         if m.div_ceil(tile.bm as usize) * n.div_ceil(tile.bn as usize) == 1
             && 4 * m * n < (tile.bm * tile.bn) as usize
@@ -221,41 +221,6 @@ impl Variant {
 /// fixed cost (staging through workgroup memory, barriers, 16-64 accumulators per invocation)
 /// is not repaid on so little work, and a small GEMM rarely fills its tiles.
 pub const SMALL_GEMM_MACS: usize = 1 << 20;
-
-/// The 8x8-block tiles [`Variant::heuristic`] chooses among for convolutions, smallest first
-/// (ties go to the smaller tile).
-pub const BLOCK_TILES: [GemmTile; 2] = [GemmTile::new(64, 64, 8, 8, 8), GemmTile::new(128, 128, 8, 8, 8)];
-
-/// The tile of [`BLOCK_TILES`] that [`block_tile_cost`] rates cheapest for an `m x n` GEMM (the
-/// first of equals).
-fn cheapest_block_tile(m: usize, n: usize) -> GemmTile {
-    let [mut best, rest @ ..] = BLOCK_TILES;
-    for tile in rest {
-        if block_tile_cost(&tile, m, n) < block_tile_cost(&best, m, n) {
-            best = tile;
-        }
-    }
-    best
-}
-
-/// Workgroups assumed to run at once when rating a tile: a layer with fewer tiles than this
-/// leaves compute idle, and the busiest worker runs `ceil(tiles / WORKERS)` of them. Eight is
-/// more than a CPU adapter's threads on small machines and less than any GPU's cores; the
-/// layers whose choice it changes have a few dozen tiles at most.
-const WORKERS: usize = 8;
-
-/// Relative time of an `m x n` GEMM in 8x8-block `tile`s, per unit of reduction: the busiest
-/// worker's tiles times each tile's outputs times the cost of one output. That cost is
-/// `0.6 + 0.2 * (64 / bm + 64 / bn)`, a fixed part plus the staging of `bm + bn` values per
-/// `bm * bn` FMAs, fitted to lavapipe's times for AlexNet's conv4 at batch 8 (M = 256, no
-/// partial row tiles) with 16-deep slices, where `128x128` ran in 0.8 of `64x64`'s time; it
-/// ranks the 8-deep tiles as measured on every phase of conv2-conv5.
-pub fn block_tile_cost(tile: &GemmTile, m: usize, n: usize) -> f64 {
-    let (bm, bn) = (tile.bm as usize, tile.bn as usize);
-    let tiles = m.div_ceil(bm) * n.div_ceil(bn);
-    let per_output = 0.6 + 0.2 * (64.0 / bm as f64 + 64.0 / bn as f64);
-    tiles.div_ceil(WORKERS) as f64 * (bm * bn) as f64 * per_output
-}
 
 /// `(m, n, k)` of the GEMM that implements `op` (per convolution group): C is `m x n`, the
 /// reduction `k` long; for backward data through the column matrix, the GEMM of one chunk of
@@ -330,6 +295,7 @@ impl TryFrom<String> for Variant {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernels::gemm::{BLOCK_TILES, block_tile_cost, cheapest_block_tile};
 
     #[test]
     fn every_tile_is_valid_and_ids_round_trip() {
