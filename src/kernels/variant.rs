@@ -295,7 +295,7 @@ impl TryFrom<String> for Variant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::gemm::{BLOCK_TILES, block_tile_cost, cheapest_block_tile};
+    use crate::kernels::gemm::{BLOCK_TILES, cheapest_block_tile};
 
     #[test]
     fn every_tile_is_valid_and_ids_round_trip() {
