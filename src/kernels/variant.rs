@@ -14,7 +14,9 @@ use super::user::{ID_PREFIX, KernelSet, UserKernel, UserRef};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-pub use super::gemm::{GemmTile, MAX_WORKGROUP_BYTES, MAX_WORKGROUP_INVOCATIONS};
+pub use super::gemm::{
+    BLOCK_TILES, GemmTile, MAX_WORKGROUP_BYTES, MAX_WORKGROUP_INVOCATIONS, block_tile_cost,
+};
 
 /// Every GEMM tile offered, each a registry variant of `gemm.wgsl`:
 /// - `64x64x8_8x8` and `128x128x8_8x8`: 8x8 register blocks, the heuristic's tiles for
@@ -295,7 +297,7 @@ impl TryFrom<String> for Variant {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernels::gemm::{BLOCK_TILES, cheapest_block_tile};
+    use crate::kernels::gemm::cheapest_block_tile;
 
     #[test]
     fn every_tile_is_valid_and_ids_round_trip() {
