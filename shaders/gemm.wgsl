@@ -13,13 +13,14 @@
 // accumulates in f32). The host describes every operand by affine strides (see
 // `src/kernels/gemm.rs`), so one code path serves all ops; only backward-data at a stride above
 // one divides by the stride. Backward data of a kernel larger than 1x1 (or strided, or padded)
-// with fewer than 64 input channels per group, or at a stride above one, runs as two steps
-// instead (`kernels::gemm::cols_chunk` decides): this file's `conv2d_backward_data_cols_gemm`
-// computes the column matrix dcol = W^T x dY, a dense GEMM as deep as the output channels, into
-// the f32 scratch buffer `cols`, and `conv2d.wgsl`'s `conv2d_col2im` sums each input pixel's taps
-// from it. The implicit form gathers dY once per tap and multiplies it by only `cin / groups`
-// weights, which starves a narrow GEMM (3 input channels); for wide layers it is as dense as
-// the forward GEMM and saves the column matrix's write and read.
+// runs as two steps where that is cheaper (`kernels::gemm::cols_chunk` decides: fewer than 64
+// input channels per group, a stride above one, or many taps in dY's padding): this file's
+// `conv2d_backward_data_cols_gemm` computes the column matrix dcol = W^T x dY, a dense GEMM as
+// deep as the output channels, into the f32 scratch buffer `cols`, and `conv2d.wgsl`'s
+// `conv2d_col2im` sums each input pixel's taps from it. The implicit form gathers dY once per
+// tap, padding included, and multiplies it by only `cin / groups` weights, which starves a
+// narrow GEMM (3 input channels); for wide layers with little padding it is as dense as the
+// forward GEMM and saves the column matrix's write and read.
 // The reduction index k is decomposed as
 // ((hi * k_mid) + mid) * k_lo + lo by a counter advanced by BK per slice: integer division is
 // slow on SIMD CPUs (lavapipe), so it happens only once per invocation, never per element.
