@@ -265,9 +265,11 @@ pub const BLOCK_TILES: [GemmTile; 2] = [GemmTile::new(64, 64, 8, 8, 8), GemmTile
 /// first of equals).
 pub fn cheapest_block_tile(m: usize, n: usize) -> GemmTile {
     let [mut best, rest @ ..] = BLOCK_TILES;
+    let mut best_cost = block_tile_cost(&best, m, n);
     for tile in rest {
-        if block_tile_cost(&tile, m, n) < block_tile_cost(&best, m, n) {
-            best = tile;
+        let cost = block_tile_cost(&tile, m, n);
+        if cost < best_cost {
+            (best, best_cost) = (tile, cost);
         }
     }
     best
@@ -308,8 +310,8 @@ pub const IMPLICIT_MIN_CHANNELS: usize = 64;
 /// Above it, backward data at stride 1 of a layer with at least [`IMPLICIT_MIN_CHANNELS`] input
 /// channels per group runs as one implicit GEMM; below it, through the column matrix. It bounds
 /// the ratio of the two lowerings' GEMM costs ([`lowering_cost_ratio`]), which leaves out what
-/// only the column matrix pays (its write, its read by col2im): measured on lavapipe, the column
-/// matrix's time came to 1.0-1.3x its GEMM's modelled share (docs/lavapipe-time.md).
+/// only the column matrix pays (its write, its read by col2im); the layers that placed it are
+/// in docs/lavapipe-time.md ("The column matrix for backward data").
 pub const COLS_MAX_COST_RATIO: f64 = 0.8;
 
 /// The column-matrix GEMM's modelled cost over the implicit GEMM's, for backward data at stride
@@ -322,7 +324,13 @@ pub fn lowering_cost_ratio(g: &ConvGeom) -> f64 {
     let groups = c.groups.max(1);
     let (cin, cout) = (c.in_channels / groups, c.out_channels / groups);
     let taps = c.kernel.0 * c.kernel.1;
-    let cost = |m: usize, n: usize, k: usize| block_tile_cost(&cheapest_block_tile(m, n), m, n) * k as f64;
+    let cost = |m: usize, n: usize, k: usize| {
+        BLOCK_TILES
+            .iter()
+            .map(|tile| block_tile_cost(tile, m, n))
+            .fold(f64::INFINITY, f64::min)
+            * k as f64
+    };
     let implicit = cost(cin, g.input.n * g.input.h * g.input.w, cout * taps);
     let cols = cost(cin * taps, g.output.n * g.output.h * g.output.w, cout);
     if implicit > 0.0 { cols / implicit } else { 1.0 }

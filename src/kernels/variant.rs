@@ -187,10 +187,8 @@ impl Variant {
     /// - otherwise the 8x8-block tile of [`BLOCK_TILES`] that [`block_tile_cost`] rates
     ///   cheapest: larger tiles stage fewer values per FMA, smaller ones waste less on partial
     ///   edges and give more workgroups to share. Short reductions too: since the tiles'
-    ///   accumulators are indexed by constants only, an 8x8 block costs little per tile, and it
-    ///   beat the 4x4-block `64x64x16_4x4` on every reduction of 16-256 measured (0.5-0.8 of
-    ///   its time: L4's and L5's weight gradients, L1's column matrix, 1x1 layers), where the
-    ///   4x4 block had won before.
+    ///   accumulators are indexed by constants only, an 8x8 block costs little per tile
+    ///   (measured in docs/kernel-variants.md).
     /// - whatever the tile, `direct` when the GEMM fits in one tile and fills less than a
     ///   quarter of it (LeNet's first weight gradient, 20 x 25): one workgroup would do all
     ///   the work, mostly on padding, while `direct` spreads it over every core.
