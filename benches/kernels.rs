@@ -15,6 +15,7 @@ use convbench::harness::plan::plan_suite_entry;
 use convbench::harness::select::{KernelChoice, choose};
 use convbench::harness::verify::check_program;
 use convbench::kernels::Variant;
+use convbench::kernels::variant::DeviceClass;
 use convbench::model::{Precision, suite};
 use convbench::results::Stage;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -41,7 +42,7 @@ fn kernels(c: &mut Criterion) {
     for entry in &layers.entries {
         for choice in [KernelChoice::Force(Variant::Direct), KernelChoice::Heuristic] {
             let mut plan = plan_suite_entry(entry, batch, Precision::F32, Stage::Train).expect("plan");
-            choose(&mut plan.program, &choice);
+            choose(&mut plan.program, &choice, DeviceClass::of(backend.adapter()));
             let mut loaded = backend.load(&plan.program).expect("load");
             for &(tensor, _) in &plan.inits {
                 let len = plan.program.tensors[tensor].len;

@@ -44,13 +44,16 @@ const A_PER: u32 = BM / LOADERS;
 const B_PER: u32 = BN / LOADERS;
 const TM4: u32 = TM / 4u;
 const TN4: u32 = TN / 4u;
-// The accumulators of the largest block, 8 x 8 (TM and TN are 4 or 8): a block's element (i, j)
-// is `acc[i * TN4 + j / 4][j % 4]`. The code that touches `acc` is written out with constant
-// indices, under conditions on TM4 and TN4 that are constant too, never in loops: llvmpipe
-// (lavapipe) does not unroll such loops, and keeps an array indexed by a loop variable in
-// memory, where every access is a loop over the SIMD lanes (measured in docs/lavapipe-time.md,
-// "Accumulators indexed by constants").
-const ACC: u32 = 16u;
+// The accumulators of the largest block, 16 x 16 (TM and TN are 4, 8 or 16): a block's element
+// (i, j) is `acc[i * TN4 + j / 4][j % 4]`. The code that touches `acc` is written out with
+// constant indices, under conditions on TM4 and TN4 that are constant too, never in loops:
+// llvmpipe (lavapipe) does not unroll such loops, and keeps an array indexed by a loop variable
+// in memory, where every access is a loop over the SIMD lanes (measured in
+// docs/lavapipe-time.md, "Accumulators indexed by constants"). The helpers that do it (`rank1`,
+// `put`, ...) are called with literal rows and columns only, so that once inlined every index
+// is constant. 16x16 blocks are for CPU drivers, which read workgroup memory one SIMD lane at a
+// time: each value read feeds 16 FMAs instead of 8 (docs/kernel-variants.md).
+const ACC: u32 = 64u;
 
 const GATHER: u32 = 0u;
 const GATHER_STRIDED: u32 = 1u;
@@ -183,6 +186,35 @@ struct Block {
     valid: bool,
 }
 
+// Up to four vec4s: a block row's columns of B, or the bias of up to sixteen rows.
+struct Quad {
+    v0: vec4<f32>,
+    v1: vec4<f32>,
+    v2: vec4<f32>,
+    v3: vec4<f32>,
+}
+
+// Row `i` of the block (a constant at every call) += a * b.
+fn rank1(acc: ptr<function, array<vec4<f32>, ACC>>, i: u32, a: f32, b: Quad) {
+    let av = vec4<f32>(a);
+    (*acc)[i * TN4] = fma(av, b.v0, (*acc)[i * TN4]);
+    if (TN4 > 1u) {
+        (*acc)[i * TN4 + 1u] = fma(av, b.v1, (*acc)[i * TN4 + 1u]);
+    }
+    if (TN4 > 2u) {
+        (*acc)[i * TN4 + 2u] = fma(av, b.v2, (*acc)[i * TN4 + 2u]);
+        (*acc)[i * TN4 + 3u] = fma(av, b.v3, (*acc)[i * TN4 + 3u]);
+    }
+}
+
+// Rows `i0` to `i0 + 3` of the block += the outer product of `a` and `b`.
+fn rank1_rows(acc: ptr<function, array<vec4<f32>, ACC>>, i0: u32, a: vec4<f32>, b: Quad) {
+    rank1(acc, i0, a.x, b);
+    rank1(acc, i0 + 1u, a.y, b);
+    rank1(acc, i0 + 2u, a.z, b);
+    rank1(acc, i0 + 3u, a.w, b);
+}
+
 fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> Block {
     var out: Block;
     let tile = wg.y * nwg.x + wg.x;
@@ -253,34 +285,22 @@ fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> Block {
         for (var kk = 0u; kk < BK; kk += 1u) {
             let a_at = (kk * BM + ty * TM) / 4u;
             let b_at = (kk * BN + tx * TN) / 4u;
-            let b0 = b_tile[b_at];
-            var b1 = b0;
+            var b: Quad;
+            b.v0 = b_tile[b_at];
             if (TN4 > 1u) {
-                b1 = b_tile[b_at + 1u];
+                b.v1 = b_tile[b_at + 1u];
             }
-            let a0 = a_tile[a_at];
-            acc[0u] = fma(vec4<f32>(a0.x), b0, acc[0u]);
-            acc[TN4] = fma(vec4<f32>(a0.y), b0, acc[TN4]);
-            acc[2u * TN4] = fma(vec4<f32>(a0.z), b0, acc[2u * TN4]);
-            acc[3u * TN4] = fma(vec4<f32>(a0.w), b0, acc[3u * TN4]);
-            if (TN4 > 1u) {
-                acc[1u] = fma(vec4<f32>(a0.x), b1, acc[1u]);
-                acc[TN4 + 1u] = fma(vec4<f32>(a0.y), b1, acc[TN4 + 1u]);
-                acc[2u * TN4 + 1u] = fma(vec4<f32>(a0.z), b1, acc[2u * TN4 + 1u]);
-                acc[3u * TN4 + 1u] = fma(vec4<f32>(a0.w), b1, acc[3u * TN4 + 1u]);
+            if (TN4 > 2u) {
+                b.v2 = b_tile[b_at + 2u];
+                b.v3 = b_tile[b_at + 3u];
             }
+            rank1_rows(&acc, 0u, a_tile[a_at], b);
             if (TM4 > 1u) {
-                let a1 = a_tile[a_at + 1u];
-                acc[4u * TN4] = fma(vec4<f32>(a1.x), b0, acc[4u * TN4]);
-                acc[5u * TN4] = fma(vec4<f32>(a1.y), b0, acc[5u * TN4]);
-                acc[6u * TN4] = fma(vec4<f32>(a1.z), b0, acc[6u * TN4]);
-                acc[7u * TN4] = fma(vec4<f32>(a1.w), b0, acc[7u * TN4]);
-                if (TN4 > 1u) {
-                    acc[4u * TN4 + 1u] = fma(vec4<f32>(a1.x), b1, acc[4u * TN4 + 1u]);
-                    acc[5u * TN4 + 1u] = fma(vec4<f32>(a1.y), b1, acc[5u * TN4 + 1u]);
-                    acc[6u * TN4 + 1u] = fma(vec4<f32>(a1.z), b1, acc[6u * TN4 + 1u]);
-                    acc[7u * TN4 + 1u] = fma(vec4<f32>(a1.w), b1, acc[7u * TN4 + 1u]);
-                }
+                rank1_rows(&acc, 4u, a_tile[a_at + 1u], b);
+            }
+            if (TM4 > 2u) {
+                rank1_rows(&acc, 8u, a_tile[a_at + 2u], b);
+                rank1_rows(&acc, 12u, a_tile[a_at + 3u], b);
             }
         }
         workgroupBarrier();
@@ -337,19 +357,33 @@ fn bias_row(b: Block, i: u32) -> f32 {
     return 0.0;
 }
 
-// Column `j` of the block, at C's column `*at` (advanced to the next one).
-fn put_column(b: Block, j: u32, row_base: u32, at: ptr<function, Cols>, lo: vec4<f32>, hi: vec4<f32>) {
+// Rows `i0` to `i0 + 3` of column `j` of the block, with their bias.
+fn put_rows(b: Block, i0: u32, j: u32, col: u32, index: u32, bias4: vec4<f32>) {
+    put(b, i0, j, col, index, bias4.x);
+    put(b, i0 + 1u, j, col, index, bias4.y);
+    put(b, i0 + 2u, j, col, index, bias4.z);
+    put(b, i0 + 3u, j, col, index, bias4.w);
+}
+
+fn put_cols_rows(b: Block, i0: u32, j: u32, col: u32, index: u32) {
+    put_cols(b, i0, j, col, index);
+    put_cols(b, i0 + 1u, j, col, index);
+    put_cols(b, i0 + 2u, j, col, index);
+    put_cols(b, i0 + 3u, j, col, index);
+}
+
+// Column `j` of the block, at C's column `*at` (advanced to the next one). (The column matrix
+// has its own copy, `put_cols_column`: only `conv2d_backward_data_cols_gemm` binds `cols`.)
+fn put_column(b: Block, j: u32, row_base: u32, at: ptr<function, Cols>, bias: Quad) {
     let col = b.col0 + j;
     let index = row_base + (*at).q * p.c_col + (*at).r;
-    put(b, 0u, j, col, index, lo.x);
-    put(b, 1u, j, col, index, lo.y);
-    put(b, 2u, j, col, index, lo.z);
-    put(b, 3u, j, col, index, lo.w);
+    put_rows(b, 0u, j, col, index, bias.v0);
     if (TM4 > 1u) {
-        put(b, 4u, j, col, index, hi.x);
-        put(b, 5u, j, col, index, hi.y);
-        put(b, 6u, j, col, index, hi.z);
-        put(b, 7u, j, col, index, hi.w);
+        put_rows(b, 4u, j, col, index, bias.v1);
+    }
+    if (TM4 > 2u) {
+        put_rows(b, 8u, j, col, index, bias.v2);
+        put_rows(b, 12u, j, col, index, bias.v3);
     }
     *at = next_col(*at);
 }
@@ -357,36 +391,50 @@ fn put_column(b: Block, j: u32, row_base: u32, at: ptr<function, Cols>, lo: vec4
 fn put_cols_column(b: Block, j: u32, row_base: u32, at: ptr<function, Cols>) {
     let col = b.col0 + j;
     let index = row_base + (*at).q * p.c_col + (*at).r;
-    put_cols(b, 0u, j, col, index);
-    put_cols(b, 1u, j, col, index);
-    put_cols(b, 2u, j, col, index);
-    put_cols(b, 3u, j, col, index);
+    put_cols_rows(b, 0u, j, col, index);
     if (TM4 > 1u) {
-        put_cols(b, 4u, j, col, index);
-        put_cols(b, 5u, j, col, index);
-        put_cols(b, 6u, j, col, index);
-        put_cols(b, 7u, j, col, index);
+        put_cols_rows(b, 4u, j, col, index);
+    }
+    if (TM4 > 2u) {
+        put_cols_rows(b, 8u, j, col, index);
+        put_cols_rows(b, 12u, j, col, index);
     }
     *at = next_col(*at);
+}
+
+// Columns `j0` to `j0 + 3` of the block.
+fn put_columns(b: Block, j0: u32, row_base: u32, at: ptr<function, Cols>, bias: Quad) {
+    put_column(b, j0, row_base, at, bias);
+    put_column(b, j0 + 1u, row_base, at, bias);
+    put_column(b, j0 + 2u, row_base, at, bias);
+    put_column(b, j0 + 3u, row_base, at, bias);
+}
+
+fn put_cols_columns(b: Block, j0: u32, row_base: u32, at: ptr<function, Cols>) {
+    put_cols_column(b, j0, row_base, at);
+    put_cols_column(b, j0 + 1u, row_base, at);
+    put_cols_column(b, j0 + 2u, row_base, at);
+    put_cols_column(b, j0 + 3u, row_base, at);
+}
+
+fn bias_rows(b: Block, i0: u32) -> vec4<f32> {
+    return vec4<f32>(bias_row(b, i0), bias_row(b, i0 + 1u), bias_row(b, i0 + 2u), bias_row(b, i0 + 3u));
 }
 
 fn store(b: Block) {
     if (!b.valid) {
         return;
     }
-    let lo = vec4<f32>(bias_row(b, 0u), bias_row(b, 1u), bias_row(b, 2u), bias_row(b, 3u));
-    let hi = vec4<f32>(bias_row(b, 4u), bias_row(b, 5u), bias_row(b, 6u), bias_row(b, 7u));
+    let bias = Quad(bias_rows(b, 0u), bias_rows(b, 4u), bias_rows(b, 8u), bias_rows(b, 12u));
     let row_base = p.c_offset + (b.g * p.m + b.row0) * p.c_row;
     var at = Cols(b.col0 / p.c_span, b.col0 % p.c_span);
-    put_column(b, 0u, row_base, &at, lo, hi);
-    put_column(b, 1u, row_base, &at, lo, hi);
-    put_column(b, 2u, row_base, &at, lo, hi);
-    put_column(b, 3u, row_base, &at, lo, hi);
+    put_columns(b, 0u, row_base, &at, bias);
     if (TN4 > 1u) {
-        put_column(b, 4u, row_base, &at, lo, hi);
-        put_column(b, 5u, row_base, &at, lo, hi);
-        put_column(b, 6u, row_base, &at, lo, hi);
-        put_column(b, 7u, row_base, &at, lo, hi);
+        put_columns(b, 4u, row_base, &at, bias);
+    }
+    if (TN4 > 2u) {
+        put_columns(b, 8u, row_base, &at, bias);
+        put_columns(b, 12u, row_base, &at, bias);
     }
 }
 
@@ -396,15 +444,13 @@ fn store_cols(b: Block) {
     }
     let row_base = p.c_offset + (b.g * p.m + b.row0) * p.c_row;
     var at = Cols(b.col0 / p.c_span, b.col0 % p.c_span);
-    put_cols_column(b, 0u, row_base, &at);
-    put_cols_column(b, 1u, row_base, &at);
-    put_cols_column(b, 2u, row_base, &at);
-    put_cols_column(b, 3u, row_base, &at);
+    put_cols_columns(b, 0u, row_base, &at);
     if (TN4 > 1u) {
-        put_cols_column(b, 4u, row_base, &at);
-        put_cols_column(b, 5u, row_base, &at);
-        put_cols_column(b, 6u, row_base, &at);
-        put_cols_column(b, 7u, row_base, &at);
+        put_cols_columns(b, 4u, row_base, &at);
+    }
+    if (TN4 > 2u) {
+        put_cols_columns(b, 8u, row_base, &at);
+        put_cols_columns(b, 12u, row_base, &at);
     }
 }
 

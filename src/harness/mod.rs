@@ -40,6 +40,7 @@ pub use sweep_error::SweepError;
 pub use verification_error::{Culprit, VerificationError};
 
 use crate::backend::{Backend, Loaded, OpCall};
+use crate::kernels::variant::DeviceClass;
 use crate::kernels::{Access, Op};
 use crate::model::{MAX_BATCH, Network, Precision, SuiteEntry};
 use crate::results::{BenchmarkResult, LayerResult, Phase, PhaseResult, Stage, Summary, TimingMethod};
@@ -248,8 +249,9 @@ pub fn verification_plan(
     let mut plan = target.plan(batch.min(VERIFY_BATCH), precision, plan_options)?;
     if select::has_variants(backend.kind()) {
         let mut measured = target.plan(batch, precision, plan_options)?;
-        select::choose(&mut measured.program, &options.kernels);
-        select::copy_variants(&measured.program, &mut plan.program, &options.kernels);
+        let device = DeviceClass::of(backend.adapter());
+        select::choose(&mut measured.program, &options.kernels, device);
+        select::copy_variants(&measured.program, &mut plan.program, &options.kernels, device);
     }
     Ok(plan)
 }
@@ -455,7 +457,11 @@ pub fn measure(
     };
     let mut plan = target.plan(batch, precision, plan_options)?;
     if select::has_variants(backend.kind()) {
-        select::choose(&mut plan.program, &options.kernels);
+        select::choose(
+            &mut plan.program,
+            &options.kernels,
+            DeviceClass::of(backend.adapter()),
+        );
     }
     let mut loaded = backend.load(&plan.program)?;
     fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
@@ -717,8 +723,12 @@ impl<'a> AbSession<'a> {
         let mut base_program = plan.program.clone();
         let mut head_program = plan.program.clone();
         if select::has_variants(head.kind()) {
-            select::choose(&mut base_program, base_kernels);
-            select::choose(&mut head_program, &options.kernels);
+            select::choose(&mut base_program, base_kernels, DeviceClass::of(base.adapter()));
+            select::choose(
+                &mut head_program,
+                &options.kernels,
+                DeviceClass::of(head.adapter()),
+            );
         }
         let mut sides = [base.load(&base_program)?, head.load(&head_program)?];
         for loaded in &mut sides {

@@ -7,13 +7,14 @@
 use super::tune::TuneCache;
 use crate::backend::{BackendKind, Program};
 use crate::kernels::user::{KernelSet, UserRef};
+use crate::kernels::variant::DeviceClass;
 use crate::kernels::{Op, Variant};
 use crate::model::Precision;
 
 /// How each op's kernel variant is chosen.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum KernelChoice {
-    /// [`Variant::heuristic`]: from the op's shape, nothing measured.
+    /// [`Variant::heuristic_on`]: from the op's shape and the kind of device, nothing measured.
     #[default]
     Heuristic,
     /// The winner cached by `tune` for the op's shape and precision, else the heuristic.
@@ -41,19 +42,20 @@ pub enum KernelChoice {
 }
 
 impl KernelChoice {
-    /// The variant `op` runs with at `precision`.
-    pub fn variant(&self, op: &Op, precision: Precision) -> Variant {
+    /// The variant `op` runs with at `precision` on a `device`.
+    pub fn variant(&self, op: &Op, precision: Precision, device: DeviceClass) -> Variant {
+        let heuristic = || Variant::heuristic_on(op, device);
         match self {
-            KernelChoice::Heuristic => Variant::heuristic(op),
-            KernelChoice::Tuned { cache, kernels } => cache
-                .winner(op, precision, kernels)
-                .unwrap_or_else(|| Variant::heuristic(op)),
+            KernelChoice::Heuristic => heuristic(),
+            KernelChoice::Tuned { cache, kernels } => {
+                cache.winner(op, precision, kernels).unwrap_or_else(heuristic)
+            }
             KernelChoice::Force(v) if v.implements_at(op, precision) => *v,
-            KernelChoice::Force(_) => Variant::heuristic(op),
-            KernelChoice::Mapped { inner, kernels } => match inner.variant(op, precision) {
+            KernelChoice::Force(_) => heuristic(),
+            KernelChoice::Mapped { inner, kernels } => match inner.variant(op, precision, device) {
                 Variant::User(kernel) => kernels
                     .get(&kernel.0.name)
-                    .map_or_else(|| Variant::heuristic(op), |k| Variant::User(*k)),
+                    .map_or_else(heuristic, |k| Variant::User(*k)),
                 other => other,
             },
         }
@@ -65,18 +67,18 @@ pub fn has_variants(backend: BackendKind) -> bool {
     backend == BackendKind::Wgpu
 }
 
-/// Sets the variant of every op of `program` as `choice` says.
-pub fn choose(program: &mut Program, choice: &KernelChoice) {
+/// Sets the variant of every op of `program` as `choice` says, for a `device`.
+pub fn choose(program: &mut Program, choice: &KernelChoice, device: DeviceClass) {
     let precision = program.precision;
     for call in &mut program.ops {
-        call.variant = choice.variant(&call.op, precision);
+        call.variant = choice.variant(&call.op, precision, device);
     }
 }
 
 /// Gives `verify` (a plan of the same target at a smaller batch, op for op) the variants
 /// chosen for `measured`, so that verification checks the kernels that will be timed. When the
 /// programs do not match op for op, `verify` chooses for itself.
-pub fn copy_variants(measured: &Program, verify: &mut Program, choice: &KernelChoice) {
+pub fn copy_variants(measured: &Program, verify: &mut Program, choice: &KernelChoice, device: DeviceClass) {
     let same_ops = measured.ops.len() == verify.ops.len()
         && measured
             .ops
@@ -88,6 +90,6 @@ pub fn copy_variants(measured: &Program, verify: &mut Program, choice: &KernelCh
             v.variant = m.variant;
         }
     } else {
-        choose(verify, choice);
+        choose(verify, choice, device);
     }
 }

@@ -13,6 +13,7 @@ use super::plan::PlanOptions;
 use super::{Target, VERIFY_BATCH, verify};
 use crate::backend::Backend;
 use crate::kernels::user::KernelSet;
+use crate::kernels::variant::DeviceClass;
 use crate::kernels::{Op, Variant};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, Summary};
@@ -419,8 +420,13 @@ pub fn tune_all(
 /// The candidates of `op` in the order they are timed: the heuristic's choice first (a good
 /// bar early prunes the slow ones), the other GEMM tiles, `direct` last.
 /// The user's `kernels` are candidates too, where they implement the op at the job's precision.
-fn ordered_candidates(op: &Op, precision: Precision, kernels: &KernelSet) -> Vec<Variant> {
-    let first = Variant::heuristic(op);
+fn ordered_candidates(
+    op: &Op,
+    precision: Precision,
+    kernels: &KernelSet,
+    device: DeviceClass,
+) -> Vec<Variant> {
+    let first = Variant::heuristic_on(op, device);
     let mut candidates = vec![first];
     candidates.extend(
         Variant::candidates_in(op, kernels)
@@ -448,7 +454,8 @@ pub fn tune_op(
     }
     let seed: u64 = rand::rng().random();
     let mut rng = StdRng::seed_from_u64(seed);
-    let candidates = ordered_candidates(&job.op, job.precision, kernels);
+    let device = DeviceClass::of(backend.adapter());
+    let candidates = ordered_candidates(&job.op, job.precision, kernels, device);
     let mut variants = Vec::new();
     let mut passed = candidates.clone();
     if options.verify {

@@ -51,8 +51,9 @@ impl GemmTile {
         4 * self.bk * (self.bm + self.bn)
     }
 
-    /// Whether the sizes meet the shader's constraints: register blocks of one or two whole
-    /// `vec4`s each way (4x4 to 8x8: `gemm.wgsl` writes the block's code out for at most 8),
+    /// Whether the sizes meet the shader's constraints: register blocks of one, two or four
+    /// whole `vec4`s each way (4, 8 or 16 rows and columns: `gemm.wgsl` writes the block's code
+    /// out for these),
     /// whole blocks per tile, every invocation staging whole runs of four rows and columns,
     /// and WebGPU's default workgroup limits.
     pub const fn is_valid(&self) -> bool {
@@ -60,10 +61,8 @@ impl GemmTile {
         if tm == 0 || tn == 0 || bk == 0 {
             return false;
         }
-        if !tm.is_multiple_of(4)
-            || !tn.is_multiple_of(4)
-            || tm > 8
-            || tn > 8
+        if !matches!(tm, 4 | 8 | 16)
+            || !matches!(tn, 4 | 8 | 16)
             || !bm.is_multiple_of(tm)
             || !bn.is_multiple_of(tn)
         {

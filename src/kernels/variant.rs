@@ -26,15 +26,18 @@ pub use super::gemm::{
 ///   tile, ten times a 4x4 one's (the cache keeps it for later runs), which is why only two
 ///   are offered: `64x128` and `128x64` tiles, and 16-deep slices, were within 10% of one of
 ///   them on AlexNet's layers;
+/// - `64x64x8_16x16` and `128x128x8_16x16`: their 16x16-block twins, the heuristic's tiles on
+///   CPU adapters ([`CPU_BLOCK_TILES`]): each staged value feeds 16 FMAs.
+///   Only CPU drivers want them; a GPU would spill their 256 accumulators per invocation;
 /// - `64x64x16_4x4` and `64x64x32_4x4`: 256 invocations of 4x4 blocks, the classic GPU tile;
 /// - `32x64x16_8x8`: a small tile of 8x8 blocks;
 /// - `32x32x16_4x4` and `32x64x32_4x4`: smaller tiles, more workgroups for small layers;
 /// - `64x8x16_4x4`: narrow C (fully connected layers at small batches);
 /// - `8x64x32_4x4`: short C (input gradients of layers with few input channels).
 ///
-/// The first eight keep their place: tests and tune caches name tiles by id, never by index,
+/// The first nine keep their place: tests and tune caches name tiles by id, never by index,
 /// but the order is also the order `tune` lists them in.
-pub const GEMM_TILES: [GemmTile; 9] = [
+pub const GEMM_TILES: [GemmTile; 11] = [
     GemmTile::new(64, 64, 16, 4, 4),
     GemmTile::new(64, 64, 32, 4, 4),
     GemmTile::new(128, 128, 8, 8, 8),
@@ -44,6 +47,8 @@ pub const GEMM_TILES: [GemmTile; 9] = [
     GemmTile::new(8, 64, 32, 4, 4),
     GemmTile::new(32, 64, 16, 8, 8),
     GemmTile::new(64, 64, 8, 8, 8),
+    GemmTile::new(64, 64, 8, 16, 16),
+    GemmTile::new(128, 128, 8, 16, 16),
 ];
 
 /// The implementation an op runs with.
@@ -167,8 +172,9 @@ impl Variant {
         })
     }
 
-    /// The variant to run `op` with when nothing was measured, from the shape `(m, n, k)` of
-    /// its GEMM (see [`gemm_shape`]); `direct` for ops without a GEMM form.
+    /// The variant to run `op` with on a GPU when nothing was measured, from the shape
+    /// `(m, n, k)` of its GEMM (see [`gemm_shape`]); `direct` for ops without a GEMM form.
+    /// [`Variant::heuristic_on`] chooses for a CPU adapter too.
     ///
     /// The rules come from `cargo convbench tune` and interleaved runs; the measurements behind
     /// each, and what they were measured on, are in `docs/kernel-variants.md` ("The measurements
@@ -196,6 +202,28 @@ impl Variant {
     /// Winograd is never picked (`tune` still tries it where it applies): it was slower than or
     /// level with the GEMM tiles on every 3x3 stride-1 layer measured.
     pub fn heuristic(op: &Op) -> Variant {
+        Self::heuristic_on(op, DeviceClass::Gpu)
+    }
+
+    /// [`Variant::heuristic`] for a `device`: on a CPU adapter (lavapipe, SwiftShader, WARP)
+    /// each 8x8-block tile becomes its 16x16-block twin of [`CPU_BLOCK_TILES`], the same
+    /// `bm x bn` tile with four times the FMAs per value read from workgroup memory. A CPU
+    /// driver loads workgroup memory one SIMD lane at a time, so those loads, not the FMAs,
+    /// set a block's time; a GPU would spill 256 accumulators per invocation out of its
+    /// registers (measured in docs/kernel-variants.md, "16x16 blocks on CPU adapters").
+    pub fn heuristic_on(op: &Op, device: DeviceClass) -> Variant {
+        match (Self::heuristic_gpu(op), device) {
+            (Variant::Gemm(tile), DeviceClass::Cpu) => Variant::Gemm(
+                BLOCK_TILES
+                    .iter()
+                    .position(|&t| t == tile)
+                    .map_or(tile, |i| CPU_BLOCK_TILES[i]),
+            ),
+            (variant, _) => variant,
+        }
+    }
+
+    fn heuristic_gpu(op: &Op) -> Variant {
         let Some((m, n, k)) = gemm_shape(op) else {
             return Variant::Direct;
         };
@@ -216,6 +244,34 @@ impl Variant {
         Variant::Gemm(tile)
     }
 }
+
+/// What kind of device [`Variant::heuristic_on`] chooses for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DeviceClass {
+    /// A GPU (or a device of unknown kind): the rules of [`Variant::heuristic`].
+    #[default]
+    Gpu,
+    /// A CPU adapter (`device_type` `cpu`: lavapipe, SwiftShader, WARP).
+    Cpu,
+}
+
+impl DeviceClass {
+    /// The class of the adapter `fingerprint` names.
+    pub fn of(fingerprint: &crate::adapter::AdapterFingerprint) -> Self {
+        if fingerprint.device_type == "cpu" {
+            DeviceClass::Cpu
+        } else {
+            DeviceClass::Gpu
+        }
+    }
+}
+
+/// The 16x16-block twins of [`BLOCK_TILES`], in the same order: what
+/// [`Variant::heuristic_on`] runs on CPU adapters.
+pub const CPU_BLOCK_TILES: [GemmTile; 2] = [
+    GemmTile::new(64, 64, 8, 16, 16),
+    GemmTile::new(128, 128, 8, 16, 16),
+];
 
 /// GEMMs of fewer multiply-adds than this run `direct` (see [`Variant::heuristic`]): a tile's
 /// fixed cost (staging through workgroup memory, barriers, 16-64 accumulators per invocation)
@@ -380,6 +436,47 @@ mod tests {
         }
     }
 
+    /// On a CPU adapter the heuristic runs each 8x8-block tile's 16x16-block twin, and
+    /// changes nothing else.
+    #[test]
+    fn cpu_adapters_get_the_16x16_twins() {
+        use crate::kernels::{ConvGeom, LinearGeom};
+        use crate::model::Conv2d;
+        for (gpu, cpu) in BLOCK_TILES.iter().zip(CPU_BLOCK_TILES) {
+            assert_eq!(
+                (gpu.bm, gpu.bn, gpu.bk, gpu.tm, gpu.tn),
+                (cpu.bm, cpu.bn, cpu.bk, 8, 8)
+            );
+            assert_eq!((cpu.tm, cpu.tn), (16, 16));
+            assert!(GEMM_TILES.contains(&cpu), "{cpu:?} is not offered");
+        }
+        let geom = |conv: Conv2d, n: usize, hw: usize| ConvGeom::new(conv, n, hw, hw).expect("fits");
+        let conv3 = geom(Conv2d::square(192, 384, 3, 1, 1), 8, 13);
+        let lenet = geom(Conv2d::square(1, 20, 5, 1, 0), 1, 28);
+        let ops = [
+            Op::Conv2dForward(conv3),
+            Op::Conv2dBackwardData(conv3),
+            Op::Conv2dBackwardFilter(conv3),
+            Op::Conv2dBackwardFilter(lenet),
+            Op::LinearForward(LinearGeom::new(8, 4096, 1000, true)),
+            Op::LinearBackwardParams(LinearGeom::new(8, 4096, 1000, true)),
+        ];
+        for op in ops {
+            let gpu = Variant::heuristic(&op);
+            let cpu = Variant::heuristic_on(&op, DeviceClass::Cpu);
+            assert_eq!(Variant::heuristic_on(&op, DeviceClass::Gpu), gpu);
+            match gpu {
+                Variant::Gemm(tile) if BLOCK_TILES.contains(&tile) => {
+                    assert!(
+                        matches!(cpu, Variant::Gemm(t) if CPU_BLOCK_TILES.contains(&t)),
+                        "{op:?}"
+                    );
+                }
+                _ => assert_eq!(cpu, gpu, "{op:?}"),
+            }
+        }
+    }
+
     /// Short reductions and long ones go to an 8x8-block tile, as measured (see
     /// [`Variant::heuristic`]).
     #[test]
@@ -521,8 +618,13 @@ mod tests {
         assert!(!GemmTile::new(256, 256, 16, 4, 4).is_valid(), "4096 invocations");
         assert!(
             !GemmTile::new(96, 96, 16, 12, 12).is_valid(),
-            "blocks above 8x8 are not written out in gemm.wgsl"
+            "gemm.wgsl writes out blocks of 4, 8 or 16 rows and columns"
         );
+        assert!(
+            !GemmTile::new(128, 128, 8, 32, 32).is_valid(),
+            "blocks above 16x16 are not written out in gemm.wgsl"
+        );
+        assert!(GemmTile::new(128, 128, 8, 16, 16).is_valid());
         assert!(
             !GemmTile::new(64, 64, 64, 4, 4).is_valid(),
             "32 KiB of workgroup memory"

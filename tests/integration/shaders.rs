@@ -208,7 +208,7 @@ fn every_emitted_final_source_validates_with_naga() {
         .collect();
     written.sort();
     // 10 plain shaders at 2 precisions, less the calibration shader's f16; conv2d and batchnorm
-    // in 2 forms; gemm in 9 tiles.
+    // in 2 forms; gemm in every tile.
     let tiles = convbench::kernels::variant::GEMM_TILES.len();
     assert_eq!(sources.len(), 10 * 2 - 1 + 2 * 2 * 2 + tiles * 2);
     assert_eq!(written.len(), sources.len(), "one file per source: {written:?}");

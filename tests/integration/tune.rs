@@ -10,7 +10,7 @@ use convbench::harness::tune::{
 };
 use convbench::harness::{RunOptions, Target, measure, verify_target};
 use convbench::kernels::user::KernelSet;
-use convbench::kernels::variant::GEMM_TILES;
+use convbench::kernels::variant::{CPU_BLOCK_TILES, DeviceClass, GEMM_TILES};
 use convbench::kernels::{ConvGeom, LinearGeom, Op, PoolGeom, Variant};
 use convbench::model::{Conv2d, Pool2d, Precision, Shape, SuiteEntry, network};
 use convbench::results::{AdapterFingerprint, Phase, Stage};
@@ -131,6 +131,8 @@ fn tune_cache_rejects_other_formats_and_ignores_unknown_winners() {
     assert!(TuneCache::load(&path).is_err());
 }
 
+const GPU: DeviceClass = DeviceClass::Gpu;
+
 #[test]
 fn kernel_choice_forces_only_where_a_variant_implements_the_op() {
     // Large enough for a tile: the heuristic runs small GEMMs `direct`.
@@ -142,19 +144,22 @@ fn kernel_choice_forces_only_where_a_variant_implements_the_op() {
     });
     let tile = Variant::Gemm(GEMM_TILES[1]);
     let forced = KernelChoice::Force(tile);
-    assert_eq!(forced.variant(&conv, Precision::F32), tile);
-    assert_eq!(forced.variant(&pool, Precision::F32), Variant::Direct);
+    assert_eq!(forced.variant(&conv, Precision::F32, GPU), tile);
+    assert_eq!(forced.variant(&pool, Precision::F32, GPU), Variant::Direct);
     // Winograd runs only 3x3 stride-1 convolutions: elsewhere the usual choice, not `direct`.
     let wide = Op::Conv2dForward(ConvGeom::new(Conv2d::square(6, 10, 5, 1, 2), 2, 48, 48).expect("fits"));
     let winograd = KernelChoice::Force(Variant::Winograd);
-    assert_eq!(winograd.variant(&wide, Precision::F32), Variant::heuristic(&wide));
+    assert_eq!(
+        winograd.variant(&wide, Precision::F32, GPU),
+        Variant::heuristic(&wide)
+    );
     assert_ne!(Variant::heuristic(&wide), Variant::Direct);
     assert_eq!(
-        KernelChoice::Heuristic.variant(&pool, Precision::F32),
+        KernelChoice::Heuristic.variant(&pool, Precision::F32, GPU),
         Variant::Direct
     );
     assert_ne!(
-        KernelChoice::Heuristic.variant(&conv, Precision::F32),
+        KernelChoice::Heuristic.variant(&conv, Precision::F32, GPU),
         Variant::Direct
     );
     let mut cache = TuneCache::new(adapter());
@@ -164,14 +169,23 @@ fn kernel_choice_forces_only_where_a_variant_implements_the_op() {
         kernels: KernelSet::default(),
     };
     assert_eq!(
-        tuned.variant(&conv, Precision::F32),
+        tuned.variant(&conv, Precision::F32, GPU),
         Variant::Direct,
         "the cached winner"
     );
     assert_eq!(
-        tuned.variant(&conv, Precision::F16),
+        tuned.variant(&conv, Precision::F16, GPU),
         Variant::heuristic(&conv),
         "not tuned: the heuristic"
+    );
+    // On a CPU adapter the heuristic's block tiles are their 16x16-block twins.
+    let Variant::Gemm(tile) = tuned.variant(&conv, Precision::F16, DeviceClass::Cpu) else {
+        panic!("a tile for {conv:?}");
+    };
+    assert!(CPU_BLOCK_TILES.contains(&tile), "{tile:?}");
+    assert_eq!(
+        tuned.variant(&pool, Precision::F16, DeviceClass::Cpu),
+        Variant::Direct
     );
 }
 
