@@ -211,9 +211,14 @@ impl Variant {
     /// driver loads workgroup memory one SIMD lane at a time, so those loads, not the FMAs,
     /// set a block's time; a GPU would spill 256 accumulators per invocation out of its
     /// registers (measured in docs/kernel-variants.md, "16x16 blocks on CPU adapters").
+    ///
+    /// Only reductions of at most [`CPU_TWIN_MAX_K`] get the twins: llvmpipe ends every loop
+    /// of an invocation once all of them together have iterated 65,535 times, silently, and a
+    /// 16x16-block invocation loops more per slice of the reduction than an 8x8 one.
     pub fn heuristic_on(op: &Op, device: DeviceClass) -> Variant {
+        let short = gemm_shape(op).is_some_and(|(_, _, k)| k <= CPU_TWIN_MAX_K);
         match (Self::heuristic_gpu(op), device) {
-            (Variant::Gemm(tile), DeviceClass::Cpu) => Variant::Gemm(
+            (Variant::Gemm(tile), DeviceClass::Cpu) if short => Variant::Gemm(
                 BLOCK_TILES
                     .iter()
                     .position(|&t| t == tile)
@@ -272,6 +277,13 @@ pub const CPU_BLOCK_TILES: [GemmTile; 2] = [
     GemmTile::new(64, 64, 8, 16, 16),
     GemmTile::new(128, 128, 8, 16, 16),
 ];
+
+/// The longest reduction [`Variant::heuristic_on`] runs in a 16x16-block tile on a CPU adapter:
+/// 3,200 slices of 8. On lavapipe, `64x64x8_16x16` computed a weight gradient reducing over
+/// 160x160 positions correctly and one over 180x180 wrongly (its loops cut short by llvmpipe's
+/// limit of 65,535 iterations per invocation, all loops together); `128x128x8_16x16` was right
+/// at 224x224 (docs/kernel-variants.md, "llvmpipe's loop limit").
+pub const CPU_TWIN_MAX_K: usize = 25_600;
 
 /// GEMMs of fewer multiply-adds than this run `direct` (see [`Variant::heuristic`]): a tile's
 /// fixed cost (staging through workgroup memory, barriers, 16-64 accumulators per invocation)
@@ -461,12 +473,23 @@ mod tests {
             Op::LinearForward(LinearGeom::new(8, 4096, 1000, true)),
             Op::LinearBackwardParams(LinearGeom::new(8, 4096, 1000, true)),
         ];
+        // VGG's first weight gradient at batch 1 reduces over 224x224 positions: too long for
+        // the twins' loops on lavapipe.
+        let vgg = Op::Conv2dBackwardFilter(geom(Conv2d::square(3, 64, 3, 1, 1), 1, 224));
+        assert!(matches!(Variant::heuristic(&vgg), Variant::Gemm(t) if BLOCK_TILES.contains(&t)));
+        assert_eq!(
+            Variant::heuristic_on(&vgg, DeviceClass::Cpu),
+            Variant::heuristic(&vgg)
+        );
         for op in ops {
             let gpu = Variant::heuristic(&op);
             let cpu = Variant::heuristic_on(&op, DeviceClass::Cpu);
             assert_eq!(Variant::heuristic_on(&op, DeviceClass::Gpu), gpu);
             match gpu {
-                Variant::Gemm(tile) if BLOCK_TILES.contains(&tile) => {
+                Variant::Gemm(tile)
+                    if BLOCK_TILES.contains(&tile)
+                        && gemm_shape(&op).is_some_and(|s| s.2 <= CPU_TWIN_MAX_K) =>
+                {
                     assert!(
                         matches!(cpu, Variant::Gemm(t) if CPU_BLOCK_TILES.contains(&t)),
                         "{op:?}"
