@@ -335,7 +335,9 @@ impl DeviceRequest {
 
 /// Whether the adapter is a real GPU (not a software rasterizer or the CPU backend).
 pub fn is_real_gpu(backend: &dyn Backend) -> bool {
-    backend.kind() != BackendKind::Cpu && backend.adapter().device_type != "cpu"
+    backend.kind() != BackendKind::Cpu
+        && crate::kernels::variant::DeviceClass::of(backend.adapter())
+            == crate::kernels::variant::DeviceClass::Gpu
 }
 
 /// How kernels are chosen, as asked on the command line.

@@ -218,12 +218,13 @@ impl Variant {
     pub fn heuristic_on(op: &Op, device: DeviceClass) -> Variant {
         let short = gemm_shape(op).is_some_and(|(_, _, k)| k <= CPU_TWIN_MAX_K);
         match (Self::heuristic_gpu(op), device) {
-            (Variant::Gemm(tile), DeviceClass::Cpu) if short => Variant::Gemm(
-                BLOCK_TILES
-                    .iter()
-                    .position(|&t| t == tile)
-                    .map_or(tile, |i| CPU_BLOCK_TILES[i]),
-            ),
+            (Variant::Gemm(tile), DeviceClass::Cpu) if short && BLOCK_TILES.contains(&tile) => {
+                Variant::Gemm(GemmTile {
+                    tm: 16,
+                    tn: 16,
+                    ..tile
+                })
+            }
             (variant, _) => variant,
         }
     }
