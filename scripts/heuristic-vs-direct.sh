@@ -4,7 +4,9 @@
 # (default 2) so that drift of a shared machine hits both alike, and prints per layer and phase
 # the medians of the per-round medians and their ratio (heuristic / direct: above 1, the
 # heuristic's kernel is slower than the plainest one). Ops above LIMIT (default 1.5) are marked
-# `SLOWER`, and the script exits 1 when there is one.
+# `SLOWER`, and the script exits 1 when there is one. Ops whose `direct` kernel does not fit the
+# device (past a CPU adapter's loop limit, where `--kernel direct` keeps the heuristic's choice)
+# are listed without a ratio.
 #
 #   scripts/heuristic-vs-direct.sh SELECTION BATCH [ROUNDS] [SAMPLES]
 #   scripts/heuristic-vs-direct.sh lenet 1
@@ -83,6 +85,12 @@ for key in heuristic:
     variant, op = heuristic[key][0][1], heuristic[key][0][2]
     if variant in ("", "direct"):
         continue  # the same kernel on both sides
+    if direct[key][0][1] not in ("", "direct"):
+        # `--kernel direct` left the op to the heuristic: its direct kernel would loop past a
+        # CPU adapter's limit (`Variant::fits`), so there is nothing to compare.
+        print(f"{key[0]:<12}{key[1]:<{width}}{op:<10}{key[2]:<13}{h_ms:>13.3f}{'-':>11}{'-':>8}"
+              f"   {variant} (direct does not fit this device)")
+        continue
     ratio = statistics.median(h / d for (h, _, _), (d, _, _) in zip(heuristic[key], direct[key]))
     worst = max(worst, ratio)
     mark = "   SLOWER" if ratio > limit else ""

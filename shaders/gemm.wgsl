@@ -102,6 +102,11 @@ struct Params {
     c_span: u32,
     c_col: u32,
     has_bias: u32,
+    // Split-K: the reduction in runs = ceil(k / split_k) runs, workgroup w doing run w % runs,
+    // over [z * split_k, min((z + 1) * split_k, k)) for z = w % runs, and storing its partial C
+    // (dense) into `cols` at z * groups * m * n; `conv2d_backward_filter_sum_splits` adds them
+    // up. k when not split.
+    split_k: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -182,6 +187,8 @@ struct Block {
     g: u32,
     row0: u32,
     col0: u32,
+    // The run of split-K this block's partial sum belongs to (0 when not split).
+    split: u32,
     // False for the workgroups past the last tile of a 2-d grid.
     valid: bool,
 }
@@ -217,15 +224,23 @@ fn rank1_rows(acc: ptr<function, array<vec4<f32>, ACC>>, i0: u32, a: vec4<f32>, 
 
 fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> Block {
     var out: Block;
-    let tile = wg.y * nwg.x + wg.x;
+    let linear = wg.y * nwg.x + wg.x;
     let per_group = p.tiles_m * p.tiles_n;
-    if (tile >= per_group * p.groups) {
+    let per_split = per_group * p.groups;
+    // Runs interleaved (run fastest): a CPU driver hands each thread a contiguous range of
+    // workgroups, which would otherwise be one run's tiles.
+    let runs = (p.k + p.split_k - 1u) / p.split_k;
+    let split_run = linear % runs;
+    let tile = linear / runs;
+    if (tile >= per_split) {
         out.valid = false;
         return out;
     }
     let g = tile / per_group;
     let row0 = ((tile % per_group) / p.tiles_n) * BM;
     let col0 = (tile % p.tiles_n) * BN;
+    let k_begin = split_run * p.split_k;
+    let k_end = min(p.k, k_begin + p.split_k);
 
     // What this invocation stages, resolved once.
     let k_local = lid / LOADERS;
@@ -251,15 +266,15 @@ fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> Block {
         b_y[j] = i32(c_mid) * p.y_mul + p.y_add;
         b_x[j] = i32(c_lo) * p.x_mul + p.x_add;
     }
-    var c = split(k_local);
+    var c = split(k_begin + k_local);
     let step = split(BK);
 
     let ty = lid / WG_COLS;
     let tx = lid % WG_COLS;
     var acc: array<vec4<f32>, ACC>;
 
-    for (var k0 = 0u; k0 < p.k; k0 += BK) {
-        let k_ok = c.flat < p.k;
+    for (var k0 = k_begin; k0 < k_end; k0 += BK) {
+        let k_ok = c.flat < k_end;
         let a_k = c.hi * p.a_hi + c.mid * p.a_mid + c.lo;
         for (var j4 = 0u; j4 < A_PER / 4u; j4 += 1u) {
             var v = vec4<f32>();
@@ -311,6 +326,7 @@ fn gemm(mode: u32, wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> Block {
     out.g = g;
     out.row0 = row0 + ty * TM;
     out.col0 = col0 + tx * TN;
+    out.split = split_run;
     out.valid = true;
     return out;
 }
@@ -442,7 +458,7 @@ fn store_cols(b: Block) {
     if (!b.valid) {
         return;
     }
-    let row_base = p.c_offset + (b.g * p.m + b.row0) * p.c_row;
+    let row_base = p.c_offset + b.split * p.groups * p.m * p.n + (b.g * p.m + b.row0) * p.c_row;
     var at = Cols(b.col0 / p.c_span, b.col0 % p.c_span);
     put_cols_columns(b, 0u, row_base, &at);
     if (TN4 > 1u) {
@@ -486,6 +502,36 @@ fn conv2d_backward_data_cols_gemm(@builtin(workgroup_id) wg: vec3<u32>,
 fn conv2d_backward_filter_gemm(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                                @builtin(local_invocation_index) lid: u32) {
     store(gemm(GATHER, wg, nwg, lid));
+}
+
+// Backward filter in split-K runs: each run's partial dW into `cols`, then
+// `conv2d_backward_filter_sum_splits`. A long reduction (the first layers' weight gradients at
+// larger batches) would otherwise run in few workgroups, each looping over all of it: too few to
+// fill a device, and past llvmpipe's 65,535 loop iterations per invocation (see
+// `kernels::gemm::max_split_k`).
+@compute @workgroup_size(WG)
+fn conv2d_backward_filter_split_gemm(@builtin(workgroup_id) wg: vec3<u32>,
+                                     @builtin(num_workgroups) nwg: vec3<u32>,
+                                     @builtin(local_invocation_index) lid: u32) {
+    store_cols(gemm(GATHER, wg, nwg, lid));
+}
+
+// dW[i] = the sum of the split-K runs' partial dW, in order (one invocation per element).
+@compute @workgroup_size(256)
+fn conv2d_backward_filter_sum_splits(@builtin(workgroup_id) wg: vec3<u32>,
+                                     @builtin(num_workgroups) nwg: vec3<u32>,
+                                     @builtin(local_invocation_index) lid: u32) {
+    let i = (wg.y * nwg.x + wg.x) * 256u + lid;
+    let total = p.groups * p.m * p.n;
+    if (i >= total) {
+        return;
+    }
+    let runs = (p.k + p.split_k - 1u) / p.split_k;
+    var sum = 0.0;
+    for (var z = 0u; z < runs; z += 1u) {
+        sum += cols[z * total + i];
+    }
+    c_dst[p.c_offset + i] = T(sum);
 }
 
 @compute @workgroup_size(WG)

@@ -25,8 +25,8 @@ pub enum KernelChoice {
         /// lack is ignored).
         kernels: KernelSet,
     },
-    /// This variant wherever it implements the op (at the op's precision), the heuristic's
-    /// choice elsewhere: a forced tile or Winograd, like a user's kernel, changes only the ops
+    /// This variant wherever it implements the op (at the op's precision) and fits the device
+    /// ([`Variant::fits`]), the heuristic's choice elsewhere: a forced tile or Winograd, like a user's kernel, changes only the ops
     /// it can run, so the rest of the step times as usual (`--kernel direct` implements every
     /// op).
     Force(Variant),
@@ -47,10 +47,11 @@ impl KernelChoice {
         let heuristic = || Variant::heuristic_on(op, device);
         match self {
             KernelChoice::Heuristic => heuristic(),
-            KernelChoice::Tuned { cache, kernels } => {
-                cache.winner(op, precision, kernels).unwrap_or_else(heuristic)
-            }
-            KernelChoice::Force(v) if v.implements_at(op, precision) => *v,
+            KernelChoice::Tuned { cache, kernels } => cache
+                .winner(op, precision, kernels)
+                .filter(|v| v.fits(op, device))
+                .unwrap_or_else(heuristic),
+            KernelChoice::Force(v) if v.implements_at(op, precision) && v.fits(op, device) => *v,
             KernelChoice::Force(_) => heuristic(),
             KernelChoice::Mapped { inner, kernels } => match inner.variant(op, precision, device) {
                 Variant::User(kernel) => kernels
@@ -91,5 +92,28 @@ pub fn copy_variants(measured: &Program, verify: &mut Program, choice: &KernelCh
         }
     } else {
         choose(verify, choice, device);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::ConvGeom;
+    use crate::model::Conv2d;
+
+    /// A forced or tuned `direct` that would loop past a CPU adapter's limit leaves the op to
+    /// the heuristic there, and runs as asked on a GPU.
+    #[test]
+    fn direct_past_the_loop_limit_falls_back_to_the_heuristic_on_cpu_adapters() {
+        let conv = Conv2d::square(3, 64, 3, 1, 1);
+        let long = Op::Conv2dBackwardFilter(ConvGeom::new(conv, 1, 320, 320).expect("fits"));
+        let short = Op::Conv2dBackwardFilter(ConvGeom::new(conv, 1, 32, 32).expect("fits"));
+        let force = KernelChoice::Force(Variant::Direct);
+        let f32 = Precision::F32;
+        assert_eq!(force.variant(&long, f32, DeviceClass::Gpu), Variant::Direct);
+        assert_eq!(force.variant(&short, f32, DeviceClass::Cpu), Variant::Direct);
+        let cpu = force.variant(&long, f32, DeviceClass::Cpu);
+        assert_eq!(cpu, Variant::heuristic_on(&long, DeviceClass::Cpu));
+        assert!(matches!(cpu, Variant::Gemm(_)), "{cpu:?}");
     }
 }

@@ -418,7 +418,8 @@ pub fn tune_all(
 }
 
 /// The candidates of `op` in the order they are timed: the heuristic's choice first (a good
-/// bar early prunes the slow ones), the other GEMM tiles, `direct` last.
+/// bar early prunes the slow ones), the other GEMM tiles, `direct` last (where it fits the
+/// device: [`Variant::fits`]).
 /// The user's `kernels` are candidates too, where they implement the op at the job's precision.
 fn ordered_candidates(
     op: &Op,
@@ -433,7 +434,7 @@ fn ordered_candidates(
             .into_iter()
             .filter(|v| *v != first && *v != Variant::Direct && v.implements_at(op, precision)),
     );
-    if first != Variant::Direct {
+    if first != Variant::Direct && Variant::Direct.fits(op, device) {
         candidates.push(Variant::Direct);
     }
     candidates

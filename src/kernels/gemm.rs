@@ -127,6 +127,7 @@ uniform! {
         c_span: u32,
         c_col: u32,
         has_bias: u32,
+        split_k: u32,
     }
 }
 
@@ -147,8 +148,14 @@ impl GemmParams {
             div_y: 1,
             div_x: 1,
             c_span: 1,
+            split_k: (k as u32).max(1),
             ..Self::default()
         }
+    }
+
+    /// Runs of the split-K reduction: `ceil(k / split_k)`, 1 when not split.
+    fn splits(&self) -> u32 {
+        self.k.div_ceil(self.split_k.max(1)).max(1)
     }
 
     /// The uniform's words for `tile` (which sets the tile counts).
@@ -162,7 +169,10 @@ impl GemmParams {
     }
 
     fn workgroups(&self, tile: &GemmTile) -> u64 {
-        u64::from(self.m.div_ceil(tile.bm)) * u64::from(self.n.div_ceil(tile.bn)) * u64::from(self.groups)
+        u64::from(self.m.div_ceil(tile.bm))
+            * u64::from(self.n.div_ceil(tile.bn))
+            * u64::from(self.groups)
+            * u64::from(self.splits())
     }
 }
 
@@ -456,8 +466,32 @@ fn conv_backward_data_implicit(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
     vec![dispatch(entry, params, tile, BACKWARD_DATA)]
 }
 
+/// Loop iterations one invocation may take on llvmpipe (lavapipe): it ends all of an
+/// invocation's loops, silently, once they have iterated 65,535 times together
+/// (`LP_MAX_TGSI_LOOP_ITERATIONS` in Mesa's gallivm). [`max_split_k`] keeps below it, with room
+/// for the loops outside the reduction (staging set-up, epilogue).
+const LOOP_BUDGET: u32 = 60_000;
+
+/// Longest reduction one invocation of `tile` runs in a split-K weight gradient: as many
+/// `bk`-deep slices as fit in 60,000 loop iterations (`LOOP_BUDGET`) when no loop of a slice
+/// is unrolled (a slice iterates the slice loop once, the staging loops `a_per / 4 + b_per / 4`
+/// times, their inner loops `a_per + b_per` times, and the FMA loop `bk` times; llvmpipe
+/// unrolls some of these, which only leaves more room). So no invocation is cut short on a CPU adapter, and a long
+/// reduction is spread over more workgroups on every device. Measured in
+/// docs/kernel-variants.md, "llvmpipe's loop limit".
+pub fn max_split_k(tile: &GemmTile) -> u32 {
+    let loaders = (tile.invocations() / tile.bk).max(1);
+    let (a_per, b_per) = (tile.bm / loaders, tile.bn / loaders);
+    let per_slice = 1 + a_per / 4 + b_per / 4 + a_per + b_per + tile.bk;
+    (LOOP_BUDGET / per_slice).max(1) * tile.bk
+}
+
 /// `x, dy -> dw, [dbias]`: `C[oc, (ic,kh,kw)] = dY[oc, (n,oh,ow)] x im2col(X)^T`; the bias
-/// gradient is the direct reduction of `conv2d.wgsl`.
+/// gradient is the direct reduction of `conv2d.wgsl`. A reduction (`n * oh * ow`) longer than
+/// [`max_split_k`] runs split-K: one dispatch of the fewest runs of equal length within it
+/// (their workgroups interleaved, so that each thread of a CPU driver, which takes a contiguous
+/// range of workgroups, gets some of every run), each writing its partial `dw` (f32) to the
+/// scratch buffer, then one that sums them in order.
 pub fn conv_backward_filter(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
     let c = &g.conv;
     let [groups, cin_g, cout_g, hw, ohw, taps] = conv_sizes(g);
@@ -487,16 +521,58 @@ pub fn conv_backward_filter(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
         c_span: n,
         ..GemmParams::dense(cout_g as usize, n as usize, g.output.n * ohw as usize)
     };
-    let mut dispatches = vec![dispatch(
-        "conv2d_backward_filter_gemm",
-        params,
-        tile,
-        BACKWARD_PARAMS,
-    )];
+    let mut dispatches = if params.k > max_split_k(tile) {
+        conv_backward_filter_split(params, tile)
+    } else {
+        vec![dispatch(
+            "conv2d_backward_filter_gemm",
+            params,
+            tile,
+            BACKWARD_PARAMS,
+        )]
+    };
     if c.bias {
         dispatches.extend(super::conv2d::backward_bias(g));
     }
     dispatches
+}
+
+/// The split-K weight gradient of `params` (a dense `dw`): partial sums into the scratch
+/// buffer, then their sum into `dw`.
+fn conv_backward_filter_split(params: GemmParams, tile: &GemmTile) -> Vec<Dispatch> {
+    let total = u64::from(params.groups) * u64::from(params.m) * u64::from(params.n);
+    // No more runs than fit in a column matrix's bytes (an image's reduction is short when its
+    // dw is that large).
+    let max_runs = (COLS_MAX_BYTES / 4 / total.max(1)).max(1);
+    let runs = u64::from(params.k)
+        .div_ceil(u64::from(max_split_k(tile)))
+        .min(max_runs) as u32;
+    // Runs of equal length (in whole slices): a short last run would leave the threads that
+    // take its workgroups idle while the others finish theirs.
+    let params = GemmParams {
+        split_k: params.k.div_ceil(runs).next_multiple_of(tile.bk),
+        ..params
+    };
+    let scratch = Slot::Scratch(total * u64::from(params.splits()));
+    let words = params.words_for(tile);
+    vec![
+        Dispatch {
+            shader: &GEMM,
+            entry: "conv2d_backward_filter_split_gemm",
+            bindings: vec![(1, Slot::Tensor("dy")), (2, Slot::Tensor("x")), (5, scratch)],
+            params: words.clone(),
+            grid: Grid::Workgroups(params.workgroups(tile)),
+            constants: tile.constants(),
+        },
+        Dispatch {
+            shader: &GEMM,
+            entry: "conv2d_backward_filter_sum_splits",
+            bindings: vec![(4, Slot::Tensor("dw")), (5, scratch)],
+            params: words,
+            grid: Grid::Invocations(total),
+            constants: tile.constants(),
+        },
+    ]
 }
 
 /// `x, w, [bias] -> y`: `C[o, n] = W[o, i] x X^T[i, n]`, written into the op's column slice.
@@ -632,6 +708,56 @@ mod tests {
             );
         }
         assert_eq!(covered, (0..8).collect::<Vec<_>>());
+    }
+
+    /// A weight gradient longer than a tile's `max_split_k` runs in split-K runs that cover the
+    /// reduction once, each within llvmpipe's loop budget, and sums them into `dw`; a shorter
+    /// one is one dispatch.
+    #[test]
+    fn long_weight_gradients_run_split_k() {
+        let word = |d: &Dispatch, name: &str| {
+            let at = GemmParams::LAYOUT.iter().position(|&(f, _)| f == name);
+            d.params[at.expect("a GemmParams field")]
+        };
+        for tile in crate::kernels::variant::GEMM_TILES {
+            let split_k = max_split_k(&tile);
+            assert!(split_k.is_multiple_of(tile.bk) && split_k >= tile.bk, "{tile:?}");
+            assert!(u64::from(LOOP_BUDGET) < crate::kernels::variant::CPU_LOOP_LIMIT);
+            // VGG's conv1_1 at batch 8: 401,408 positions.
+            let g = geom(Conv2d::square(3, 64, 3, 1, 1), 8, 224, 224);
+            let dispatches = conv_backward_filter(&g, &tile);
+            let [gemm, sum, bias] = &dispatches[..] else {
+                panic!("{tile:?}: {dispatches:?}")
+            };
+            assert_eq!(gemm.entry, "conv2d_backward_filter_split_gemm");
+            assert_eq!(sum.entry, "conv2d_backward_filter_sum_splits");
+            assert_eq!(bias.entry, "conv2d_backward_bias");
+            let k = 8 * 224 * 224;
+            assert_eq!(word(gemm, "k"), k);
+            let run = word(gemm, "split_k");
+            assert!(run <= split_k && run.is_multiple_of(tile.bk), "{tile:?}: {run}");
+            let runs = k.div_ceil(run);
+            assert_eq!(runs, k.div_ceil(split_k), "{tile:?}: the fewest runs");
+            // The last run is within `bk` per run of the others' length.
+            let last = i64::from(k) - i64::from((runs - 1) * run);
+            assert!(
+                last > 0 && last > i64::from(run) - i64::from(tile.bk * runs),
+                "{tile:?}: {last}"
+            );
+            let total = u64::from(64 * 27_u32);
+            assert_eq!(gemm.bindings[2], (5, Slot::Scratch(total * u64::from(runs))));
+            assert_eq!(
+                sum.bindings,
+                vec![(4, Slot::Tensor("dw")), (5, gemm.bindings[2].1)]
+            );
+            assert_eq!(sum.grid, Grid::Invocations(total));
+            let tiles = u64::from(64_u32.div_ceil(tile.bm) * 27_u32.div_ceil(tile.bn));
+            assert_eq!(gemm.grid, Grid::Workgroups(tiles * u64::from(runs)));
+            // LeNet's conv2 at batch 2: 128 positions, one dispatch.
+            let short = conv_backward_filter(&geom(Conv2d::square(20, 50, 5, 1, 0), 2, 12, 12), &tile);
+            assert_eq!(short[0].entry, "conv2d_backward_filter_gemm", "{tile:?}");
+            assert_eq!(word(&short[0], "split_k"), word(&short[0], "k"));
+        }
     }
 
     #[test]

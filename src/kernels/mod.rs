@@ -34,7 +34,7 @@ mod winograd;
 pub use contract::{Binding, bind};
 pub use dispatch::{Dispatch, Grid, Slot};
 pub use error::{KernelError, UserKernelProblem};
-pub use gemm::{COLS_CHUNK_BYTES, COLS_MAX_BYTES, IMPLICIT_MIN_CHANNELS};
+pub use gemm::{COLS_CHUNK_BYTES, COLS_MAX_BYTES, IMPLICIT_MIN_CHANNELS, max_split_k};
 pub use op::{Access, ConvGeom, DType, LinearGeom, Op, PoolGeom};
 pub use variant::{GemmTile, Variant};
 

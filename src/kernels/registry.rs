@@ -87,6 +87,8 @@ pub static GEMM: Shader = shader!(
         "conv2d_backward_data_strided_gemm",
         "conv2d_backward_data_cols_gemm",
         "conv2d_backward_filter_gemm",
+        "conv2d_backward_filter_split_gemm",
+        "conv2d_backward_filter_sum_splits",
         "linear_forward_gemm",
         "linear_backward_data_gemm",
         "linear_backward_weight_gemm",

@@ -212,12 +212,26 @@ impl Variant {
     /// set a block's time; a GPU would spill 256 accumulators per invocation out of its
     /// registers (measured in docs/kernel-variants.md, "16x16 blocks on CPU adapters").
     ///
-    /// Only reductions of at most [`CPU_TWIN_MAX_K`] get the twins: llvmpipe ends every loop
-    /// of an invocation once all of them together have iterated 65,535 times, silently, and a
-    /// 16x16-block invocation loops more per slice of the reduction than an 8x8 one.
+    /// Only reductions of at most [`CPU_TWIN_MAX_K`] get the twins, and convolution weight
+    /// gradients (split-K): llvmpipe ends every loop of an invocation once all of them together
+    /// have iterated [`CPU_LOOP_LIMIT`] times, silently, and a 16x16-block invocation loops
+    /// more per slice of the reduction than an 8x8 one.
+    ///
+    /// Where the GPU rules say `direct` for an op whose direct kernel would loop past that
+    /// limit ([`Variant::fits`]: a weight gradient reducing over more positions than that in
+    /// one invocation), the cheapest 8x8-block tile runs it instead, split-K.
     pub fn heuristic_on(op: &Op, device: DeviceClass) -> Variant {
-        let short = gemm_shape(op).is_some_and(|(_, _, k)| k <= CPU_TWIN_MAX_K);
-        match (Self::heuristic_gpu(op), device) {
+        let gpu = match Self::heuristic_gpu(op) {
+            Variant::Direct if !Variant::Direct.fits(op, device) => match gemm_shape(op) {
+                Some((m, n, _)) => Variant::Gemm(super::gemm::cheapest_block_tile(m, n)),
+                None => Variant::Direct,
+            },
+            other => other,
+        };
+        // A weight gradient's reduction is split-K past `gemm::max_split_k`, at any length.
+        let short = matches!(op, Op::Conv2dBackwardFilter(_))
+            || gemm_shape(op).is_some_and(|(_, _, k)| k <= CPU_TWIN_MAX_K);
+        match (gpu, device) {
             (Variant::Gemm(tile), DeviceClass::Cpu) if short && BLOCK_TILES.contains(&tile) => {
                 Variant::Gemm(GemmTile {
                     tm: 16,
@@ -249,6 +263,40 @@ impl Variant {
         }
         Variant::Gemm(tile)
     }
+}
+
+impl Variant {
+    /// Whether this variant computes `op` correctly on a `device` as far as convbench knows
+    /// its limits: on a CPU adapter, not when one invocation of it would loop more than
+    /// [`CPU_LOOP_LIMIT`] times. Only `direct`'s convolution weight gradient can (one
+    /// invocation per weight, looping over every output position of every image); the GEMM
+    /// tiles split such reductions ([`super::max_split_k`]). `direct`'s fully connected
+    /// weight gradient loops over the batch, which can exceed the limit too; every other direct
+    /// kernel loops over a layer's window or channels.
+    pub fn fits(&self, op: &Op, device: DeviceClass) -> bool {
+        match (self, op, device) {
+            (Variant::Direct, Op::Conv2dBackwardFilter(g), DeviceClass::Cpu) => {
+                direct_filter_loop_steps(g) <= CPU_LOOP_LIMIT
+            }
+            (Variant::Direct, Op::LinearBackwardParams(g), DeviceClass::Cpu) => {
+                g.batch as u64 <= CPU_LOOP_LIMIT
+            }
+            _ => true,
+        }
+    }
+}
+
+/// Loop iterations llvmpipe (lavapipe) lets one invocation take, all of its loops together:
+/// past them every loop ends, silently, and the kernel computes a partial result
+/// (`LP_MAX_TGSI_LOOP_ITERATIONS` in Mesa's gallivm; measured in docs/kernel-variants.md,
+/// "llvmpipe's loop limit").
+pub const CPU_LOOP_LIMIT: u64 = 65_535;
+
+/// Iterations of `conv2d_backward_filter`'s loops (`conv2d.wgsl`) in one invocation: one per
+/// image, per output row of each image and per output position.
+fn direct_filter_loop_steps(g: &super::op::ConvGeom) -> u64 {
+    let (n, oh, ow) = (g.output.n as u64, g.output.h as u64, g.output.w as u64);
+    n * (1 + oh * (1 + ow))
 }
 
 /// What kind of device [`Variant::heuristic_on`] chooses for.
@@ -452,6 +500,39 @@ mod tests {
     /// On a CPU adapter the heuristic runs each 8x8-block tile's 16x16-block twin, and
     /// changes nothing else.
     #[test]
+    fn direct_weight_gradients_past_the_loop_limit_do_not_fit_cpu_adapters() {
+        use crate::kernels::{ConvGeom, LinearGeom};
+        use crate::model::Conv2d;
+        let filter = |n: usize, hw: usize| {
+            Op::Conv2dBackwardFilter(ConvGeom::new(Conv2d::square(3, 64, 3, 1, 1), n, hw, hw).expect("fits"))
+        };
+        // Measured on lavapipe: right at 224x224 (50,401 iterations), wrong at 320x320 (102,721).
+        assert!(Variant::Direct.fits(&filter(1, 224), DeviceClass::Cpu));
+        assert!(!Variant::Direct.fits(&filter(1, 320), DeviceClass::Cpu));
+        assert!(!Variant::Direct.fits(&filter(2, 224), DeviceClass::Cpu));
+        assert!(Variant::Direct.fits(&filter(2, 224), DeviceClass::Gpu));
+        let tile = Variant::Gemm(BLOCK_TILES[0]);
+        assert!(tile.fits(&filter(64, 224), DeviceClass::Cpu), "split-K");
+        let fc = |batch| Op::LinearBackwardParams(LinearGeom::new(batch, 10, 10, true));
+        assert!(Variant::Direct.fits(&fc(65_535), DeviceClass::Cpu));
+        assert!(!Variant::Direct.fits(&fc(65_536), DeviceClass::Cpu));
+        // LeNet's first weight gradient, 20 x 25, fills a quarter of one tile: `direct` on a
+        // GPU, but at batch 128 it would loop 76,928 times per invocation.
+        let lenet = |n| {
+            Op::Conv2dBackwardFilter(ConvGeom::new(Conv2d::square(1, 20, 5, 1, 0), n, 28, 28).expect("fits"))
+        };
+        assert_eq!(Variant::heuristic(&lenet(128)), Variant::Direct);
+        assert_eq!(
+            Variant::heuristic_on(&lenet(1), DeviceClass::Cpu),
+            Variant::Direct
+        );
+        assert_eq!(
+            Variant::heuristic_on(&lenet(128), DeviceClass::Cpu),
+            Variant::Gemm(CPU_BLOCK_TILES[0])
+        );
+    }
+
+    #[test]
     fn cpu_adapters_get_the_16x16_twins() {
         use crate::kernels::{ConvGeom, LinearGeom};
         use crate::model::Conv2d;
@@ -474,14 +555,19 @@ mod tests {
             Op::LinearForward(LinearGeom::new(8, 4096, 1000, true)),
             Op::LinearBackwardParams(LinearGeom::new(8, 4096, 1000, true)),
         ];
-        // VGG's first weight gradient at batch 1 reduces over 224x224 positions: too long for
-        // the twins' loops on lavapipe.
-        let vgg = Op::Conv2dBackwardFilter(geom(Conv2d::square(3, 64, 3, 1, 1), 1, 224));
-        assert!(matches!(Variant::heuristic(&vgg), Variant::Gemm(t) if BLOCK_TILES.contains(&t)));
+        // A fully connected layer reducing over 32,768 inputs: too long for the twins' loops on
+        // lavapipe. VGG's first weight gradient at batch 1 (224x224 positions) is split-K.
+        let long = Op::LinearForward(LinearGeom::new(64, 32_768, 1024, true));
+        assert!(matches!(Variant::heuristic(&long), Variant::Gemm(t) if BLOCK_TILES.contains(&t)));
         assert_eq!(
-            Variant::heuristic_on(&vgg, DeviceClass::Cpu),
-            Variant::heuristic(&vgg)
+            Variant::heuristic_on(&long, DeviceClass::Cpu),
+            Variant::heuristic(&long)
         );
+        let vgg = Op::Conv2dBackwardFilter(geom(Conv2d::square(3, 64, 3, 1, 1), 1, 224));
+        assert!(matches!(
+            Variant::heuristic_on(&vgg, DeviceClass::Cpu),
+            Variant::Gemm(t) if CPU_BLOCK_TILES.contains(&t)
+        ));
         for op in ops {
             let gpu = Variant::heuristic(&op);
             let cpu = Variant::heuristic_on(&op, DeviceClass::Cpu);
@@ -489,7 +575,8 @@ mod tests {
             match gpu {
                 Variant::Gemm(tile)
                     if BLOCK_TILES.contains(&tile)
-                        && gemm_shape(&op).is_some_and(|s| s.2 <= CPU_TWIN_MAX_K) =>
+                        && (matches!(op, Op::Conv2dBackwardFilter(_))
+                            || gemm_shape(&op).is_some_and(|s| s.2 <= CPU_TWIN_MAX_K)) =>
                 {
                     assert!(
                         matches!(cpu, Variant::Gemm(t) if CPU_BLOCK_TILES.contains(&t)),

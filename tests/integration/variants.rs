@@ -7,6 +7,7 @@
 use super::support::{assert_within_bound, gpu, rng, seed, uniform};
 use convbench::backend::{Backend, Program};
 use convbench::harness::verify;
+use convbench::kernels::max_split_k;
 use convbench::kernels::registry::GEMM;
 use convbench::kernels::shader_set::ShaderSet;
 use convbench::kernels::user::KernelSet;
@@ -37,7 +38,11 @@ fn every_gemm_tile_validates_with_naga() {
             let entries: BTreeSet<&str> = module.entry_points.iter().map(|e| e.name.as_str()).collect();
             assert_eq!(entries, GEMM.entries.iter().copied().collect(), "{context}");
             for entry in &module.entry_points {
-                let expected = [tile.invocations(), 1, 1];
+                // The sum of split-K's partials runs one invocation per element.
+                let expected = match entry.name.as_str() {
+                    "conv2d_backward_filter_sum_splits" => [256, 1, 1],
+                    _ => [tile.invocations(), 1, 1],
+                };
                 assert_eq!(entry.workgroup_size, expected, "{context}: {}", entry.name);
             }
         }
@@ -191,10 +196,20 @@ fn conv2d_backward_data_in_chunks_of_images() {
 #[test]
 fn conv2d_backward_filter_variants() {
     let mut rng = rng(103);
-    let ops: Vec<Op> = conv_cases(&mut rng)
-        .into_iter()
-        .map(Op::Conv2dBackwardFilter)
-        .collect();
+    let mut cases = conv_cases(&mut rng);
+    // Reductions over 43,264 positions, longer than `max_split_k` of every tile: split-K, in
+    // uneven runs, grouped too.
+    let mut grouped = Conv2d::square(4, 6, 3, 1, 1);
+    grouped.groups = 2;
+    cases.push(conv(grouped, 4, 104, 104));
+    cases.push(conv(Conv2d::square(3, 5, 3, 1, 0), 4, 106, 106));
+    for g in &cases[cases.len() - 2..] {
+        let k = (g.output.n * g.output.h * g.output.w) as u32;
+        for tile in GEMM_TILES {
+            assert!(k > max_split_k(&tile), "{tile:?} would not split {g:?}");
+        }
+    }
+    let ops: Vec<Op> = cases.into_iter().map(Op::Conv2dBackwardFilter).collect();
     check_all(&ops, &mut rng);
 }
 
