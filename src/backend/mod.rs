@@ -12,7 +12,7 @@ pub mod cuda;
 mod error;
 pub mod wgpu;
 
-use crate::kernels::{DType, Op, Variant};
+use crate::kernels::{self, DType, Op, Variant};
 use crate::model::Precision;
 use crate::results::{AdapterFingerprint, TimingMethod};
 use crate::{Error, Result};
@@ -44,6 +44,9 @@ pub struct OpCall {
     /// implement the op ([`Variant::implements`]). [`Program::push`] starts with
     /// [`Variant::Direct`]; the harness chooses per op.
     pub variant: Variant,
+    /// Size-dependent paths the variant takes whatever the op's size: none, except where the
+    /// harness verifies at a smaller batch the paths a timed op takes ([`kernels::path`]).
+    pub pin: kernels::Pin,
 }
 
 /// A straight-line sequence of ops over a fixed set of tensors.
@@ -123,6 +126,7 @@ impl Program {
             op,
             tensors,
             variant: Variant::Direct,
+            pin: kernels::Pin::default(),
         });
         Ok(())
     }

@@ -50,7 +50,7 @@ impl WgpuBackend {
             .iter()
             .map(|call| {
                 let mut text = String::new();
-                for d in crate::kernels::plan(&call.op, call.variant)? {
+                for d in crate::kernels::plan_pinned(&call.op, call.variant, call.pin)? {
                     text.push_str(self.gpu.shaders().source_of(d.shader));
                     text.push_str(&format!(
                         "\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0",

@@ -98,7 +98,7 @@ impl<'g> GpuProgram<'g> {
         let plans = program
             .ops
             .iter()
-            .map(|call| kernels::plan(&call.op, call.variant))
+            .map(|call| kernels::plan_pinned(&call.op, call.variant, call.pin))
             .collect::<Result<Vec<_>>>()?;
         // The scratch buffer: as long as the longest any dispatch needs (one element when none
         // does), shared by every op (ops run one after another, and each writes the scratch

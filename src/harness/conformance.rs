@@ -200,7 +200,7 @@ pub fn check_variant(
     };
     for candidate in ops {
         let (program, mut loaded) =
-            verify::load_variants(backend, &candidate, precision, &[variant], &mut rng)?;
+            verify::load_variants(backend, &candidate, precision, &[variant], None, &mut rng)?;
         let expected = verify::reference_outputs(loaded.as_mut(), &program, 0)?;
         let check = verify::check_against(loaded.as_mut(), &program, 0, &expected)?;
         if check.ratio > row.ratio || (row.worst.is_empty() && check.ratio >= row.ratio) {

@@ -77,7 +77,9 @@ pub fn choose(program: &mut Program, choice: &KernelChoice, device: DeviceClass)
 }
 
 /// Gives `verify` (a plan of the same target at a smaller batch, op for op) the variants
-/// chosen for `measured`, so that verification checks the kernels that will be timed. When the
+/// chosen for `measured`, and pins the size-dependent paths each takes at the measured size
+/// (split-K runs, column-matrix chunks: [`crate::kernels::path`]), so that verification checks
+/// the kernels and the code paths that will be timed. When the
 /// programs do not match op for op, `verify` chooses for itself.
 pub fn copy_variants(measured: &Program, verify: &mut Program, choice: &KernelChoice, device: DeviceClass) {
     let same_ops = measured.ops.len() == verify.ops.len()
@@ -89,6 +91,7 @@ pub fn copy_variants(measured: &Program, verify: &mut Program, choice: &KernelCh
     if same_ops {
         for (m, v) in measured.ops.iter().zip(&mut verify.ops) {
             v.variant = m.variant;
+            v.pin = crate::kernels::path(&m.op, m.variant);
         }
     } else {
         choose(verify, choice, device);
@@ -115,5 +118,36 @@ mod tests {
         let cpu = force.variant(&long, f32, DeviceClass::Cpu);
         assert_eq!(cpu, Variant::heuristic_on(&long, DeviceClass::Cpu));
         assert!(matches!(cpu, Variant::Gemm(_)), "{cpu:?}");
+    }
+
+    /// Verification at batch 2 takes the paths the timed batch 8 takes, with every tile: split-K
+    /// (AlexNet's conv2 weight gradient splits at 8, 5,832 positions, and not at 2 by itself)
+    /// and the lowering of input gradients (which the cost model may choose differently at 2).
+    #[test]
+    fn the_verified_plan_takes_the_timed_plans_paths() {
+        let alexnet = crate::model::network("alexnet").expect("alexnet");
+        let options = crate::harness::PlanOptions {
+            stage: crate::results::Stage::Train,
+            data_grad: false,
+            max_tensor_bytes: u64::MAX,
+        };
+        let plan = |batch| crate::harness::plan::plan_network(&alexnet, batch, Precision::F32, options);
+        let mut split = 0;
+        for tile in crate::kernels::variant::GEMM_TILES {
+            let mut measured = plan(8).expect("plans").program;
+            let mut verify = plan(2).expect("plans").program;
+            let choice = KernelChoice::Force(Variant::Gemm(tile));
+            choose(&mut measured, &choice, DeviceClass::Gpu);
+            copy_variants(&measured, &mut verify, &choice, DeviceClass::Gpu);
+            for (m, v) in measured.ops.iter().zip(&verify.ops) {
+                let entries = |call: &crate::backend::OpCall| -> std::collections::BTreeSet<&str> {
+                    let planned = crate::kernels::plan_pinned(&call.op, call.variant, call.pin);
+                    planned.expect("plans").iter().map(|d| d.entry).collect()
+                };
+                assert_eq!(entries(m), entries(v), "{tile:?}: {}", m.op.name());
+                split += usize::from(v.pin.runs.is_some());
+            }
+        }
+        assert!(split > 0, "no weight gradient of AlexNet at batch 8 splits");
     }
 }

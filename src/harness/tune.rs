@@ -461,8 +461,14 @@ pub fn tune_op(
     let mut passed = candidates.clone();
     if options.verify {
         on_event(TuneEvent::Verifying);
-        let (program, mut loaded) =
-            verify::load_variants(backend, &job.verify_op, job.precision, &candidates, &mut rng)?;
+        let (program, mut loaded) = verify::load_variants(
+            backend,
+            &job.verify_op,
+            job.precision,
+            &candidates,
+            Some(&job.op),
+            &mut rng,
+        )?;
         let expected = verify::reference_outputs(loaded.as_mut(), &program, 0)?;
         passed.clear();
         for (index, &variant) in candidates.iter().enumerate() {
@@ -477,7 +483,7 @@ pub fn tune_op(
             }
         }
     }
-    let (_, mut loaded) = verify::load_variants(backend, &job.op, job.precision, &passed, &mut rng)?;
+    let (_, mut loaded) = verify::load_variants(backend, &job.op, job.precision, &passed, None, &mut rng)?;
     let mut best: Option<(Variant, f64)> = None;
     for (index, &variant) in passed.iter().enumerate() {
         on_event(TuneEvent::Timing(variant));

@@ -196,12 +196,15 @@ pub fn check_op(loaded: &mut dyn Loaded, program: &Program, index: usize) -> Res
 
 /// A program with one op per variant, all binding the same tensors (named `OP/TENSOR`), and
 /// those tensors filled with uniform values in `[-1, 1)`: what [`super::tune`] verifies the
-/// variants of an op with, and [`super::conformance`] a variant, one shape at a time.
+/// variants of an op with, and [`super::conformance`] a variant, one shape at a time. With
+/// `paths_of`, each variant takes the size-dependent paths it takes on that op (the timed one of
+/// which `op` is the smaller twin: [`crate::kernels::path`]).
 pub(super) fn load_variants<'b>(
     backend: &'b dyn Backend,
     op: &Op,
     precision: Precision,
     variants: &[Variant],
+    paths_of: Option<&Op>,
     rng: &mut StdRng,
 ) -> Result<(Program, Box<dyn Loaded + 'b>)> {
     let mut program = Program::new(precision);
@@ -214,6 +217,7 @@ pub(super) fn load_variants<'b>(
         program.push(op.clone(), ids.clone())?;
         if let Some(call) = program.ops.last_mut() {
             call.variant = variant;
+            call.pin = paths_of.map_or_else(Default::default, |timed| crate::kernels::path(timed, variant));
         }
     }
     let mut loaded = backend.load(&program)?;

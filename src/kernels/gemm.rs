@@ -6,6 +6,7 @@
 //! weights `w`, or the output gradient `dy` for backward-filter and backward-weight; `b`
 //! (binding 2) is `x` or `dy`; then `bias` and the output.
 
+use super::Lowering;
 use super::dispatch::{Dispatch, Grid, Slot};
 use super::op::{ConvGeom, LinearGeom};
 use super::registry::GEMM;
@@ -362,6 +363,13 @@ pub(crate) fn cols_chunk(g: &ConvGeom) -> Option<usize> {
     {
         return None;
     }
+    cols_images(g)
+}
+
+/// Images per chunk of `g`'s column matrix ([`COLS_CHUNK_BYTES`] of it, at least one image),
+/// or `None` when one image's exceeds [`COLS_MAX_BYTES`].
+fn cols_images(g: &ConvGeom) -> Option<usize> {
+    let c = &g.conv;
     let per_image = 4 * (c.in_channels * c.kernel.0 * c.kernel.1 * g.output.h * g.output.w) as u64;
     if per_image == 0 || per_image > COLS_MAX_BYTES {
         return None;
@@ -375,8 +383,17 @@ pub(crate) fn cols_chunk(g: &ConvGeom) -> Option<usize> {
 /// GEMM, `C[ic, (n,ih,iw)] = W^T[ic, (oc,kh,kw)] x col(dY)`, where `col(dY)` holds
 /// `dY[n, oc, oh, ow]` for `oh = (ih + pad - kh * dil) / stride` when that division is exact (the
 /// strided entry point; at stride 1 every tap reads, and the division is skipped).
-pub fn conv_backward_data(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
-    match cols_chunk(g) {
+/// `lowering` (see [`super::Pin`]) overrides that choice.
+pub fn conv_backward_data(g: &ConvGeom, tile: &GemmTile, lowering: Option<Lowering>) -> Vec<Dispatch> {
+    let chunk = match lowering {
+        None => cols_chunk(g),
+        Some(Lowering::Implicit) => None,
+        Some(Lowering::Cols { chunked: false }) => cols_images(g),
+        Some(Lowering::Cols { chunked: true }) => {
+            cols_images(g).map(|images| images.min(g.input.n.div_ceil(2)))
+        }
+    };
+    match chunk {
         Some(images) => conv_backward_data_cols(g, tile, images),
         None => conv_backward_data_implicit(g, tile),
     }
@@ -491,8 +508,9 @@ pub fn max_split_k(tile: &GemmTile) -> u32 {
 /// [`max_split_k`] runs split-K: one dispatch of the fewest runs of equal length within it
 /// (their workgroups interleaved, so that each thread of a CPU driver, which takes a contiguous
 /// range of workgroups, gets some of every run), each writing its partial `dw` (f32) to the
-/// scratch buffer, then one that sums them in order.
-pub fn conv_backward_filter(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
+/// scratch buffer, then one that sums them in order. `runs` (see [`super::Pin`]) splits it in at
+/// least that many runs, where its length allows, however short it is.
+pub fn conv_backward_filter(g: &ConvGeom, tile: &GemmTile, runs: Option<u32>) -> Vec<Dispatch> {
     let c = &g.conv;
     let [groups, cin_g, cout_g, hw, ohw, taps] = conv_sizes(g);
     let n = cin_g * taps;
@@ -521,8 +539,8 @@ pub fn conv_backward_filter(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
         c_span: n,
         ..GemmParams::dense(cout_g as usize, n as usize, g.output.n * ohw as usize)
     };
-    let mut dispatches = if params.k > max_split_k(tile) {
-        conv_backward_filter_split(params, tile)
+    let mut dispatches = if params.k > max_split_k(tile) || runs.is_some() {
+        conv_backward_filter_split(params, tile, runs.unwrap_or(1))
     } else {
         vec![dispatch(
             "conv2d_backward_filter_gemm",
@@ -537,16 +555,30 @@ pub fn conv_backward_filter(g: &ConvGeom, tile: &GemmTile) -> Vec<Dispatch> {
     dispatches
 }
 
-/// The split-K weight gradient of `params` (a dense `dw`): partial sums into the scratch
-/// buffer, then their sum into `dw`.
-fn conv_backward_filter_split(params: GemmParams, tile: &GemmTile) -> Vec<Dispatch> {
-    let total = u64::from(params.groups) * u64::from(params.m) * u64::from(params.n);
-    // No more runs than fit in a column matrix's bytes (an image's reduction is short when its
-    // dw is that large).
+/// The runs of split-K the weight gradient of `g` takes with `tile` at its own size; `None`
+/// when it runs in one dispatch.
+pub(crate) fn split_runs(g: &ConvGeom, tile: &GemmTile) -> Option<u32> {
+    let k = g.output.n * g.output.h * g.output.w;
+    let [groups, cin_g, cout_g, _, _, taps] = conv_sizes(g);
+    let total = u64::from(groups) * u64::from(cout_g) * u64::from(cin_g * taps);
+    (k as u64 > u64::from(max_split_k(tile))).then(|| runs_of(k as u64, total, tile, 1))
+}
+
+/// The fewest runs (at least `at_least`) that keep each within [`max_split_k`], capped by what
+/// fits a column matrix's bytes (an image's reduction is short when its `dw` of `total`
+/// elements is that large).
+fn runs_of(k: u64, total: u64, tile: &GemmTile, at_least: u32) -> u32 {
     let max_runs = (COLS_MAX_BYTES / 4 / total.max(1)).max(1);
-    let runs = u64::from(params.k)
-        .div_ceil(u64::from(max_split_k(tile)))
-        .min(max_runs) as u32;
+    k.div_ceil(u64::from(max_split_k(tile)))
+        .max(u64::from(at_least))
+        .min(max_runs) as u32
+}
+
+/// The split-K weight gradient of `params` (a dense `dw`) in at least `at_least` runs: partial
+/// sums into the scratch buffer, then their sum into `dw`.
+fn conv_backward_filter_split(params: GemmParams, tile: &GemmTile, at_least: u32) -> Vec<Dispatch> {
+    let total = u64::from(params.groups) * u64::from(params.m) * u64::from(params.n);
+    let runs = runs_of(u64::from(params.k), total, tile, at_least).max(1);
     // Runs of equal length (in whole slices): a short last run would leave the threads that
     // take its workgroups idle while the others finish theirs.
     let params = GemmParams {
@@ -673,7 +705,7 @@ mod tests {
         let per_image = 4 * 48 * 25 * 27 * 27;
         let images = (COLS_CHUNK_BYTES / per_image) as usize;
         assert_eq!(cols_chunk(&g), Some(images));
-        let dispatches = conv_backward_data(&g, &tile);
+        let dispatches = conv_backward_data(&g, &tile, None);
         assert_eq!(dispatches.len(), 2 * g.input.n.div_ceil(images));
         let mut covered = Vec::new();
         for pair in dispatches.chunks(2) {
@@ -725,7 +757,7 @@ mod tests {
             assert!(u64::from(LOOP_BUDGET) < crate::kernels::variant::CPU_LOOP_LIMIT);
             // VGG's conv1_1 at batch 8: 401,408 positions.
             let g = geom(Conv2d::square(3, 64, 3, 1, 1), 8, 224, 224);
-            let dispatches = conv_backward_filter(&g, &tile);
+            let dispatches = conv_backward_filter(&g, &tile, None);
             let [gemm, sum, bias] = &dispatches[..] else {
                 panic!("{tile:?}: {dispatches:?}")
             };
@@ -754,10 +786,50 @@ mod tests {
             let tiles = u64::from(64_u32.div_ceil(tile.bm) * 27_u32.div_ceil(tile.bn));
             assert_eq!(gemm.grid, Grid::Workgroups(tiles * u64::from(runs)));
             // LeNet's conv2 at batch 2: 128 positions, one dispatch.
-            let short = conv_backward_filter(&geom(Conv2d::square(20, 50, 5, 1, 0), 2, 12, 12), &tile);
+            let short = conv_backward_filter(&geom(Conv2d::square(20, 50, 5, 1, 0), 2, 12, 12), &tile, None);
             assert_eq!(short[0].entry, "conv2d_backward_filter_gemm", "{tile:?}");
             assert_eq!(word(&short[0], "split_k"), word(&short[0], "k"));
         }
+    }
+
+    /// The paths a timed op takes only at its size (split-K runs, chunks of the column matrix)
+    /// are taken by the same layer at the verification batch when pinned, and not otherwise.
+    #[test]
+    fn pinned_paths_reach_the_verification_batch() {
+        use crate::kernels::{Lowering, Op, Pin, Variant, path, plan_pinned};
+        let entries = |op: &Op, tile: GemmTile, pin: Pin| -> Vec<&'static str> {
+            let dispatches = plan_pinned(op, Variant::Gemm(tile), pin).expect("gemm implements it");
+            dispatches.iter().map(|d| d.entry).collect()
+        };
+        let conv = Conv2d::square(64, 192, 5, 1, 2);
+        let filter = |n: usize| Op::Conv2dBackwardFilter(geom(conv, n, 27, 27));
+        for tile in crate::kernels::variant::GEMM_TILES {
+            // AlexNet's conv2: 5,832 positions at batch 8, 1,458 at batch 2.
+            let timed = path(&filter(8), Variant::Gemm(tile));
+            let natural = 5_832_u32.div_ceil(max_split_k(&tile));
+            assert_eq!(timed.runs, (natural > 1).then_some(natural), "{tile:?}");
+            let Some(runs) = timed.runs else { continue };
+            let pinned = plan_pinned(&filter(2), Variant::Gemm(tile), timed).expect("gemm");
+            assert_eq!(pinned[0].entry, "conv2d_backward_filter_split_gemm", "{tile:?}");
+            assert_eq!(pinned[1].entry, "conv2d_backward_filter_sum_splits", "{tile:?}");
+            let at = GemmParams::LAYOUT.iter().position(|&(f, _)| f == "split_k");
+            let run = pinned[0].params[at.expect("split_k")];
+            assert!(1_458_u32.div_ceil(run) >= 2.min(runs), "{tile:?}: {run}");
+            assert_eq!(
+                entries(&filter(2), tile, Pin::default())[0],
+                "conv2d_backward_filter_gemm"
+            );
+        }
+        // AlexNet's conv2 with 48 input channels lowers batch 8 in chunks of 4 images.
+        let data = |n: usize| Op::Conv2dBackwardData(geom(Conv2d::square(48, 192, 5, 1, 2), n, 27, 27));
+        let tile = GemmTile::new(64, 64, 16, 4, 4);
+        let timed = path(&data(8), Variant::Gemm(tile));
+        assert_eq!(timed.lowering, Some(Lowering::Cols { chunked: true }));
+        let own = path(&data(2), Variant::Gemm(tile)).lowering;
+        assert_eq!(own, Some(Lowering::Cols { chunked: false }));
+        assert_eq!(entries(&data(2), tile, Pin::default()).len(), 2, "one chunk");
+        assert_eq!(entries(&data(2), tile, timed).len(), 4, "a chunk per image");
+        assert_eq!(entries(&data(1), tile, timed).len(), 2, "one image, one chunk");
     }
 
     #[test]
@@ -765,7 +837,7 @@ mod tests {
         let tile = GemmTile::new(64, 64, 16, 4, 4);
         let g = geom(Conv2d::square(64, 256, 1, 1, 0), 2, 14, 14);
         assert_eq!(cols_chunk(&g), None);
-        let dispatches = conv_backward_data(&g, &tile);
+        let dispatches = conv_backward_data(&g, &tile, None);
         assert_eq!(dispatches.len(), 1);
         assert_eq!(dispatches[0].entry, "conv2d_backward_data_gemm");
         // Strided 1x1 (ResNet's projections) reads a quarter of dY per tap: explicit.
@@ -781,7 +853,7 @@ mod tests {
             geom(Conv2d::square(64, 192, 5, 1, 2), 8, 27, 27),
         ] {
             assert_eq!(cols_chunk(&g), None, "{g:?}");
-            let dispatches = conv_backward_data(&g, &tile);
+            let dispatches = conv_backward_data(&g, &tile, None);
             assert_eq!(dispatches.len(), 1);
             assert_eq!(dispatches[0].entry, "conv2d_backward_data_gemm");
         }

@@ -40,15 +40,67 @@ pub use variant::{GemmTile, Variant};
 
 use crate::{Error, Result};
 
+/// The size-dependent paths of an op's dispatches, pinned. The harness verifies a network at a
+/// smaller batch than it times ([`crate::harness::VERIFY_BATCH`]); where the timed op takes a
+/// path only long reductions or large batches take, the verified op is planned with the same
+/// [`Pin`] (from [`path`]), so that every code path that is timed has been verified.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Pin {
+    /// A weight gradient's reduction runs split-K in at least this many runs (as many as its
+    /// length allows), even where it is short enough to run in one.
+    pub runs: Option<u32>,
+    /// How an input gradient is lowered, whatever its size says.
+    pub lowering: Option<Lowering>,
+}
+
+/// How a GEMM variant lowers a convolution's input gradient: the choice depends on the batch
+/// (the cost model's tile counts, the chunks of images), so a verified op pins the timed one's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Lowering {
+    /// One implicit GEMM over `dy`.
+    Implicit,
+    /// The column matrix, then col2im.
+    Cols {
+        /// In more than one chunk of images (wherever the batch has two).
+        chunked: bool,
+    },
+}
+
+/// The [`Pin`] of the paths `op` takes with `variant` at its own size: planning a smaller op
+/// of the same layer with it runs the same entry points, offsets and sums.
+pub fn path(op: &Op, variant: Variant) -> Pin {
+    match (variant, op) {
+        (Variant::Gemm(tile), Op::Conv2dBackwardFilter(g)) => Pin {
+            runs: gemm::split_runs(g, &tile),
+            lowering: None,
+        },
+        (Variant::Gemm(_), Op::Conv2dBackwardData(g)) => Pin {
+            runs: None,
+            lowering: Some(match gemm::cols_chunk(g) {
+                None => Lowering::Implicit,
+                Some(images) => Lowering::Cols {
+                    chunked: images < g.input.n,
+                },
+            }),
+        },
+        _ => Pin::default(),
+    }
+}
+
 /// The dispatches that run `op` with `variant`, in order. Fails when the variant does not
 /// implement the op (see [`Variant::implements`]).
 pub fn plan(op: &Op, variant: Variant) -> Result<Vec<Dispatch>> {
+    plan_pinned(op, variant, Pin::default())
+}
+
+/// [`plan`], taking the paths `pin` names whatever the op's size.
+pub fn plan_pinned(op: &Op, variant: Variant, pin: Pin) -> Result<Vec<Dispatch>> {
     match variant {
         Variant::Direct => Ok(plan_direct(op)),
         Variant::Gemm(tile) => match op {
             Op::Conv2dForward(g) => Ok(gemm::conv_forward(g, &tile)),
-            Op::Conv2dBackwardData(g) => Ok(gemm::conv_backward_data(g, &tile)),
-            Op::Conv2dBackwardFilter(g) => Ok(gemm::conv_backward_filter(g, &tile)),
+            Op::Conv2dBackwardData(g) => Ok(gemm::conv_backward_data(g, &tile, pin.lowering)),
+            Op::Conv2dBackwardFilter(g) => Ok(gemm::conv_backward_filter(g, &tile, pin.runs)),
             Op::LinearForward(g) => Ok(gemm::linear_forward(g, &tile)),
             Op::LinearBackwardData(g) => Ok(gemm::linear_backward_data(g, &tile)),
             Op::LinearBackwardParams(g) => Ok(gemm::linear_backward_params(g, &tile)),
