@@ -150,4 +150,38 @@ mod tests {
         }
         assert!(split > 0, "no weight gradient of AlexNet at batch 8 splits");
     }
+
+    /// The same for the heuristic's choices on every network of the zoo, timed at batch 64, on
+    /// both kinds of device.
+    #[test]
+    fn the_zoo_verifies_the_paths_it_times() {
+        let options = crate::harness::PlanOptions {
+            stage: crate::results::Stage::Train,
+            data_grad: true,
+            max_tensor_bytes: u64::MAX,
+        };
+        for network in crate::model::zoo() {
+            for device in [DeviceClass::Gpu, DeviceClass::Cpu] {
+                let plan =
+                    |batch| crate::harness::plan::plan_network(&network, batch, Precision::F32, options);
+                let mut measured = plan(64).expect("plans").program;
+                let mut verify = plan(2).expect("plans").program;
+                choose(&mut measured, &KernelChoice::Heuristic, device);
+                copy_variants(&measured, &mut verify, &KernelChoice::Heuristic, device);
+                for (m, v) in measured.ops.iter().zip(&verify.ops) {
+                    let entries = |call: &crate::backend::OpCall| -> std::collections::BTreeSet<&str> {
+                        let planned = crate::kernels::plan_pinned(&call.op, call.variant, call.pin);
+                        planned.expect("plans").iter().map(|d| d.entry).collect()
+                    };
+                    assert_eq!(
+                        entries(m),
+                        entries(v),
+                        "{} {device:?}: {}",
+                        network.name,
+                        m.op.name()
+                    );
+                }
+            }
+        }
+    }
 }
