@@ -78,9 +78,9 @@ pub fn choose(program: &mut Program, choice: &KernelChoice, device: DeviceClass)
 
 /// Gives `verify` (a plan of the same target at a smaller batch, op for op) the variants
 /// chosen for `measured`, and pins the size-dependent paths each takes at the measured size
-/// (split-K runs, column-matrix chunks: [`crate::kernels::path`]), so that verification checks
-/// the kernels and the code paths that will be timed. When the
-/// programs do not match op for op, `verify` chooses for itself.
+/// (split-K runs, the input gradient's lowering and chunks: [`crate::kernels::path`]), so that
+/// verification checks the kernels and the code paths that will be timed. When the programs do
+/// not match op for op, `verify` chooses for itself.
 pub fn copy_variants(measured: &Program, verify: &mut Program, choice: &KernelChoice, device: DeviceClass) {
     let same_ops = measured.ops.len() == verify.ops.len()
         && measured
@@ -120,6 +120,20 @@ mod tests {
         assert!(matches!(cpu, Variant::Gemm(_)), "{cpu:?}");
     }
 
+    /// Asserts that every op of `verify` runs the entry points its twin in `measured` runs.
+    /// Returns how many of them run split-K.
+    fn assert_same_entry_points(measured: &Program, verify: &Program, context: &str) -> usize {
+        let entries = |call: &crate::backend::OpCall| -> std::collections::BTreeSet<&str> {
+            let planned = crate::kernels::plan_pinned(&call.op, call.variant, call.pin);
+            planned.expect("plans").iter().map(|d| d.entry).collect()
+        };
+        assert_eq!(measured.ops.len(), verify.ops.len(), "{context}");
+        for (m, v) in measured.ops.iter().zip(&verify.ops) {
+            assert_eq!(entries(m), entries(v), "{context}: {}", m.op.name());
+        }
+        verify.ops.iter().filter(|v| v.pin.runs.is_some()).count()
+    }
+
     /// Verification at batch 2 takes the paths the timed batch 8 takes, with every tile: split-K
     /// (AlexNet's conv2 weight gradient splits at 8, 5,832 positions, and not at 2 by itself)
     /// and the lowering of input gradients (which the cost model may choose differently at 2).
@@ -139,14 +153,7 @@ mod tests {
             let choice = KernelChoice::Force(Variant::Gemm(tile));
             choose(&mut measured, &choice, DeviceClass::Gpu);
             copy_variants(&measured, &mut verify, &choice, DeviceClass::Gpu);
-            for (m, v) in measured.ops.iter().zip(&verify.ops) {
-                let entries = |call: &crate::backend::OpCall| -> std::collections::BTreeSet<&str> {
-                    let planned = crate::kernels::plan_pinned(&call.op, call.variant, call.pin);
-                    planned.expect("plans").iter().map(|d| d.entry).collect()
-                };
-                assert_eq!(entries(m), entries(v), "{tile:?}: {}", m.op.name());
-                split += usize::from(v.pin.runs.is_some());
-            }
+            split += assert_same_entry_points(&measured, &verify, &format!("{tile:?}"));
         }
         assert!(split > 0, "no weight gradient of AlexNet at batch 8 splits");
     }
@@ -168,19 +175,7 @@ mod tests {
                 let mut verify = plan(2).expect("plans").program;
                 choose(&mut measured, &KernelChoice::Heuristic, device);
                 copy_variants(&measured, &mut verify, &KernelChoice::Heuristic, device);
-                for (m, v) in measured.ops.iter().zip(&verify.ops) {
-                    let entries = |call: &crate::backend::OpCall| -> std::collections::BTreeSet<&str> {
-                        let planned = crate::kernels::plan_pinned(&call.op, call.variant, call.pin);
-                        planned.expect("plans").iter().map(|d| d.entry).collect()
-                    };
-                    assert_eq!(
-                        entries(m),
-                        entries(v),
-                        "{} {device:?}: {}",
-                        network.name,
-                        m.op.name()
-                    );
-                }
+                assert_same_entry_points(&measured, &verify, &format!("{} {device:?}", network.name));
             }
         }
     }

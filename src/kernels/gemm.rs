@@ -154,6 +154,11 @@ impl GemmParams {
         }
     }
 
+    /// Elements of a dense C: `groups * m * n`.
+    fn c_len(&self) -> u64 {
+        u64::from(self.groups) * u64::from(self.m) * u64::from(self.n)
+    }
+
     /// Runs of the split-K reduction: `ceil(k / split_k)`, 1 when not split.
     fn splits(&self) -> u32 {
         self.k.div_ceil(self.split_k.max(1)).max(1)
@@ -511,10 +516,29 @@ pub fn max_split_k(tile: &GemmTile) -> u32 {
 /// scratch buffer, then one that sums them in order. `runs` (see [`super::Pin`]) splits it in at
 /// least that many runs, where its length allows, however short it is.
 pub fn conv_backward_filter(g: &ConvGeom, tile: &GemmTile, runs: Option<u32>) -> Vec<Dispatch> {
+    let params = backward_filter_params(g);
+    let mut dispatches = if params.k > max_split_k(tile) || runs.is_some() {
+        conv_backward_filter_split(params, tile, runs.unwrap_or(1))
+    } else {
+        vec![dispatch(
+            "conv2d_backward_filter_gemm",
+            params,
+            tile,
+            BACKWARD_PARAMS,
+        )]
+    };
+    if g.conv.bias {
+        dispatches.extend(super::conv2d::backward_bias(g));
+    }
+    dispatches
+}
+
+/// The GEMM of the weight gradient of `g`, unsplit.
+fn backward_filter_params(g: &ConvGeom) -> GemmParams {
     let c = &g.conv;
     let [groups, cin_g, cout_g, hw, ohw, taps] = conv_sizes(g);
     let n = cin_g * taps;
-    let params = GemmParams {
+    GemmParams {
         groups,
         k_mid: g.output.h as u32,
         k_lo: g.output.w as u32,
@@ -538,47 +562,32 @@ pub fn conv_backward_filter(g: &ConvGeom, tile: &GemmTile, runs: Option<u32>) ->
         c_row: n,
         c_span: n,
         ..GemmParams::dense(cout_g as usize, n as usize, g.output.n * ohw as usize)
-    };
-    let mut dispatches = if params.k > max_split_k(tile) || runs.is_some() {
-        conv_backward_filter_split(params, tile, runs.unwrap_or(1))
-    } else {
-        vec![dispatch(
-            "conv2d_backward_filter_gemm",
-            params,
-            tile,
-            BACKWARD_PARAMS,
-        )]
-    };
-    if c.bias {
-        dispatches.extend(super::conv2d::backward_bias(g));
     }
-    dispatches
 }
 
 /// The runs of split-K the weight gradient of `g` takes with `tile` at its own size; `None`
 /// when it runs in one dispatch.
 pub(crate) fn split_runs(g: &ConvGeom, tile: &GemmTile) -> Option<u32> {
-    let k = g.output.n * g.output.h * g.output.w;
-    let [groups, cin_g, cout_g, _, _, taps] = conv_sizes(g);
-    let total = u64::from(groups) * u64::from(cout_g) * u64::from(cin_g * taps);
-    (k as u64 > u64::from(max_split_k(tile))).then(|| runs_of(k as u64, total, tile, 1))
+    let params = backward_filter_params(g);
+    (params.k > max_split_k(tile)).then(|| runs_of(&params, tile, 1))
 }
 
-/// The fewest runs (at least `at_least`) that keep each within [`max_split_k`], capped by what
-/// fits a column matrix's bytes (an image's reduction is short when its `dw` of `total`
-/// elements is that large).
-fn runs_of(k: u64, total: u64, tile: &GemmTile, at_least: u32) -> u32 {
-    let max_runs = (COLS_MAX_BYTES / 4 / total.max(1)).max(1);
-    k.div_ceil(u64::from(max_split_k(tile)))
-        .max(u64::from(at_least))
+/// The fewest runs (at least `at_least`, and at least one) that keep each within
+/// [`max_split_k`], capped by what fits a column matrix's bytes (an image's reduction is short
+/// when its `dw` is that large).
+fn runs_of(params: &GemmParams, tile: &GemmTile, at_least: u32) -> u32 {
+    let max_runs = (COLS_MAX_BYTES / 4 / params.c_len().max(1)).max(1);
+    u64::from(params.k)
+        .div_ceil(u64::from(max_split_k(tile)))
+        .max(u64::from(at_least.max(1)))
         .min(max_runs) as u32
 }
 
 /// The split-K weight gradient of `params` (a dense `dw`) in at least `at_least` runs: partial
 /// sums into the scratch buffer, then their sum into `dw`.
 fn conv_backward_filter_split(params: GemmParams, tile: &GemmTile, at_least: u32) -> Vec<Dispatch> {
-    let total = u64::from(params.groups) * u64::from(params.m) * u64::from(params.n);
-    let runs = runs_of(u64::from(params.k), total, tile, at_least).max(1);
+    let total = params.c_len();
+    let runs = runs_of(&params, tile, at_least);
     // Runs of equal length (in whole slices): a short last run would leave the threads that
     // take its workgroups idle while the others finish theirs.
     let params = GemmParams {
