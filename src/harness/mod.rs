@@ -295,6 +295,7 @@ pub fn verify_plan(
         let check = verify::check_op(loaded.as_mut(), &plan.program, index)?;
         if !check.passed() {
             return Err(verify::mismatch(
+                loaded.as_ref(),
                 &plan.program,
                 index,
                 &describe(index),

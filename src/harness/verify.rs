@@ -362,9 +362,11 @@ pub fn check_against(
 }
 
 /// The error of op `index` failing its check: names the op (`describe`, e.g. its layer), the
-/// kernel variant, the output tensor and element, its error and bound, the seed of the data
-/// when known, and what to do next.
+/// kernel (what the backend says ran it, [`Loaded::kernel_name`], such as cuDNN's algorithm,
+/// else the plan's variant), the output tensor and element, its error and bound, the seed of the
+/// data when known, and what to do next.
 pub fn mismatch(
+    loaded: &dyn Loaded,
     program: &Program,
     index: usize,
     describe: &str,
@@ -383,7 +385,7 @@ pub fn mismatch(
     VerificationError::Mismatch {
         describe: describe.to_string(),
         op: call.op.name(),
-        variant: call.variant.id(),
+        variant: loaded.kernel_name(index).unwrap_or_else(|| call.variant.id()),
         tensor: tensor.clone(),
         element: check.element,
         got: check.got,
@@ -465,7 +467,7 @@ pub fn check_program(
     for index in 0..program.ops.len() {
         let check = check_op(loaded, program, index)?;
         if !check.passed() {
-            return Err(mismatch(program, index, &describe(index), &check, None));
+            return Err(mismatch(loaded, program, index, &describe(index), &check, None));
         }
         worst = worst.max(check.ratio);
     }

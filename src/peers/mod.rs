@@ -510,32 +510,59 @@ impl PeerSession {
     /// of each peer, alternating A B A B, merged into one record whose benchmarks are
     /// convbench's and the peer's. The first convbench round verifies (when asked), the others
     /// do not.
+    ///
+    /// Rounds are the unit kept: when a run fails or is interrupted (a time limit's SIGTERM),
+    /// the rounds that finished, convbench's and every peer's, come back as a record marked
+    /// incomplete, beside the error; the round in flight is dropped, so that each benchmark
+    /// of the record has the same rounds as its peers. No record when the first round did not
+    /// finish.
     pub fn run(
         &self,
         convbench: &mut dyn FnMut(&SweepRequest) -> Result<RunRecord>,
         on_round: &mut dyn FnMut(usize, usize),
-    ) -> Result<RunRecord> {
+    ) -> (Option<RunRecord>, Option<Error>) {
         let mut record: Option<RunRecord> = None;
         for round in 1..=self.request.rounds {
-            let mut results = Vec::new();
-            for &stage in &self.request.stages {
-                let run = convbench(&self.request.sweep_at(stage, round == 1))?;
+            let finished = self.round(round, convbench).map(|(run, results)| {
+                let complete = run.complete;
                 let record = record.get_or_insert_with(|| RunRecord {
                     benchmarks: Vec::new(),
-                    ..run.clone()
+                    ..run
                 });
-                record.complete &= run.complete;
-                results.extend(run.benchmarks);
+                record.complete &= complete;
+                merge(record, results);
+                record.settings.rounds = round;
+            });
+            if let Err(error) = finished {
+                if let Some(record) = &mut record {
+                    record.complete = false;
+                }
+                return (record, Some(error));
             }
-            for peer in &self.peers {
-                results.extend(self.run_peer(peer, round)?);
-            }
-            merge(record.as_mut().expect("set by the first convbench run"), results);
             on_round(round, self.request.rounds);
         }
-        let mut record = record.expect("at least one round");
-        record.settings.rounds = self.request.rounds;
-        Ok(record)
+        (record, None)
+    }
+
+    /// One round: convbench at every stage, then each peer. The first convbench run's record
+    /// (for its header) and every benchmark of the round.
+    fn round(
+        &self,
+        round: usize,
+        convbench: &mut dyn FnMut(&SweepRequest) -> Result<RunRecord>,
+    ) -> Result<(RunRecord, Vec<BenchmarkResult>)> {
+        let mut first: Option<RunRecord> = None;
+        let mut results = Vec::new();
+        for &stage in &self.request.stages {
+            let mut run = convbench(&self.request.sweep_at(stage, round == 1))?;
+            results.append(&mut run.benchmarks);
+            let header = first.get_or_insert(run.clone());
+            header.complete &= run.complete;
+        }
+        for peer in &self.peers {
+            results.extend(self.run_peer(peer, round)?);
+        }
+        Ok((first.expect("at least one stage"), results))
     }
 
     /// The seeds' tables of a record `run` returned: total and forward medians by model and

@@ -138,3 +138,65 @@ fn without_stages_a_peer_request_runs_the_sweeps_stage() {
     assert_eq!(request.peers, [(Peer::Torch, Vec::new())]);
     assert!(PeerRequest::new(&["caffe".to_string()], &[], SweepRequest::default(), &[]).is_err());
 }
+
+/// A session of convbench alone (no peer process), `rounds` rounds of the train stage.
+fn session(rounds: usize) -> PeerSession {
+    let sweep = SweepRequest {
+        rounds,
+        ..SweepRequest::default()
+    };
+    PeerSession {
+        request: PeerRequest::new(&["torch".to_string()], &[], sweep, &[]).expect("torch is a peer"),
+        networks: lenet(),
+        peers: Vec::new(),
+        dir: std::env::temp_dir(),
+    }
+}
+
+/// convbench's side of a round: one benchmark with one sample per round, until round `fails`,
+/// which ends in an interrupt.
+fn convbench_until(fails: usize) -> impl FnMut(&SweepRequest) -> Result<RunRecord> {
+    use crate::results::fixtures::{benchmark, phase, record};
+    let mut round = 0;
+    move |_| {
+        round += 1;
+        if round == fails {
+            return Err(crate::harness::Interrupted::Measuring {
+                target: "lenet".into(),
+                batch: 8,
+            }
+            .into());
+        }
+        let sample = 1_000 * round as u64;
+        Ok(record(vec![benchmark(
+            "lenet/train/b8/f32/wgpu",
+            vec![phase(Phase::Total, vec![sample])],
+        )]))
+    }
+}
+
+#[test]
+fn an_interrupted_session_keeps_the_rounds_that_finished() {
+    let mut rounds_done = Vec::new();
+    let (record, error) = session(3).run(&mut convbench_until(3), &mut |round, _| rounds_done.push(round));
+    let record = record.expect("two rounds finished");
+    assert_eq!(rounds_done, [1, 2]);
+    assert!(!record.complete, "a record cut short says so");
+    assert_eq!(record.settings.rounds, 2);
+    assert_eq!(record.benchmarks.len(), 1);
+    assert_eq!(record.benchmarks[0].phases[0].samples_ns, [1_000, 2_000]);
+    assert_eq!(
+        error.expect("the interrupt").kind(),
+        crate::ErrorKind::Interrupted
+    );
+
+    let (record, error) = session(3).run(&mut convbench_until(1), &mut |_, _| {});
+    assert!(record.is_none(), "no round finished");
+    assert!(error.is_some());
+
+    let (record, error) = session(2).run(&mut convbench_until(0), &mut |_, _| {});
+    assert!(error.is_none());
+    let record = record.expect("every round");
+    assert!(record.complete);
+    assert_eq!(record.settings.rounds, 2);
+}

@@ -37,7 +37,7 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
     let request = PeerRequest::new(&a.peer, &a.peer_command, a.run.request(), &stages)?;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let session = PeerSession::prepare(request, &workspace.target_dir.join("convbench/peers"))?;
-    let record = session.run(
+    let (record, error) = session.run(
         &mut |sweep| run_sweep(sweep, &workspace, args.quiet, None).and_then(|(r, e)| e.map_or(Ok(r), Err)),
         &mut |round, rounds| {
             if !args.quiet {
@@ -47,10 +47,21 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
                 );
             }
         },
-    )?;
-    print(&session.tables(&record)?);
-    if let Some(out) = &a.run.out {
-        write_atomic(out, &record.to_json())?;
+    );
+    // The rounds that finished are printed and written even when a later one failed.
+    if let Some(record) = &record {
+        print(&session.tables(record)?);
+        if let Some(out) = &a.run.out {
+            write_atomic(out, &record.to_json())?;
+            if !args.quiet && !record.complete {
+                eprintln!(
+                    "wrote {} (incomplete: {} of {} rounds)",
+                    out.display(),
+                    record.settings.rounds,
+                    a.run.rounds
+                );
+            }
+        }
     }
-    Ok(0)
+    error.map_or(Ok(0), Err)
 }

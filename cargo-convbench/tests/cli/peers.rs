@@ -108,3 +108,40 @@ fn a_peer_that_built_another_network_exits_4() {
         stderr_of(&output)
     );
 }
+
+#[test]
+fn a_peer_that_fails_in_a_later_round_leaves_the_rounds_that_finished() {
+    let package = Package::plain();
+    let peer = fake_peer(&package, 0);
+    // The peer's second run (its output is `torch-2.json`) fails.
+    let wrapper = package.path("second-round-fails.sh");
+    let script = format!("#!/bin/sh\ncase \"$*\" in *torch-2.json*) exit 1;; esac\nexec {peer} \"$@\"\n");
+    std::fs::write(&wrapper, script).expect("write the wrapper");
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let output = package
+        .convbench()
+        .args(["peers", "--peer", "torch", "--peer-command"])
+        .arg(&wrapper)
+        .args(["--backend", "cpu"])
+        .args(tiny(&[("--rounds", "2"), ("--out", "both.json")]))
+        .output()
+        .expect("peers");
+    assert_code(&output, 3);
+    let stderr = stderr_of(&output);
+    assert!(stderr.contains("incomplete: 1 of 2 rounds"), "{stderr}");
+    assert!(
+        stdout_of(&output).contains("torch-cpu"),
+        "the finished round is printed"
+    );
+    let record = read_record(&package.path("both.json"));
+    assert!(!record.complete);
+    assert_eq!(record.settings.rounds, 1);
+    let samples: Vec<usize> = (record.benchmarks.iter())
+        .map(|b| b.phases[0].samples_ns.len())
+        .collect();
+    assert_eq!(
+        samples,
+        [3, 3],
+        "one round of each side, none of the round in flight"
+    );
+}

@@ -154,10 +154,18 @@ fn version(v: i32) -> String {
 
 /// The kernel module's version from `/proc/driver/nvidia/version`, e.g. `580.82.07`.
 fn kernel_driver_version() -> Option<String> {
-    let text = std::fs::read_to_string("/proc/driver/nvidia/version").ok()?;
-    let line = text.lines().next()?;
-    let after = line.split("Kernel Module").nth(1)?;
-    after.split_whitespace().next().map(str::to_string)
+    module_version(&std::fs::read_to_string("/proc/driver/nvidia/version").ok()?)
+}
+
+/// The version in the first line of `/proc/driver/nvidia/version`: the first word after "Kernel
+/// Module" made of digits and dots. The open modules say "Open Kernel Module for x86_64
+/// 580.159.04" (seen on an H100), the proprietary ones "x86_64 Kernel Module 580.82.07".
+fn module_version(text: &str) -> Option<String> {
+    let after = text.lines().next()?.split("Kernel Module").nth(1)?;
+    after
+        .split_whitespace()
+        .find(|word| word.contains('.') && word.chars().all(|c| c.is_ascii_digit() || c == '.'))
+        .map(str::to_string)
 }
 
 /// The PCI device id (as wgpu reports it) from sysfs, or 0 where unavailable.
@@ -574,4 +582,20 @@ pub fn compile_kernels_without_device() -> Result<()> {
             .map(|_| ())
             .map_err(environment("compiling convbench's CUDA kernels"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::module_version;
+
+    #[test]
+    fn the_driver_version_is_read_from_open_and_proprietary_modules() {
+        let open = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  \
+                    (dvs-builder@U22-I3-AF03-09-1)  Sun Sep 28 03:07:13 UTC 2025\nGCC version: gcc 12\n";
+        assert_eq!(module_version(open).as_deref(), Some("580.159.04"));
+        let proprietary = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.82.07  Wed Aug 20 2025\n";
+        assert_eq!(module_version(proprietary).as_deref(), Some("580.82.07"));
+        assert_eq!(module_version("NVRM version: something else\n"), None);
+        assert_eq!(module_version(""), None);
+    }
 }
