@@ -16,7 +16,7 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A failed call: what was being done and the library's status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -716,6 +716,9 @@ pub(super) struct Gpu {
     tf32: bool,
 }
 
+/// Held by each cuDNN algorithm search ([`Gpu::find_conv`]), so that searches never overlap.
+static SEARCH: Mutex<()> = Mutex::new(());
+
 impl Gpu {
     /// Opens device `ordinal` with cuDNN and cuBLAS on its default stream. With `tf32`, f32
     /// GEMMs may use TF32 tensor cores.
@@ -808,6 +811,10 @@ impl Gpu {
     /// `cudnn.benchmark` in Torch) on the given tensors, which it overwrites (the pass's output),
     /// and returns the fastest one that `math` admits, that sums the products themselves
     /// ([`ConvAlgo::sums_products`]) and that fits in `workspace`; else why there is none.
+    ///
+    /// One search at a time in the process ([`SEARCH`]): a search times every algorithm on the
+    /// GPU, and two at once (the tests' threads, each with its own backend) would time each
+    /// other.
     pub(super) fn find_conv(
         &self,
         pass: ConvPass,
@@ -816,6 +823,8 @@ impl Gpu {
         [first, second, output]: [Region<'_>; 3],
         workspace: Option<Region<'_>>,
     ) -> CallResult<std::result::Result<ConvChoice, String>> {
+        // A search that panicked left nothing to protect: the lock only orders searches.
+        let _alone = SEARCH.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let (workspace_ptr, workspace_bytes) = match workspace {
             Some(w) => (w.at_least(w.bytes, "workspace")?, w.bytes),
             None => (ptr::null_mut(), 0),
