@@ -556,7 +556,7 @@ impl PeerSession {
         for &stage in &self.request.stages {
             let mut run = convbench(&self.request.sweep_at(stage, round == 1))?;
             results.append(&mut run.benchmarks);
-            let header = first.get_or_insert(run.clone());
+            let header = first.get_or_insert_with(|| run.clone());
             header.complete &= run.complete;
         }
         for peer in &self.peers {

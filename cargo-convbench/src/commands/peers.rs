@@ -48,9 +48,9 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
             }
         },
     );
-    // The rounds that finished are printed and written even when a later one failed.
+    // The rounds that finished are written and printed even when a later one failed; written
+    // first, so that a table that cannot be drawn loses none of them.
     if let Some(record) = &record {
-        print(&session.tables(record)?);
         if let Some(out) = &a.run.out {
             write_atomic(out, &record.to_json())?;
             if !args.quiet && !record.complete {
@@ -62,6 +62,7 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
                 );
             }
         }
+        print(&session.tables(record)?);
     }
     error.map_or(Ok(0), Err)
 }
