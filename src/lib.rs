@@ -19,6 +19,8 @@ pub mod backend;
 pub mod baseline;
 mod cache;
 pub mod calibration;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod error;

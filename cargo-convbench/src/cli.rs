@@ -1,8 +1,8 @@
 //! Argument parsing (clap, in cargo-subcommand form) and dispatch to the subcommands.
 
-use crate::args::Global;
 use crate::commands;
 use clap::{Parser, Subcommand};
+use convbench::cli::Global;
 use std::process::ExitCode;
 
 /// `cargo` passes the subcommand name as the first argument.
@@ -29,49 +29,49 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// List GPU adapters with their fingerprint and features.
-    Adapters(commands::adapters::AdaptersArgs),
+    Adapters(convbench::cli::adapters::AdaptersArgs),
     /// List models, suites and kernels.
-    List(commands::list::ListArgs),
+    List(convbench::cli::list::ListArgs),
     /// The ops convbench runs; `--contract OP` prints the binding contract a WGSL kernel for
     /// that op follows, as a skeleton; `--emit DIR` writes every final WGSL source.
-    Kernels(commands::kernels::KernelsArgs),
+    Kernels(convbench::cli::kernels::KernelsArgs),
     /// Put this workspace under the gate: a sample WGSL kernel, its configuration, the
     /// GitHub Actions workflows (idempotent; never overwrites without --force).
-    Init(commands::init::InitArgs),
+    Init(convbench::cli::init::InitArgs),
     /// Run benchmarks.
-    Run(crate::args::RunArgs),
+    Run(convbench::cli::RunArgs),
     /// Time every kernel variant of the selected benchmarks' ops and cache the fastest for
     /// this adapter (used by `run`).
-    Tune(commands::tune::TuneArgs),
+    Tune(convbench::cli::tune::TuneArgs),
     /// Check every kernel variant (yours too) on random shapes, then every op of the selected
     /// networks, against the f64 reference, without timing; print the worst ratio of error to
     /// rounding bound. Exit 4 on a mismatch.
-    Verify(commands::verify::VerifyArgs),
+    Verify(convbench::cli::verify::VerifyArgs),
     /// Time another framework (`--peer torch|jax`) and convbench on the same models, batches,
     /// stages and precisions, rounds interleaved; print and record both.
-    Peers(commands::peers::PeersArgs),
+    Peers(convbench::cli::peers::PeersArgs),
     /// Render a saved record in any format.
-    Report(commands::report::ReportArgs),
+    Report(convbench::cli::report::ReportArgs),
     /// Draw a chart of a saved record as SVG.
-    Plot(commands::plot::PlotArgs),
+    Plot(convbench::cli::plot::PlotArgs),
     /// Compare results with the baseline blessed at the base revision; exit 1 on a regression.
-    Compare(commands::compare::CompareArgs),
+    Compare(convbench::cli::compare::CompareArgs),
     /// Manage the blessed baselines.
-    Baseline(commands::baseline::BaselineCommand),
+    Baseline(convbench::cli::baseline::BaselineCommand),
     /// The blessed values across the commits that changed them.
-    History(commands::history::HistoryArgs),
+    History(convbench::cli::history::HistoryArgs),
     /// Interleaved A/B of two revisions on one device: the base revision's shaders, kernels and
     /// networks against the working tree's (or a base build against this one); exit 1 on a
     /// regression.
-    Ab(commands::ab::AbArgs),
+    Ab(convbench::cli::ab::AbArgs),
     /// The first commit between --good and --bad that slowed a benchmark, by interleaved A/B of
     /// commits read from git (nothing rebuilt); exit 1 when one is found.
-    Bisect(commands::bisect::BisectArgs),
+    Bisect(convbench::cli::bisect::BisectArgs),
     /// The GitHub Actions gate: A/B against the base revision (or the blessed baselines),
     /// summary, annotations, PR comment; exit 1 on a regression.
-    Ci(commands::ci::CiArgs),
+    Ci(convbench::cli::ci::CiArgs),
     /// Post or update the one convbench comment of a pull request from saved records.
-    Comment(commands::ci::CommentArgs),
+    Comment(convbench::cli::ci::CommentArgs),
 }
 
 /// Parses arguments as `cargo convbench ...` or as `cargo-convbench ...`.

@@ -3,7 +3,6 @@
 //! A thin binary over the `convbench` library: it parses arguments, calls the library, owns
 //! the terminal, and maps errors to the exit codes documented in the README.
 
-mod args;
 mod cli;
 mod commands;
 mod interrupt;

@@ -4,6 +4,10 @@ use convbench::{Error, Result};
 use std::io::Write;
 use std::path::Path;
 
+/// Exit code when a regression was found (the gate failed); the others are
+/// [`convbench::ErrorKind::exit_code`]'s.
+pub const EXIT_REGRESSION: u8 = 1;
+
 /// Prints to stdout, ignoring a closed pipe (`| head`).
 pub fn print(text: &str) {
     let mut out = std::io::stdout().lock();

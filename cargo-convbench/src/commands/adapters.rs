@@ -2,28 +2,13 @@
 //! `--calibrate`, each adapter's measured peak arithmetic rate and bandwidth, cached for the
 //! roofline of `run --layers` (see `convbench::roofline`).
 
-use crate::args::Global;
-use crate::args::ListFormat;
 use crate::output::print;
 use convbench::calibration::{Calibrated, Calibration};
+use convbench::cli::Global;
+use convbench::cli::ListFormat;
+use convbench::cli::adapters::AdaptersArgs;
 use convbench::gpu::list_adapters;
 use convbench::{DeviceError, Result, config};
-
-/// Arguments of `adapters`.
-#[derive(Debug, clap::Args)]
-pub struct AdaptersArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
-    pub format: ListFormat,
-    /// Measure each adapter's peak f32 FLOP/s and memory bandwidth with calibration kernels
-    /// (seconds per adapter) and cache them under the target directory for the roofline
-    /// columns of `run --layers`.
-    #[arg(long)]
-    pub calibrate: bool,
-    /// With `--calibrate`: only this adapter (index, backend name or part of its name).
-    #[arg(long, requires = "calibrate")]
-    pub adapter: Option<String>,
-}
 
 /// Lists adapters, or calibrates them.
 pub fn run(args: &Global, a: &AdaptersArgs) -> Result<u8> {

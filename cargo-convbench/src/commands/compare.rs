@@ -1,30 +1,16 @@
 //! `cargo convbench compare`: this run (or a saved record) against the baseline blessed at the
 //! base revision, with a verdict per benchmark and phase; exit code 1 on a regression.
 
-use crate::args::{BaselineArgs, RunArgs};
-use crate::args::{EXIT_REGRESSION, Global};
+use crate::output::EXIT_REGRESSION;
 use crate::output::{print, write_atomic};
 use crate::progress::run_sweep;
 use convbench::Result;
+use convbench::cli::Global;
+use convbench::cli::compare::CompareArgs;
 use convbench::config;
 use convbench::gate::{compare_config, judge_records, load_baseline, refuse_incomparable};
 use convbench::report::{self, Format};
 use convbench::results::RunRecord;
-use std::path::PathBuf;
-
-/// Arguments of `compare`.
-#[derive(Debug, clap::Args)]
-pub struct CompareArgs {
-    /// A saved record to judge; without it, the benchmarks run now.
-    #[arg(long, value_name = "FILE")]
-    pub results: Option<PathBuf>,
-    /// Baseline and verdict options.
-    #[command(flatten)]
-    pub baseline: BaselineArgs,
-    /// Benchmarks to run when no --results is given.
-    #[command(flatten)]
-    pub run: RunArgs,
-}
 
 /// `cargo convbench compare`.
 pub fn run(args: &Global, a: &CompareArgs) -> Result<u8> {

@@ -2,29 +2,15 @@
 //! contract a WGSL kernel for that op follows, as a skeleton, and with `--emit DIR` every final
 //! WGSL source (convbench's and the workspace's kernels) as the device loads it.
 
-use crate::args::Global;
-use crate::args::ListFormat;
 use crate::output::print;
+use convbench::cli::Global;
+use convbench::cli::ListFormat;
+use convbench::cli::kernels::KernelsArgs;
 use convbench::harness::plan::{representative_op, representative_ops};
 use convbench::kernels::contract::wgsl_skeleton;
 use convbench::kernels::emit::emit;
 use convbench::{Result, report};
-use std::path::{Path, PathBuf};
-
-/// Arguments of `kernels`.
-#[derive(Debug, clap::Args)]
-pub struct KernelsArgs {
-    /// Print the contract of this op (e.g. `conv2d_forward`) as a WGSL skeleton.
-    #[arg(long, value_name = "OP")]
-    pub contract: Option<String>,
-    /// Write every final WGSL source (each shader at each precision, subgroup form and
-    /// specialisation, and the workspace's kernels) into this folder, one file per source.
-    #[arg(long, value_name = "DIR", conflicts_with = "contract")]
-    pub emit: Option<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
-    pub format: ListFormat,
-}
+use std::path::Path;
 
 /// `cargo convbench kernels`.
 pub fn run(args: &Global, a: &KernelsArgs) -> Result<u8> {

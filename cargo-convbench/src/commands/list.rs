@@ -2,19 +2,12 @@
 //! variants, and in a workspace that declares them, its own networks and kernels (what `run
 //! --model` and `run --kernel user:NAME` accept there).
 
-use crate::args::Global;
-use crate::args::ListFormat;
 use crate::output::print;
 use convbench::Result;
+use convbench::cli::Global;
+use convbench::cli::ListFormat;
+use convbench::cli::list::ListArgs;
 use convbench::config;
-
-/// Arguments of `list`.
-#[derive(Debug, clap::Args)]
-pub struct ListArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
-    pub format: ListFormat,
-}
 
 /// Lists models, suites and kernels.
 pub fn run(args: &Global, a: &ListArgs) -> Result<u8> {

@@ -1,55 +1,14 @@
 //! `cargo convbench report FILE...`: re-render a saved record, or pivot several.
 
-use crate::args::Global;
 use crate::output::print;
 use convbench::Result;
-use convbench::report::ReportRequest;
-use std::path::PathBuf;
-
-/// Arguments of `report`.
-#[derive(Debug, clap::Args)]
-pub struct ReportArgs {
-    /// A record written by `run --format json` or `run --out`; several only with `--pivot`.
-    #[arg(required = true)]
-    pub files: Vec<PathBuf>,
-    /// table, json, csv or md; or for a benchmark dashboard, bmf (Bencher Metric Format) or
-    /// github-action-benchmark (its customSmallerIsBetter JSON).
-    #[arg(long, default_value = "table")]
-    pub format: String,
-    /// Also show the per-layer breakdown (table format); with --pivot, use --rows layer.
-    #[arg(long, conflicts_with = "pivot")]
-    pub layers: bool,
-    /// Show one grid of median times of the records' benchmarks (rows by columns) instead.
-    #[arg(long)]
-    pub pivot: bool,
-    /// Pivot rows: `model`, or `layer` (one row per layer of a `run --layers` record).
-    #[arg(long, default_value = "model", requires = "pivot")]
-    pub rows: String,
-    /// Pivot columns: batch, precision, backend, comma-separated (e.g. `backend,batch`).
-    #[arg(long, default_value = "backend", requires = "pivot")]
-    pub columns: String,
-    /// The phase the pivot shows: total, forward, grad-input, grad-params, update, ...
-    #[arg(long, default_value = "total", requires = "pivot")]
-    pub phase: String,
-    /// Also show each pivot cell's ratio to this backend's cell (this / reference, <1 faster).
-    #[arg(long, value_name = "BACKEND", requires = "pivot")]
-    pub ratio_to: Option<String>,
-}
+use convbench::cli::Global;
+use convbench::cli::report::ReportArgs;
 
 /// Renders the record, or the pivot of the records. Plain `print`, not `print_untrusted`: a
 /// dashboard's JSON is meant for `> file`, and no line of pretty JSON can start a workflow
 /// command (each opens with a space or a bracket, and JSON escapes line breaks in strings).
 pub fn run(_args: &Global, a: &ReportArgs) -> Result<u8> {
-    let request = ReportRequest {
-        files: a.files.clone(),
-        format: a.format.clone(),
-        layers: a.layers,
-        pivot: a.pivot,
-        rows: a.rows.clone(),
-        columns: a.columns.clone(),
-        phase: a.phase.clone(),
-        ratio_to: a.ratio_to.clone(),
-    };
-    print(&request.render()?);
+    print(&a.request().render()?);
     Ok(0)
 }

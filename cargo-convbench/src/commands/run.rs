@@ -1,11 +1,11 @@
 //! `cargo convbench run`: benchmark models and suites, sweeping batches, precisions and
 //! backends; print a table (or JSON, CSV, Markdown) and optionally write the record.
 
-use crate::args::Global;
-use crate::args::RunArgs;
 use crate::output::{check_writable, print, write_atomic};
 use crate::progress::run_sweep;
 use convbench::Result;
+use convbench::cli::Global;
+use convbench::cli::RunArgs;
 use convbench::config;
 use convbench::report::{self, Format};
 

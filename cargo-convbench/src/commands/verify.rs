@@ -3,54 +3,17 @@
 //! bound per op. It is what `run` does before it times a benchmark, for the whole zoo at once:
 //! the conformance check of an adapter, a driver or a change to the kernels.
 
-use crate::args::Global;
-use crate::args::{DeviceArgs, KernelArgs, SelectionArgs, count, count_u64};
 use crate::output::print;
 use crate::progress::Progress;
-use convbench::config::{self, MAX_REPETITIONS};
+use convbench::cli::Global;
+use convbench::cli::verify::VerifyArgs;
+use convbench::config::{self};
 use convbench::harness::VerifyEvent;
 use convbench::harness::verify::Summary;
-use convbench::harness::verify_run::{RANDOM_SHAPES, VariantTables, VerifyRequest};
+use convbench::harness::verify_run::VariantTables;
 use convbench::kernels::tint::TintCheck;
 use convbench::model::Precision;
 use convbench::{Result, report};
-
-/// Arguments of `verify`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct VerifyArgs {
-    /// What to verify; with no model or suite named (here or in the configuration), every
-    /// model of the zoo at batch 1, in every precision the adapter has.
-    #[command(flatten)]
-    pub selection: SelectionArgs,
-    /// Where to run it.
-    #[command(flatten)]
-    pub device: DeviceArgs,
-    /// Which kernels run.
-    #[command(flatten)]
-    pub kernels: KernelArgs,
-    /// Verify this many times, each with fresh random data.
-    #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = count::<1, MAX_REPETITIONS>)]
-    pub repeat: usize,
-    /// Random shapes per op, variant and precision in the kernel-variant table.
-    #[arg(long, default_value_t = RANDOM_SHAPES, value_name = "N", allow_negative_numbers = true, value_parser = count::<0, MAX_REPETITIONS>)]
-    pub random_shapes: usize,
-    /// Seed of the variant table's shapes and data (default: fresh each run, printed).
-    #[arg(long, value_name = "SEED")]
-    pub seed: Option<u64>,
-    /// Only the kernel-variant table: every variant of every op with variants (convbench's and
-    /// the workspace's own kernels) on random shapes, not the networks.
-    #[arg(long)]
-    pub variants: bool,
-    /// With `--variants`: a seed sweep, the table over this many seeds (`--seed`, `--seed` + 1,
-    /// ...), with the worst ratio of each line, its seed, and every seed that failed.
-    #[arg(
-        long,
-        value_name = "N",
-        requires = "variants",
-        allow_negative_numbers = true, value_parser = count_u64::<1, { MAX_REPETITIONS as u64 }>
-    )]
-    pub seeds: Option<u64>,
-}
 
 /// Prints the variant tables (`verify` prints them before it checks the networks).
 fn print_variant_tables(tables: &VariantTables, shapes: usize) {
@@ -94,16 +57,7 @@ pub fn run(args: &Global, a: &VerifyArgs) -> Result<u8> {
         }
         TintCheck::Unavailable(_) => {}
     }
-    let request = VerifyRequest {
-        selection: a.selection.selection(),
-        device: a.device.request(),
-        kernels: a.kernels.request(),
-        repeat: a.repeat,
-        random_shapes: a.random_shapes,
-        seed: a.seed,
-        seeds: a.seeds,
-    };
-    let session = request.prepare(&workspace, mine)?;
+    let session = a.request().prepare(&workspace, mine)?;
     if !args.quiet {
         for n in &session.notices {
             eprintln!("notice: {n}");

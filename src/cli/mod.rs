@@ -1,15 +1,36 @@
-//! The flags several subcommands share, and what each becomes in the library.
+//! The command line of `cargo convbench` as clap [`Args`](clap::Args) (feature `cli`): one
+//! flag group per subcommand, and the groups several share, each beside the library request
+//! it becomes (`RunArgs::request` is a [`SweepRequest`]), so a flag and the field it fills
+//! are edited in one place and the mapping is unit-tested here. The binary keeps the command
+//! tree, dispatch, progress, printing and exit codes; another tool (an `xtask`) can flatten
+//! these groups into its own parser.
 
-use clap::ValueEnum;
-use convbench::backend::BackendKind;
-use convbench::config::{MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS};
-use convbench::gate::{BaselineSource, CompareOverrides};
-use convbench::harness::sweep::{
+pub mod ab;
+pub mod adapters;
+pub mod baseline;
+pub mod bisect;
+pub mod ci;
+pub mod compare;
+pub mod history;
+pub mod init;
+pub mod kernels;
+pub mod list;
+pub mod peers;
+pub mod plot;
+pub mod report;
+pub mod tune;
+pub mod verify;
+
+use crate::backend::BackendKind;
+use crate::config::{MAX_WARMUP_ITERATIONS, MAX_WARMUP_MS};
+use crate::gate::{BaselineSource, CompareOverrides};
+use crate::harness::sweep::{
     DeviceRequest, KernelRequest, MAX_SAMPLES_PER_BENCHMARK, Selection, SweepRequest, WARMUP_ITERATIONS,
     WARMUP_MIN_MS,
 };
-use convbench::model::{MAX_BATCH, Precision};
-use convbench::results::Stage;
+use crate::model::{MAX_BATCH, Precision};
+use crate::results::Stage;
+use clap::ValueEnum;
 use std::path::PathBuf;
 
 /// A count flag's value: a whole number from `MIN` to `MAX`. clap reports an error (exit 2)
@@ -54,9 +75,6 @@ impl From<StageArg> for Stage {
         }
     }
 }
-
-/// Exit code when a regression was found (the gate failed).
-pub const EXIT_REGRESSION: u8 = 1;
 
 /// Options of every subcommand, given before or after its name.
 #[derive(Debug, Clone, clap::Args)]
@@ -281,4 +299,151 @@ pub enum ListFormat {
     Table,
     /// JSON.
     Json,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{CiMode, ConfigError};
+    use crate::harness::sweep::KernelRequest;
+    use clap::Parser;
+    use std::time::Duration;
+
+    /// One flag group parsed alone, as a subcommand would flatten it.
+    #[derive(Debug, Parser)]
+    #[command(no_binary_name = true)]
+    struct Line<T: clap::Args> {
+        #[command(flatten)]
+        args: T,
+    }
+
+    fn parse<T: clap::Args>(line: &str) -> T {
+        match Line::<T>::try_parse_from(line.split_whitespace()) {
+            Ok(parsed) => parsed.args,
+            Err(e) => panic!("`{line}` does not parse: {e}"),
+        }
+    }
+
+    #[test]
+    fn run_flags_become_the_sweep_request() {
+        let request = parse::<RunArgs>(
+            "--model lenet,alexnet --batch 1,8 --precision f16 --stage eval --no-verify --warmup 0 \
+             --rounds 2 --samples 4 --layers --data-grad --backend cpu --tf32",
+        )
+        .request();
+        assert_eq!(request.selection.models, ["lenet", "alexnet"]);
+        assert_eq!(request.selection.batches, [1, 8]);
+        assert_eq!(request.selection.precisions, [Precision::F16]);
+        assert_eq!(request.selection.stage, Stage::Eval);
+        assert_eq!(request.device.backends, [BackendKind::Cpu]);
+        assert!(request.device.tf32);
+        assert!(!request.verify && request.layers && request.data_grad);
+        assert_eq!((request.samples, request.rounds), (4, 2));
+        // A warm-up given is kept, one not given is the library's default.
+        assert_eq!(
+            (request.warmup_iterations, request.warmup_min_ms),
+            (0, WARMUP_MIN_MS)
+        );
+        let defaults = parse::<RunArgs>("").request();
+        assert_eq!(defaults.warmup_iterations, WARMUP_ITERATIONS);
+        assert!(defaults.verify);
+        assert_eq!(defaults.selection.stage, Stage::Train);
+    }
+
+    #[test]
+    fn kernel_flags_say_auto_heuristic_or_a_name() {
+        assert_eq!(parse::<KernelArgs>("").request(), KernelRequest::Auto);
+        assert_eq!(
+            parse::<KernelArgs>("--no-tune").request(),
+            KernelRequest::Heuristic
+        );
+        assert_eq!(
+            parse::<KernelArgs>("--kernel user:mine").request(),
+            KernelRequest::Named("user:mine".into())
+        );
+    }
+
+    #[test]
+    fn ci_decides_by_ab_in_every_spelling_and_measures_what_the_run_flags_select() {
+        let mode = |line: &str| parse::<ci::CiArgs>(line).request().mode;
+        assert_eq!(mode(""), None, "no flag: the configuration decides");
+        assert_eq!(mode("--ab"), Some(CiMode::Ab));
+        assert_eq!(mode("--ab-base main"), Some(CiMode::Ab));
+        assert_eq!(mode("--mode baseline"), Some(CiMode::Baseline));
+        let request =
+            parse::<ci::CiArgs>("--ab-base main --model lenet --kernel direct --pairs 16 --layers").request();
+        assert_eq!(request.ab.base.as_deref(), Some("main"));
+        assert_eq!(request.ab.selection, request.sweep.selection);
+        assert_eq!(request.ab.selection.models, ["lenet"]);
+        assert_eq!(request.ab.kernels, KernelRequest::Named("direct".into()));
+        assert_eq!(request.ab.pairs, 16);
+        assert!(request.ab.layers);
+        // A/B warms less than a run unless told: the flag's absence stays absent.
+        assert_eq!(request.ab.warmup_iterations, None);
+    }
+
+    #[test]
+    fn comment_takes_the_run_from_its_flags_and_the_claimed_base_only_as_a_claim() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let args = parse::<ci::CommentArgs>(&format!(
+            "--pr 7 --head-sha {sha} --default-branch main --baseline-rev feature --run-id 9 \
+             --run-conclusion failure --on-gap neutral"
+        ));
+        let request = args.request(Some("https://example.org/history".into()));
+        assert_eq!(request.run.head_sha.as_deref(), Some(sha));
+        assert_eq!(request.run.default_branch.as_deref(), Some("main"));
+        assert_eq!(request.run.claimed_base.as_deref(), Some("feature"));
+        assert_eq!(
+            (request.run.run_id, request.run.run_conclusion.as_deref()),
+            (Some(9), Some("failure"))
+        );
+        assert_eq!(request.on_gap, crate::gate::OnGap::Neutral);
+        assert!(request.results.is_empty());
+        assert_eq!(
+            request.dashboard_url.as_deref(),
+            Some("https://example.org/history")
+        );
+    }
+
+    #[test]
+    fn a_budget_is_a_duration_and_one_that_is_not_names_its_flag() {
+        let request = parse::<ab::AbArgs>("--budget 90s --model lenet").request();
+        assert_eq!(request.ok().and_then(|r| r.budget), Some(Duration::from_secs(90)));
+        for args in [
+            parse::<ab::AbArgs>("--budget soon").request().err(),
+            parse::<bisect::BisectArgs>("--good a --bad b --budget soon")
+                .request()
+                .err(),
+        ] {
+            let Some(crate::Error::Config(error)) = args else {
+                panic!("--budget soon was accepted: {args:?}");
+            };
+            assert!(
+                matches!(&*error, ConfigError::NotADuration { what, text, .. } if what == "--budget" && text == "soon"),
+                "{error:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn process_mode_counts_rounds_and_runs_the_named_workspace() {
+        let args = parse::<ab::AbArgs>("--base-bin /old/cargo-convbench --model lenet --samples 5");
+        let request = args.process_request(
+            Some("ws/Cargo.toml".into()),
+            "/old/cargo-convbench".into(),
+            "/new".into(),
+        );
+        assert_eq!(request.pairs, crate::harness::ab_process::PROCESS_PAIRS);
+        assert_eq!(request.samples, 5);
+        assert_eq!(request.manifest_path, Some(PathBuf::from("ws/Cargo.toml")));
+        assert_eq!(request.selection.models, ["lenet"]);
+    }
+
+    #[test]
+    fn a_count_is_a_whole_number_in_its_range() {
+        assert_eq!(count::<1, 10>(" 7 "), Ok(7));
+        assert!(count::<1, 10>("0").is_err_and(|e| e.contains("out of range") && e.contains("from 1 to 10")));
+        assert!(count::<1, 10>("-3").is_err_and(|e| e.contains("`-3` is not a whole number")));
+        assert!(count_u64::<0, 5>("6").is_err());
+    }
 }

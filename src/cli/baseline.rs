@@ -1,0 +1,62 @@
+//! Flags of `cargo convbench baseline`.
+
+use crate::baseline::UpdateRequest;
+use crate::cli::RunArgs;
+use std::path::PathBuf;
+
+/// Arguments of `baseline`.
+#[derive(Debug, clap::Args)]
+pub struct BaselineCommand {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: BaselineAction,
+}
+
+/// Baseline actions.
+#[derive(Debug, clap::Subcommand)]
+pub enum BaselineAction {
+    /// Write results into `baselines/<adapter>/<set>.json`.
+    Update(UpdateArgs),
+}
+
+/// Arguments of `baseline update`.
+#[derive(Debug, clap::Args)]
+pub struct UpdateArgs {
+    /// Bless a saved record instead of running now.
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Baseline set (file name under `baselines/<adapter>/`).
+    #[arg(long, default_value = "default")]
+    pub set: String,
+    /// Show what would change without writing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Commit the changed baseline files with git.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub commit: bool,
+    /// Commit message (default: one listing what changed).
+    #[arg(long, requires = "commit")]
+    pub message: Option<String>,
+    /// Blessed runs to measure now, each a fresh sweep (device opened, verified and warmed up
+    /// again), so a young baseline already knows how runs drift apart. Default: 3 when a
+    /// measured benchmark has no blessed run yet, else 1. Not with --from.
+    #[arg(long, value_name = "N", conflicts_with = "from")]
+    pub runs: Option<usize>,
+    /// Benchmarks to run when no --from is given.
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+impl UpdateArgs {
+    /// The library's request to bless (the runs themselves come from `run`).
+    pub fn request(&self) -> UpdateRequest {
+        UpdateRequest {
+            from: self.from.clone(),
+            set: self.set.clone(),
+            dry_run: self.dry_run,
+            commit: self.commit,
+            message: self.message.clone(),
+            runs: self.runs,
+        }
+    }
+}
