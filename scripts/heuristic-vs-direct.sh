@@ -74,7 +74,8 @@ for r in range(1, rounds + 1):
 print(f"heuristic (run --no-tune) vs direct (run --kernel direct) on {adapter}: {rounds} "
       f"interleaved rounds, medians of per-round medians; limit {limit}")
 width = max([len(key[1]) for key in heuristic] + [5]) + 2
-print(f"{'model':<12}{'layer':<{width}}{'op':<10}{'phase':<13}{'heuristic ms':>13}{'direct ms':>11}"
+mw = max([len(key[0]) for key in heuristic] + [10]) + 2  # overfeat-accurate is 17 long
+print(f"{'model':<{mw}}{'layer':<{width}}{'op':<10}{'phase':<13}{'heuristic ms':>13}{'direct ms':>11}"
       f"{'ratio':>8}   variant")
 worst, slower = 0.0, 0
 for key in heuristic:
@@ -88,14 +89,14 @@ for key in heuristic:
     if direct[key][0][1] not in ("", "direct"):
         # `--kernel direct` left the op to the heuristic: its direct kernel would loop past a
         # CPU adapter's limit (`Variant::fits`), so there is nothing to compare.
-        print(f"{key[0]:<12}{key[1]:<{width}}{op:<10}{key[2]:<13}{h_ms:>13.3f}{'-':>11}{'-':>8}"
+        print(f"{key[0]:<{mw}}{key[1]:<{width}}{op:<10}{key[2]:<13}{h_ms:>13.3f}{'-':>11}{'-':>8}"
               f"   {variant} (direct does not fit this device)")
         continue
     ratio = statistics.median(h / d for (h, _, _), (d, _, _) in zip(heuristic[key], direct[key]))
     worst = max(worst, ratio)
     mark = "   SLOWER" if ratio > limit else ""
     slower += ratio > limit
-    print(f"{key[0]:<12}{key[1]:<{width}}{op:<10}{key[2]:<13}{h_ms:>13.3f}{d_ms:>11.3f}{ratio:>8.2f}"
+    print(f"{key[0]:<{mw}}{key[1]:<{width}}{op:<10}{key[2]:<13}{h_ms:>13.3f}{d_ms:>11.3f}{ratio:>8.2f}"
           f"   {variant}{mark}")
 def totals(side):
     """benchmark id -> median over rounds of the total's median (ms)."""
