@@ -13,7 +13,7 @@
 #   aa.json                     ab of the working tree against itself (A/A) on AlexNet, batch 64
 #
 # CONVBENCH_CHECKLIST_STEPS names the steps to run, in order (default: all of them, as
-# below). Every step has its own time limit, and the script stops starting steps after
+# below), and CONVBENCH_CHECKLIST_TABLES the tables among them (default: all). Every step has its own time limit, and the script stops starting steps after
 # CONVBENCH_CHECKLIST_SECONDS (default 480), so that what finished always comes back.
 set -u
 OUT=${OUT:-gpu-out}
@@ -96,12 +96,15 @@ want cuda-tests && step cuda-tests 60 env CONVBENCH_REQUIRE_GPU=1 CONVBENCH_REQU
 # ResNet-50 at 64. Limits from the H100 (docs/gpu-h100.md): with cuda, AlexNet took over 60 s
 # (cuDNN's searches at batch 128) and ResNet-50 over 75; VGG16 did not finish its first round
 # with cuda in 100. A step cut short keeps its finished rounds.
+# CONVBENCH_CHECKLIST_TABLES names the tables to make, as MODEL-PRECISION (default: all eight),
+# so that a short call can make the ones a table still lacks.
+want_table() { [ -z "${CONVBENCH_CHECKLIST_TABLES:-}" ] || [[ " $CONVBENCH_CHECKLIST_TABLES " == *" $1 "* ]]; }
 for precision in f32 f16; do
     want "table-$precision" || continue
-    table alexnet 128 "$precision" 90
-    table googlenet 128 "$precision" 90
-    table resnet50 64 "$precision" 100
-    table vgg16 64 "$precision" 180
+    want_table "alexnet-$precision" && table alexnet 128 "$precision" 90
+    want_table "googlenet-$precision" && table googlenet 128 "$precision" 90
+    want_table "resnet50-$precision" && table resnet50 64 "$precision" 100
+    want_table "vgg16-$precision" && table vgg16 64 "$precision" 180
 done
 # CONVBENCH_CHECKLIST_FILTER runs part of the suite (e.g. `cuda::`), as the test binary filters.
 want integration && step integration 180 env CONVBENCH_REQUIRE_GPU=1 CONVBENCH_REQUIRE_CUDA=1 .gpu/integration ${CONVBENCH_CHECKLIST_FILTER:-}
