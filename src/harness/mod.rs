@@ -552,9 +552,9 @@ pub fn measure(
         layers,
         peak: None,
         kernels: if select::has_variants(backend.kind()) {
-            kernel_choices(&plan)
+            kernel_choices(&plan, None)
         } else {
-            BTreeMap::new()
+            kernel_choices(&plan, Some(&|i| loaded.kernel_name(i)))
         },
         rounds: Vec::new(),
         runs: Vec::new(),
@@ -563,15 +563,22 @@ pub fn measure(
 
 /// The variant of every layer and phase whose ops have a choice of variants (those with a GEMM
 /// form: the only ops user kernels implement), keyed `"<layer> <phase>"` (see
-/// [`BenchmarkResult::kernels`]).
-fn kernel_choices(plan: &Plan) -> BTreeMap<String, String> {
+/// [`BenchmarkResult::kernels`]). With `backend_names`, for a backend that chooses its own
+/// kernels (cuDNN's algorithm, cuBLAS), what it names as running them instead, and only the
+/// layers and phases whose ops it names.
+fn kernel_choices(
+    plan: &Plan,
+    backend_names: Option<&dyn Fn(usize) -> Option<String>>,
+) -> BTreeMap<String, String> {
     op_groups(plan, |call| crate::kernels::Variant::has_gemm(&call.op))
         .into_iter()
-        .map(|((layer, phase), ops)| {
-            (
-                format!("{} {}", plan.layers[layer].name, phase.as_str()),
-                variants_of(plan, &ops, &|_| None),
-            )
+        .filter_map(|((layer, phase), ops)| {
+            let ids = match backend_names {
+                None => variants_of(plan, &ops, &|_| None),
+                Some(name) if ops.iter().all(|&i| name(i).is_some()) => variants_of(plan, &ops, name),
+                Some(_) => return None,
+            };
+            Some((format!("{} {}", plan.layers[layer].name, phase.as_str()), ids))
         })
         .collect()
 }
@@ -864,6 +871,43 @@ mod tests {
             refused.err().map(|e| e.kind()),
             Some(crate::ErrorKind::InvalidInput)
         );
+    }
+
+    #[test]
+    fn a_backend_that_names_its_kernels_is_recorded_by_them_and_only_where_it_names_all() {
+        let target = Target::Model(crate::model::network("lenet").expect("lenet"));
+        let options = PlanOptions {
+            stage: Stage::Train,
+            data_grad: false,
+            max_tensor_bytes: u64::MAX,
+        };
+        let plan = target.plan(2, Precision::F32, options).expect("lenet plans");
+        let variants = kernel_choices(&plan, None);
+        assert!(variants.contains_key("conv1 forward"), "{variants:?}");
+        assert!(variants.values().all(|v| !v.is_empty()), "{variants:?}");
+        // Named everywhere: every layer and phase takes the backend's name.
+        let named = kernel_choices(&plan, Some(&|i| Some(format!("algo{}", i % 2))));
+        assert_eq!(
+            named.keys().collect::<Vec<_>>(),
+            variants.keys().collect::<Vec<_>>()
+        );
+        assert!(
+            named
+                .values()
+                .all(|v| v.split('+').all(|id| id.starts_with("algo"))),
+            "{named:?}"
+        );
+        // Named nowhere (the cpu backend): nothing is recorded, no plan variant in its place.
+        assert!(kernel_choices(&plan, Some(&|_| None)).is_empty());
+        // Named for some ops only: only layers and phases whose ops all have a name.
+        let first = plan
+            .program
+            .ops
+            .iter()
+            .position(|c| crate::kernels::Variant::has_gemm(&c.op))
+            .expect("a GEMM op");
+        let partial = kernel_choices(&plan, Some(&|i| (i == first).then(|| "cublas".to_string())));
+        assert_eq!(partial.values().collect::<Vec<_>>(), ["cublas"], "{partial:?}");
     }
 
     #[test]

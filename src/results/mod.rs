@@ -229,7 +229,8 @@ pub struct BenchmarkResult {
     pub peak: Option<crate::roofline::Peak>,
     /// The kernel variant of every layer and phase that has a choice of variants (convolutions
     /// and fully connected layers on wgpu), keyed `"<layer> <phase>"`, e.g.
-    /// `"conv2 grad_input" -> "gemm_64x64x16_4x4"`; recorded with or without `--layers`, so that
+    /// `"conv2 grad_input" -> "gemm_64x64x16_4x4"`, or on the cuda backend what ran them
+    /// (`cudnn_implicit_precomp_gemm`, `cublas`); recorded with or without `--layers`, so that
     /// `compare` can say when a change of time came with a change of kernel.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub kernels: std::collections::BTreeMap<String, String>,

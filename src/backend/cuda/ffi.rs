@@ -373,6 +373,21 @@ impl MathMode {
         }
     }
 
+    /// Whether an algorithm cuDNN reports as `determinism` keeps the f32 accumulation the
+    /// bound of `convbench::harness::verify` assumes in this mode. cuDNN's non-deterministic
+    /// algorithms (`BWD_DATA_ALGO_0`, `BWD_FILTER_ALGO_0` and `_3`) split the sum and add the
+    /// partial sums into the output with atomics, in the output's own type: in f32 that is an
+    /// f32 accumulation in another order, which the bound covers; in f16 every partial sum is
+    /// rounded to f16 (seen on an H200: `cudnn_bwd_data_algo_0` and `cudnn_bwd_filter_algo_0`
+    /// 1.2-9.6 times the f16 bound on AlexNet, GoogLeNet, ResNet-50 and VGG16, every failure of
+    /// the four networks in f16). So f16 takes only deterministic algorithms.
+    fn admits_order(self, determinism: cudnn_sys::cudnnDeterminism_t) -> bool {
+        match self {
+            MathMode::StrictF32 | MathMode::Tf32 => true,
+            MathMode::HalfTensorOps => determinism == cudnn_sys::cudnnDeterminism_t::CUDNN_DETERMINISTIC,
+        }
+    }
+
     /// The math type to set on the descriptor when running an algorithm found as `found`.
     fn run_math(self, found: cudnn_sys::cudnnMathType_t) -> cudnn_sys::cudnnMathType_t {
         match self {
@@ -530,6 +545,15 @@ impl ConvAlgo {
             ),
         }
     }
+}
+
+/// What a convolution pass does with its output's prior contents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Output {
+    /// The output becomes the convolution.
+    Overwrite,
+    /// The convolution is added to the output (the bias set there first).
+    Accumulate,
 }
 
 /// An algorithm chosen by measurement, with what it needs.
@@ -864,7 +888,13 @@ impl Gpu {
                 cudnn_check(status, "forward algorithm search")?;
                 for r in results.iter().take(returned.max(0) as usize) {
                     if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
-                        choices.push((ConvAlgo::Forward(r.algo), r.mathType, r.memory, r.time));
+                        choices.push((
+                            ConvAlgo::Forward(r.algo),
+                            r.mathType,
+                            r.determinism,
+                            r.memory,
+                            r.time,
+                        ));
                     } else {
                         failed.push(format!("{:?}: {:?}", ConvAlgo::Forward(r.algo), r.status));
                     }
@@ -900,7 +930,13 @@ impl Gpu {
                 cudnn_check(status, "backward data algorithm search")?;
                 for r in results.iter().take(returned.max(0) as usize) {
                     if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
-                        choices.push((ConvAlgo::BackwardData(r.algo), r.mathType, r.memory, r.time));
+                        choices.push((
+                            ConvAlgo::BackwardData(r.algo),
+                            r.mathType,
+                            r.determinism,
+                            r.memory,
+                            r.time,
+                        ));
                     } else {
                         failed.push(format!("{:?}: {:?}", ConvAlgo::BackwardData(r.algo), r.status));
                     }
@@ -937,7 +973,13 @@ impl Gpu {
                 cudnn_check(status, "backward filter algorithm search")?;
                 for r in results.iter().take(returned.max(0) as usize) {
                     if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
-                        choices.push((ConvAlgo::BackwardFilter(r.algo), r.mathType, r.memory, r.time));
+                        choices.push((
+                            ConvAlgo::BackwardFilter(r.algo),
+                            r.mathType,
+                            r.determinism,
+                            r.memory,
+                            r.time,
+                        ));
                     } else {
                         failed.push(format!("{:?}: {:?}", ConvAlgo::BackwardFilter(r.algo), r.status));
                     }
@@ -947,10 +989,13 @@ impl Gpu {
         // cuDNN sorts by time; the first admissible one that fits is the fastest.
         let found = choices
             .iter()
-            .find(|&&(algo, m, memory, _)| {
-                algo.sums_products() && math.admits(m) && memory <= workspace_bytes
+            .find(|&&(algo, m, order, memory, _)| {
+                algo.sums_products()
+                    && math.admits(m)
+                    && math.admits_order(order)
+                    && memory <= workspace_bytes
             })
-            .map(|&(algo, found, workspace_bytes, time_ms)| ConvChoice {
+            .map(|&(algo, found, _, workspace_bytes, time_ms)| ConvChoice {
                 algo,
                 math: math.run_math(found),
                 workspace_bytes,
@@ -959,7 +1004,7 @@ impl Gpu {
         Ok(found.ok_or_else(|| {
             let offered: Vec<String> = choices
                 .iter()
-                .map(|(algo, m, memory, _)| format!("{algo:?} ({m:?}, {memory} B)"))
+                .map(|(algo, m, order, memory, _)| format!("{algo:?} ({m:?}, {order:?}, {memory} B)"))
                 .collect();
             let failed = if failed.is_empty() {
                 String::new()
@@ -971,20 +1016,24 @@ impl Gpu {
             } else {
                 format!(
                     "cuDNN offered {} with {workspace_bytes} B of workspace, none of them a direct \
-                     sum of products in this math mode{failed}",
+                     sum of products in this math mode and summation order{failed}",
                     offered.join(", ")
                 )
             }
         }))
     }
 
-    /// Runs one pass of a convolution with the algorithm `choice`, overwriting the output.
+    /// Runs one pass of a convolution with the algorithm `choice`: the output becomes the
+    /// convolution (`Output::Overwrite`), or the convolution plus what the output holds
+    /// (`Output::Accumulate`, cuDNN's `beta = 1`, added in f32 before the one rounding to the
+    /// output's type).
     pub(super) fn conv(
         &self,
         descs: &ConvDescs,
         choice: &ConvChoice,
         [first, second, output]: [Region<'_>; 3],
         workspace: Option<Region<'_>>,
+        mode: Output,
     ) -> CallResult<()> {
         let (workspace_ptr, workspace_bytes) = match workspace {
             Some(w) => (w.at_least(choice.workspace_bytes, "workspace")?, w.bytes),
@@ -992,7 +1041,11 @@ impl Gpu {
             None => return Err(CallError("convolution without its workspace".into())),
         };
         descs.conv.set_math(choice.math)?;
-        let (alpha, beta) = (1.0f32, 0.0f32);
+        let beta = match mode {
+            Output::Overwrite => 0.0f32,
+            Output::Accumulate => 1.0f32,
+        };
+        let alpha = 1.0f32;
         let (alpha, beta) = (
             &alpha as *const f32 as *const c_void,
             &beta as *const f32 as *const c_void,
@@ -1073,8 +1126,13 @@ impl Gpu {
         cudnn_check(status, "convolution")
     }
 
-    /// `y += bias` broadcast over `y`'s images and pixels (`cudnnAddTensor`).
-    pub(super) fn add_bias(
+    /// `y = bias` broadcast over `y`'s images and pixels (`cudnnAddTensor` with `beta = 0`,
+    /// which does not read `y`): the convolution then adds its sum to it
+    /// ([`Output::Accumulate`]), so the output is rounded once, as the WGSL kernels round it.
+    /// Adding the bias after the convolution's output was stored rounded it twice: in f16 half a
+    /// unit of the sum before the bias cancels, which on an H200 came out 5-24 times the
+    /// bound where a bias cancelled most of its sum.
+    pub(super) fn set_bias(
         &self,
         bias_desc: &TensorDesc,
         bias: Region<'_>,
@@ -1083,12 +1141,13 @@ impl Gpu {
     ) -> CallResult<()> {
         let b = bias.at_least(bias_desc.bytes, "bias")?;
         let y = y.at_least(y_desc.bytes, "output")?;
-        let one = 1.0f32;
+        let (one, zero) = (1.0f32, 0.0f32);
         let one = &one as *const f32 as *const c_void;
+        let zero = &zero as *const f32 as *const c_void;
         // SAFETY: pointers cover the descriptors' sizes (checked); descriptors are live.
         let status =
-            unsafe { cudnn_sys::cudnnAddTensor(self.cudnn, one, bias_desc.raw, b, one, y_desc.raw, y) };
-        cudnn_check(status, "add bias")
+            unsafe { cudnn_sys::cudnnAddTensor(self.cudnn, one, bias_desc.raw, b, zero, y_desc.raw, y) };
+        cudnn_check(status, "set bias")
     }
 
     /// `db = sum of dy` over images and pixels (`cudnnConvolutionBackwardBias`).
@@ -1494,5 +1553,57 @@ impl Drop for Gpu {
             let _ = cublas_result::destroy_handle(self.cublas);
             let _ = cudnn_result::destroy_handle(self.cudnn);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ConvAlgo, MathMode, cudnn_sys};
+    use cudnn_sys::cudnnConvolutionBwdDataAlgo_t as Data;
+    use cudnn_sys::cudnnConvolutionBwdFilterAlgo_t as Filter;
+    use cudnn_sys::cudnnConvolutionFwdAlgo_t as Fwd;
+    use cudnn_sys::cudnnDeterminism_t::{CUDNN_DETERMINISTIC, CUDNN_NON_DETERMINISTIC};
+    use cudnn_sys::cudnnMathType_t as Math;
+
+    #[test]
+    fn f16_admits_only_deterministic_algorithms_and_f32_either() {
+        for mode in [MathMode::StrictF32, MathMode::Tf32] {
+            assert!(mode.admits_order(CUDNN_DETERMINISTIC), "{mode:?}");
+            assert!(mode.admits_order(CUDNN_NON_DETERMINISTIC), "{mode:?}");
+        }
+        assert!(MathMode::HalfTensorOps.admits_order(CUDNN_DETERMINISTIC));
+        assert!(!MathMode::HalfTensorOps.admits_order(CUDNN_NON_DETERMINISTIC));
+    }
+
+    #[test]
+    fn strict_f32_admits_fma_kernels_and_runs_them_without_tf32() {
+        assert!(MathMode::StrictF32.admits(Math::CUDNN_FMA_MATH));
+        assert!(MathMode::StrictF32.admits(Math::CUDNN_DEFAULT_MATH));
+        assert!(!MathMode::StrictF32.admits(Math::CUDNN_TENSOR_OP_MATH));
+        assert_eq!(
+            MathMode::StrictF32.run_math(Math::CUDNN_DEFAULT_MATH),
+            Math::CUDNN_FMA_MATH
+        );
+        assert_eq!(
+            MathMode::HalfTensorOps.run_math(Math::CUDNN_TENSOR_OP_MATH),
+            Math::CUDNN_TENSOR_OP_MATH
+        );
+    }
+
+    #[test]
+    fn fft_and_winograd_are_left_out_and_named_as_cudnn_says() {
+        assert!(ConvAlgo::Forward(Fwd::CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM).sums_products());
+        assert!(!ConvAlgo::Forward(Fwd::CUDNN_CONVOLUTION_FWD_ALGO_FFT).sums_products());
+        assert!(!ConvAlgo::Forward(Fwd::CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED).sums_products());
+        assert!(ConvAlgo::BackwardData(Data::CUDNN_CONVOLUTION_BWD_DATA_ALGO_1).sums_products());
+        assert!(!ConvAlgo::BackwardData(Data::CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING).sums_products());
+        assert!(
+            !ConvAlgo::BackwardFilter(Filter::CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED)
+                .sums_products()
+        );
+        assert_eq!(
+            ConvAlgo::BackwardFilter(Filter::CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0).name(),
+            "cudnn_bwd_filter_algo_0"
+        );
     }
 }

@@ -7,8 +7,12 @@
 //!   The search admits only algorithms that add the products themselves (GEMM-like, direct):
 //!   cuDNN's FFT and Winograd algorithms spread rounding over whole tiles and failed the
 //!   per-element bound every kernel is verified against on an H200 (`ConvAlgo::sums_products`),
-//!   so cuDNN is timed under the same accuracy contract as the WGSL kernels.
-//!   Bias: `cudnnAddTensor`; bias gradient: `cudnnConvolutionBackwardBias`.
+//!   so cuDNN is timed under the same accuracy contract as the WGSL kernels. In f16 it also
+//!   leaves out the non-deterministic algorithms, which add partial sums into the f16 output
+//!   with atomics and so round the sum many times (`MathMode::admits_order`).
+//!   Bias: written into the output first (`cudnnAddTensor`), and the convolution adds its sum
+//!   to it (`beta = 1`), one rounding as in the WGSL kernels; bias gradient:
+//!   `cudnnConvolutionBackwardBias`.
 //! - Pooling: cuDNN where it computes exactly what the reference does (every window of a
 //!   floor-sized layer, forward; average backward); ceil-mode layers that round up and the
 //!   max-pooling gradient (the first maximum of a window gets it, or its last NaN, as in

@@ -6,7 +6,7 @@
 
 use super::ffi::{
     Buffer, CallError, ConvChoice, ConvDesc, ConvDescs, ConvParams, ConvPass, DataType, FilterDesc, Gemm,
-    Gpu, MathMode, PoolDesc, PoolMode, Region, ReluDesc, TensorDesc,
+    Gpu, MathMode, Output, PoolDesc, PoolMode, Region, ReluDesc, TensorDesc,
 };
 use super::kernels::{self, Kernels, Launch};
 use crate::kernels::{ConvGeom, LinearGeom, Op, PoolGeom, bind};
@@ -129,18 +129,34 @@ impl ConvStep {
         match self.tensors {
             ConvTensors::Forward(t) => {
                 let bind::Affine { x, w, bias, y } = t.try_map(|p| at(b, p))?;
-                gpu.conv(&self.descs, &self.choice, [x, w, y], workspace)?;
-                if let (Some(desc), Some(bias)) = (&self.bias, bias) {
-                    gpu.add_bias(desc, bias, &self.descs.y, y)?;
-                }
+                let mode = match (&self.bias, bias) {
+                    (Some(desc), Some(bias)) => {
+                        gpu.set_bias(desc, bias, &self.descs.y, y)?;
+                        Output::Accumulate
+                    }
+                    _ => Output::Overwrite,
+                };
+                gpu.conv(&self.descs, &self.choice, [x, w, y], workspace, mode)?;
             }
             ConvTensors::BackwardData(t) => {
                 let bind::BackwardData { dy, w, dx } = t.try_map(|p| at(b, p))?;
-                gpu.conv(&self.descs, &self.choice, [dy, w, dx], workspace)?;
+                gpu.conv(
+                    &self.descs,
+                    &self.choice,
+                    [dy, w, dx],
+                    workspace,
+                    Output::Overwrite,
+                )?;
             }
             ConvTensors::BackwardFilter(t) => {
                 let bind::BackwardParams { x, dy, dw, dbias } = t.try_map(|p| at(b, p))?;
-                gpu.conv(&self.descs, &self.choice, [x, dy, dw], workspace)?;
+                gpu.conv(
+                    &self.descs,
+                    &self.choice,
+                    [x, dy, dw],
+                    workspace,
+                    Output::Overwrite,
+                )?;
                 if let (Some(desc), Some(dbias)) = (&self.bias, dbias) {
                     gpu.conv_backward_bias(&self.descs.y, dy, desc, dbias)?;
                 }
