@@ -13,8 +13,9 @@
 #   aa.json                     ab of the working tree against itself (A/A) on AlexNet, batch 64
 #
 # CONVBENCH_CHECKLIST_STEPS names the steps to run, in order (default: all of them, as
-# below), and CONVBENCH_CHECKLIST_TABLES the tables among them (default: all). Every step has its own time limit, and the script stops starting steps after
-# CONVBENCH_CHECKLIST_SECONDS (default 480), so that what finished always comes back.
+# below), and CONVBENCH_CHECKLIST_TABLES the tables among them (default: all). Every step has
+# its own time limit, and the script stops starting steps after CONVBENCH_CHECKLIST_SECONDS
+# (default 480), so that what finished always comes back.
 set -u
 OUT=${OUT:-gpu-out}
 mkdir -p "$OUT"

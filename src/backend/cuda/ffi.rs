@@ -378,9 +378,8 @@ impl MathMode {
     /// algorithms (`BWD_DATA_ALGO_0`, `BWD_FILTER_ALGO_0` and `_3`) split the sum and add the
     /// partial sums into the output with atomics, in the output's own type: in f32 that is an
     /// f32 accumulation in another order, which the bound covers; in f16 every partial sum is
-    /// rounded to f16 (seen on an H200: `cudnn_bwd_data_algo_0` and `cudnn_bwd_filter_algo_0`
-    /// 1.2-9.6 times the f16 bound on AlexNet, GoogLeNet, ResNet-50 and VGG16, every failure of
-    /// the four networks in f16). So f16 takes only deterministic algorithms.
+    /// rounded to f16, beyond the bound (docs/gpu-h200-table.md). So f16 takes only
+    /// deterministic algorithms.
     fn admits_order(self, determinism: cudnn_sys::cudnnDeterminism_t) -> bool {
         match self {
             MathMode::StrictF32 | MathMode::Tf32 => true,
@@ -1130,8 +1129,8 @@ impl Gpu {
     /// which does not read `y`): the convolution then adds its sum to it
     /// ([`Output::Accumulate`]), so the output is rounded once, as the WGSL kernels round it.
     /// Adding the bias after the convolution's output was stored rounded it twice: in f16 half a
-    /// unit of the sum before the bias cancels, which on an H200 came out 5-24 times the
-    /// bound where a bias cancelled most of its sum.
+    /// unit of the sum before the bias cancels, beyond the bound where a bias cancels most of
+    /// its sum (docs/gpu-h200-table.md).
     pub(super) fn set_bias(
         &self,
         bias_desc: &TensorDesc,
