@@ -555,6 +555,21 @@ pub(super) enum Output {
     Accumulate,
 }
 
+/// One algorithm a search measured and that ran, as cuDNN reports it.
+#[derive(Debug, Clone, Copy)]
+struct Offered {
+    /// The algorithm.
+    algo: ConvAlgo,
+    /// The math type it ran in.
+    math: cudnn_sys::cudnnMathType_t,
+    /// Whether it sums in a fixed order (atomics do not).
+    order: cudnn_sys::cudnnDeterminism_t,
+    /// Workspace bytes it needs.
+    memory: usize,
+    /// Time cuDNN measured, in milliseconds.
+    time_ms: f32,
+}
+
 /// An algorithm chosen by measurement, with what it needs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct ConvChoice {
@@ -853,8 +868,27 @@ impl Gpu {
             None => (ptr::null_mut(), 0),
         };
         let mut returned = 0;
-        let mut choices = Vec::new();
+        let mut choices: Vec<Offered> = Vec::new();
         let mut failed = Vec::new();
+        // The three passes' results have the same fields: sorts the first `returned` of one
+        // pass's into what cuDNN offered and what failed in its search.
+        macro_rules! offered {
+            ($results:expr, $algo:path) => {
+                for r in $results.iter().take(returned.max(0) as usize) {
+                    if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
+                        choices.push(Offered {
+                            algo: $algo(r.algo),
+                            math: r.mathType,
+                            order: r.determinism,
+                            memory: r.memory,
+                            time_ms: r.time,
+                        });
+                    } else {
+                        failed.push(format!("{:?}: {:?}", $algo(r.algo), r.status));
+                    }
+                }
+            };
+        }
         match pass {
             ConvPass::Forward => {
                 let x = first.at_least(descs.x.bytes, "convolution input")?;
@@ -885,19 +919,7 @@ impl Gpu {
                     )
                 };
                 cudnn_check(status, "forward algorithm search")?;
-                for r in results.iter().take(returned.max(0) as usize) {
-                    if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
-                        choices.push((
-                            ConvAlgo::Forward(r.algo),
-                            r.mathType,
-                            r.determinism,
-                            r.memory,
-                            r.time,
-                        ));
-                    } else {
-                        failed.push(format!("{:?}: {:?}", ConvAlgo::Forward(r.algo), r.status));
-                    }
-                }
+                offered!(results, ConvAlgo::Forward);
             }
             ConvPass::BackwardData => {
                 let dy = first.at_least(descs.y.bytes, "output gradient")?;
@@ -927,19 +949,7 @@ impl Gpu {
                     )
                 };
                 cudnn_check(status, "backward data algorithm search")?;
-                for r in results.iter().take(returned.max(0) as usize) {
-                    if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
-                        choices.push((
-                            ConvAlgo::BackwardData(r.algo),
-                            r.mathType,
-                            r.determinism,
-                            r.memory,
-                            r.time,
-                        ));
-                    } else {
-                        failed.push(format!("{:?}: {:?}", ConvAlgo::BackwardData(r.algo), r.status));
-                    }
-                }
+                offered!(results, ConvAlgo::BackwardData);
             }
             ConvPass::BackwardFilter => {
                 let x = first.at_least(descs.x.bytes, "convolution input")?;
@@ -970,40 +980,28 @@ impl Gpu {
                     )
                 };
                 cudnn_check(status, "backward filter algorithm search")?;
-                for r in results.iter().take(returned.max(0) as usize) {
-                    if r.status == cudnn_sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS {
-                        choices.push((
-                            ConvAlgo::BackwardFilter(r.algo),
-                            r.mathType,
-                            r.determinism,
-                            r.memory,
-                            r.time,
-                        ));
-                    } else {
-                        failed.push(format!("{:?}: {:?}", ConvAlgo::BackwardFilter(r.algo), r.status));
-                    }
-                }
+                offered!(results, ConvAlgo::BackwardFilter);
             }
         }
         // cuDNN sorts by time; the first admissible one that fits is the fastest.
         let found = choices
             .iter()
-            .find(|&&(algo, m, order, memory, _)| {
-                algo.sums_products()
-                    && math.admits(m)
-                    && math.admits_order(order)
-                    && memory <= workspace_bytes
+            .find(|o| {
+                o.algo.sums_products()
+                    && math.admits(o.math)
+                    && math.admits_order(o.order)
+                    && o.memory <= workspace_bytes
             })
-            .map(|&(algo, found, _, workspace_bytes, time_ms)| ConvChoice {
-                algo,
-                math: math.run_math(found),
-                workspace_bytes,
-                time_ms,
+            .map(|o| ConvChoice {
+                algo: o.algo,
+                math: math.run_math(o.math),
+                workspace_bytes: o.memory,
+                time_ms: o.time_ms,
             });
         Ok(found.ok_or_else(|| {
             let offered: Vec<String> = choices
                 .iter()
-                .map(|(algo, m, order, memory, _)| format!("{algo:?} ({m:?}, {order:?}, {memory} B)"))
+                .map(|o| format!("{:?} ({:?}, {:?}, {} B)", o.algo, o.math, o.order, o.memory))
                 .collect();
             let failed = if failed.is_empty() {
                 String::new()
