@@ -11,6 +11,8 @@
 #                               off) by network, stage and precision, rounds interleaved
 #   layers.json, layers-tuned.json   the layers suite at batch 128 before and after `tune`
 #   aa.json                     ab of the working tree against itself (A/A) on AlexNet, batch 64
+#   hvd-MODEL-BATCH/*.json      scripts/heuristic-vs-direct.sh: the untuned heuristic's kernels
+#                               against `direct`, op by op, on the GPU's Vulkan adapter
 #
 # CONVBENCH_CHECKLIST_STEPS names the steps to run, in order (default: all of them, as
 # below), and CONVBENCH_CHECKLIST_TABLES the tables among them (default: all). Every step has
@@ -120,5 +122,21 @@ if want aa && ! git rev-parse HEAD >/dev/null 2>&1 && command -v git >/dev/null;
         && git -c user.name=checklist -c user.email=checklist@localhost commit -qm checklist
 fi
 want aa && step aa 90 $B convbench ab --base HEAD --model alexnet --batch 64 --budget 60s --out "$R/aa.json"
+# The untuned heuristic against `direct` on every op of the zoo at batch 1 and 8, which on
+# lavapipe takes hours for the larger networks at batch 8 (docs/tuned-vs-direct.md); on a GPU
+# the heuristic picks GPU tiles, so this is also the only check of those against `direct`.
+# CONVBENCH_CHECKLIST_HVD names the runs as MODEL-BATCH (default: the zoo at 8, then at 1).
+hvd_runs=${CONVBENCH_CHECKLIST_HVD:-}
+if [ -z "$hvd_runs" ]; then
+    for batch in 8 1; do
+        for model in resnet50 overfeat-accurate vgg-a densenet161 vgg16 resnet152 lenet alexnet \
+            googlenet overfeat; do hvd_runs+=" $model-$batch"; done
+    done
+fi
+for run in $hvd_runs; do
+    want hvd || break
+    step "hvd-$run" 90 env CONVBENCH=$B OUT="$R/hvd-$run" scripts/heuristic-vs-direct.sh \
+        "${run%-*}" "${run##*-}" 2 3
+done
 tar -cf "$OUT/records.tar" -C "$OUT" records && rm -rf "$R"
 echo "=== done in $(($(date +%s) - start)) s"
