@@ -15,8 +15,8 @@
 # same invocations with a loop over the batch that is longer), so its time at BATCH is at
 # least its time at DIRECT_BATCH, and heuristic(BATCH) / direct(DIRECT_BATCH) is an upper bound
 # on the ratio: an op whose bound is within LIMIT is within it. An op whose bound is above LIMIT
-# is marked `UNDECIDED` (the bound says nothing about it), and the script exits 2 when there is
-# one and no op is `SLOWER`: run it again with DIRECT_BATCH closer to BATCH.
+# is marked `UNDECIDED` (the bound says nothing about it), and the script exits 5 when there is
+# one: run it again with DIRECT_BATCH closer to BATCH.
 #
 #   scripts/heuristic-vs-direct.sh SELECTION BATCH [ROUNDS] [SAMPLES]
 #   scripts/heuristic-vs-direct.sh lenet 1
@@ -29,7 +29,9 @@
 # target/); ADAPTER, passed to --adapter; STAGE, train (default) or eval; LIMIT; DIRECT_BATCH;
 # OUT, a folder for the records (default: a temporary one). The first round of each side
 # verifies every op against the f64 reference; the others pass --no-verify. Exit status: 0, no
-# op above LIMIT; 1, an op above it (or the script failed); 2, only undecided ops (above).
+# op above LIMIT; 1, an op above it, or a bad BATCH or DIRECT_BATCH; 5, ops left undecided
+# (above); a run that fails stops the script with convbench's own exit code (README, "Exit
+# codes": 2-4, 130, 143).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: scripts/heuristic-vs-direct.sh SELECTION BATCH [ROUNDS] [SAMPLES]"
@@ -149,7 +151,7 @@ for model, ms in h_total.items():
 if bound:
     print(f"worst bound {worst:.2f}; {undecided} op(s) undecided (bound above {limit}); "
           f"records in {out}")
-    sys.exit(2 if undecided else 0)
+    sys.exit(5 if undecided else 0)
 print(f"worst ratio {worst:.2f}; {slower} op(s) above {limit}; records in {out}")
 sys.exit(1 if slower else 0)
 PY
