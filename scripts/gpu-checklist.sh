@@ -126,17 +126,13 @@ want aa && step aa 90 $B convbench ab --base HEAD --model alexnet --batch 64 --b
 # lavapipe takes hours for the larger networks at batch 8 (docs/tuned-vs-direct.md); on a GPU
 # the heuristic picks GPU tiles, so this is also the only check of those against `direct`.
 # CONVBENCH_CHECKLIST_HVD names the runs as MODEL-BATCH (default: the zoo at 8, then at 1).
-hvd_runs=${CONVBENCH_CHECKLIST_HVD:-}
-if [ -z "$hvd_runs" ]; then
-    for batch in 8 1; do
-        for model in resnet50 overfeat-accurate vgg-a densenet161 vgg16 resnet152 lenet alexnet \
-            googlenet overfeat; do hvd_runs+=" $model-$batch"; done
+zoo="resnet50 overfeat-accurate vgg-a densenet161 vgg16 resnet152 lenet alexnet googlenet overfeat"
+if want hvd; then
+    # shellcheck disable=SC2086 # the lists split on spaces
+    for run in ${CONVBENCH_CHECKLIST_HVD:-$(printf '%s-8 ' $zoo; printf '%s-1 ' $zoo)}; do
+        step "hvd-$run" 90 env CONVBENCH=$B OUT="$R/hvd-$run" scripts/heuristic-vs-direct.sh \
+            "${run%-*}" "${run##*-}" 2 3
     done
 fi
-for run in $hvd_runs; do
-    want hvd || break
-    step "hvd-$run" 90 env CONVBENCH=$B OUT="$R/hvd-$run" scripts/heuristic-vs-direct.sh \
-        "${run%-*}" "${run##*-}" 2 3
-done
 tar -cf "$OUT/records.tar" -C "$OUT" records && rm -rf "$R"
 echo "=== done in $(($(date +%s) - start)) s"
