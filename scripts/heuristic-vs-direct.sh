@@ -24,14 +24,24 @@
 #   scripts/heuristic-vs-direct.sh suite:layers 1
 #   DIRECT_BATCH=1 scripts/heuristic-vs-direct.sh resnet50 8 2 1
 #
+# NETWORKS=FILE times networks of your own: FILE is a configuration with `[[model]]` networks
+# (docs/user-kernels.md, "Networks as data"), and SELECTION one of them. The script copies it
+# as convbench.toml into a temporary folder outside any cargo workspace and runs convbench
+# there. scripts/op-networks.toml holds the zoo's fully connected layers alone, and VGG-16's
+# convolutions that VGG-A lacks: the same ops as in the networks (the heuristic chooses by an
+# op's shape and the adapter alone), small enough to time `direct` at batch 8 where a bound
+# left them UNDECIDED.
+#
+#   NETWORKS=scripts/op-networks.toml scripts/heuristic-vs-direct.sh vgg-fc 8 2 3
+#
 # SELECTION: a model of `cargo convbench list`, or `suite:NAME` for a layer suite. Environment:
 # CONVBENCH, the binary (default: built here first, into CARGO_TARGET_DIR when set, else
 # target/); ADAPTER, passed to --adapter; STAGE, train (default) or eval; LIMIT; DIRECT_BATCH;
-# OUT, a folder for the records (default: a temporary one). The first round of each side
-# verifies every op against the f64 reference; the others pass --no-verify. Exit status: 0, no
-# op above LIMIT; 1, an op above it, or a bad BATCH or DIRECT_BATCH; 5, ops left undecided
-# (above); a run that fails stops the script with convbench's own exit code (README, "Exit
-# codes": 2-4, 130, 143).
+# NETWORKS; OUT, a folder for the records (default: a temporary one). The first round of each
+# side verifies every op against the f64 reference; the others pass --no-verify. Exit status:
+# 0, no op above LIMIT; 1, an op above it, or a bad BATCH, DIRECT_BATCH, NETWORKS or CONVBENCH;
+# 5, ops left undecided (above); a run that fails stops the script with convbench's own exit
+# code (README, "Exit codes": 2-4, 130, 143).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: scripts/heuristic-vs-direct.sh SELECTION BATCH [ROUNDS] [SAMPLES]"
@@ -59,6 +69,22 @@ adapter=()
 if [[ -n "${ADAPTER:-}" ]]; then adapter=(--adapter "$ADAPTER"); fi
 out="${OUT:-$(mktemp -d)}"
 mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+CONVBENCH="$(command -v "$CONVBENCH" || true)"
+if [[ -z "$CONVBENCH" ]]; then
+  echo "CONVBENCH is not an executable file" >&2
+  exit 1
+fi
+if [[ "$CONVBENCH" != /* ]]; then CONVBENCH="$PWD/$CONVBENCH"; fi
+if [[ -n "${NETWORKS:-}" ]]; then
+  if [[ ! -f "$NETWORKS" ]]; then
+    echo "NETWORKS ($NETWORKS) is not a file: a configuration with [[model]] networks" >&2
+    exit 1
+  fi
+  workdir="$(mktemp -d)"
+  cp "$NETWORKS" "$workdir/convbench.toml"
+  cd "$workdir"
+fi
 verify=()
 for round in $(seq 1 "$rounds"); do
   for side in heuristic direct; do
