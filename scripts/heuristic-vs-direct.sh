@@ -27,10 +27,9 @@
 # NETWORKS=FILE times networks of your own: FILE is a configuration with `[[model]]` networks
 # (docs/user-kernels.md, "Networks as data"), and SELECTION one of them. The script copies it
 # as convbench.toml into a temporary folder outside any cargo workspace and runs convbench
-# there. scripts/op-networks.toml holds the zoo's fully connected layers alone, and VGG-16's
-# convolutions that VGG-A lacks: the same ops as in the networks (the heuristic chooses by an
-# op's shape and the adapter alone), small enough to time `direct` at batch 8 where a bound
-# left them UNDECIDED.
+# there. scripts/op-networks.toml (its header says what it holds) has ops of the zoo alone, to
+# time `direct` at batch 8 where a bound left them UNDECIDED. Paths in CONVBENCH, NETWORKS and
+# OUT are relative to the repository root.
 #
 #   NETWORKS=scripts/op-networks.toml scripts/heuristic-vs-direct.sh vgg-fc 8 2 3
 #
@@ -70,9 +69,11 @@ if [[ -n "${ADAPTER:-}" ]]; then adapter=(--adapter "$ADAPTER"); fi
 out="${OUT:-$(mktemp -d)}"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
+CONVBENCH_GIVEN="$CONVBENCH"
 CONVBENCH="$(command -v "$CONVBENCH" || true)"
 if [[ -z "$CONVBENCH" ]]; then
-  echo "CONVBENCH is not an executable file" >&2
+  echo "CONVBENCH ($CONVBENCH_GIVEN) is not an executable file: unset it to build one here," \
+    "or give the path of cargo-convbench" >&2
   exit 1
 fi
 if [[ "$CONVBENCH" != /* ]]; then CONVBENCH="$PWD/$CONVBENCH"; fi
@@ -82,6 +83,7 @@ if [[ -n "${NETWORKS:-}" ]]; then
     exit 1
   fi
   workdir="$(mktemp -d)"
+  trap 'rm -rf "$workdir"' EXIT
   cp "$NETWORKS" "$workdir/convbench.toml"
   cd "$workdir"
 fi
