@@ -47,7 +47,11 @@ fn divisor(hw: vec3<i32>, ww: vec3<i32>) -> f32 {
 // Whether the scan of a window moves from `best` to `v`: PyTorch's `v > best || isnan(v)`. The
 // NaN test reads the bits, since a compiler may fold `v != v` to false.
 fn takes(v: f32, best: f32) -> bool {
-    return v > best || (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
+    return v > best || is_nan(v);
+}
+
+fn is_nan(v: f32) -> bool {
+    return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
 }
 
 // Flat index within the plane of the element window (oh, ow) pools (see `takes`), from `fwd_x`
@@ -68,20 +72,31 @@ fn argmax_fwd(base: u32, hw: vec3<i32>, ww: vec3<i32>) -> u32 {
     return best;
 }
 
-fn argmax_bwd(base: u32, hw: vec3<i32>, ww: vec3<i32>) -> u32 {
-    var best = u32(hw.x) * p.w + u32(ww.x);
-    var best_v = f32(bwd_x[base + best]);
+// Whether the window (hw, ww) of `bwd_x` chooses the element at `here` (flat index within the
+// plane), i.e. `argmax == here` for the scan of `argmax_fwd`, without finishing the scan: the
+// scan moves to `here` unless an element before it is a NaN or at least as large (a NaN always
+// moves it), and stays unless an element after it takes over (`takes`). It stops at the first
+// element that rules `here` out: on inputs in no particular order that is a few reads into each
+// window that covers `here`, where finishing the scan reads the window's area (256 for a 16x16
+// window). A window's chosen element, and every element of a window whose values rise in scan
+// order, still reads the whole window.
+fn chooses(base: u32, hw: vec3<i32>, ww: vec3<i32>, here: u32) -> bool {
+    let v = f32(bwd_x[base + here]);
+    let v_is_nan = is_nan(v);
     for (var ih = hw.x; ih < hw.y; ih += 1) {
         for (var iw = ww.x; iw < ww.y; iw += 1) {
             let at = u32(ih) * p.w + u32(iw);
-            let v = f32(bwd_x[base + at]);
-            if (takes(v, best_v)) {
-                best_v = v;
-                best = at;
+            let u = f32(bwd_x[base + at]);
+            if (at < here) {
+                if (!v_is_nan && (u >= v || is_nan(u))) {
+                    return false;
+                }
+            } else if (at > here && takes(u, v)) {
+                return false;
             }
         }
     }
-    return best;
+    return true;
 }
 
 @compute @workgroup_size(256)
@@ -136,7 +151,7 @@ fn pool_backward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) 
             let ww = window(ow, p.kw, p.sw, p.pw, p.w);
             let g = f32(bwd_dy[obase + oh * p.ow + ow]);
             if (p.is_max != 0u) {
-                if (argmax_bwd(base, hw, ww) == here) {
+                if (chooses(base, hw, ww, here)) {
                     acc += g;
                 }
             } else {

@@ -313,8 +313,9 @@ fn tensor_cases(rng: &mut StdRng) -> Vec<Op> {
 }
 
 /// A case pinned to one of PyTorch's conventions (issue 15: an independent cross-check against
-/// JAX found these four differences): an op on fixed values, and what every backend must do
-/// with it.
+/// JAX found the first four differences; the fifth, max pooling's ties, is what the max-pooling
+/// gradient's shortened scan in `shaders/pool.wgsl` must keep): an op on fixed values, and what
+/// every backend must do with it.
 pub struct Convention {
     /// The convention, for messages.
     pub about: &'static str,
@@ -448,6 +449,34 @@ pub fn conventions() -> Vec<Convention> {
     ];
     cases.push(Convention {
         about: "max pooling's gradient goes to the last NaN of a window",
+        op: Op::PoolBackward(geom),
+        floats: vec![("x", x), ("dy", vec![1.0, 2.0, 4.0, 8.0])],
+        labels: None,
+        expect: Expect::Outputs(vec![("dx", dx)]),
+    });
+    // 5. Max pooling takes a window's first maximum: ties within a row and across rows, and a
+    // zero after a negative zero, go to the element the scan meets first.
+    #[rustfmt::skip]
+    let x = vec![
+        -0.0, 0.0, 3.0,
+        0.0, -1.0, 3.0,
+        5.0, 5.0, -2.0,
+    ];
+    cases.push(Convention {
+        about: "max pooling takes a window's first maximum",
+        op: Op::PoolForward(geom),
+        floats: vec![("x", x.clone())],
+        labels: None,
+        expect: Expect::Outputs(vec![("y", vec![0.0, 3.0, 5.0, 5.0])]),
+    });
+    #[rustfmt::skip]
+    let dx = vec![
+        1.0, 0.0, 2.0,
+        0.0, 0.0, 0.0,
+        4.0, 8.0, 0.0,
+    ];
+    cases.push(Convention {
+        about: "max pooling's gradient goes to a window's first maximum",
         op: Op::PoolBackward(geom),
         floats: vec![("x", x), ("dy", vec![1.0, 2.0, 4.0, 8.0])],
         labels: None,
