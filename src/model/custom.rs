@@ -234,6 +234,75 @@ mod tests {
         assert_eq!(net.classes().expect("shapes"), 10);
     }
 
+    /// `scripts/op-networks.toml`, the ops `scripts/heuristic-vs-direct.sh` times alone: every
+    /// network there is valid, and each of its convolutions and fully connected layers but the
+    /// `head` classifiers is the layer of that name in each zoo network it stands for, with the
+    /// same op, the same input (shape for a convolution, number of features for a fully
+    /// connected layer) and an input gradient exactly where the zoo's layer has one
+    /// (docs/tuned-vs-direct.md relies on this).
+    #[test]
+    fn the_op_networks_are_ops_of_the_zoo() {
+        use crate::model::LayerKind;
+        let text = include_str!("../../scripts/op-networks.toml");
+        let config: crate::config::Config = toml::from_str(text).expect("scripts/op-networks.toml parses");
+        let stands_for: &[(&str, &[&str])] = &[
+            ("vgg-fc", &["vgg-a", "vgg16"]),
+            ("overfeat-accurate-fc", &["overfeat-accurate"]),
+            ("resnet-fc", &["resnet50", "resnet152"]),
+            ("densenet161-fc", &["densenet161"]),
+            ("vgg-conv1_1", &["vgg-a", "vgg16"]),
+            ("overfeat-accurate-conv1", &["overfeat-accurate"]),
+            ("vgg16-extra", &["vgg16"]),
+        ];
+        let names: Vec<&str> = config.model.iter().map(|net| net.name.as_str()).collect();
+        let expected: Vec<&str> = stands_for.iter().map(|(name, _)| *name).collect();
+        assert_eq!(
+            names, expected,
+            "a network added to op-networks.toml needs its zoo networks here"
+        );
+        // A network's convolutions and fully connected layers by name: the op, its input (a
+        // fully connected layer reads the flattened features), and whether it computes an
+        // input gradient (it does unless it reads the network's input).
+        type Op = (LayerKind, (usize, usize, usize), bool);
+        let ops = |net: &Network| -> Vec<(String, Op)> {
+            let shapes = net.shapes(1).expect("shapes at batch 1");
+            net.layers
+                .iter()
+                .filter_map(|layer| {
+                    let x = shapes[layer.inputs[0]];
+                    let input = match layer.kind {
+                        LayerKind::Conv2d(_) => (x.c, x.h, x.w),
+                        LayerKind::Linear(_) => (x.c * x.h * x.w, 1, 1),
+                        _ => return None,
+                    };
+                    Some((
+                        layer.name.clone(),
+                        (layer.kind.clone(), input, layer.inputs[0] != 0),
+                    ))
+                })
+                .collect()
+        };
+        for (net, (name, zoo_names)) in config.model.into_iter().zip(stands_for) {
+            let net = network_from_data(net).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let timed: Vec<_> = ops(&net)
+                .into_iter()
+                .filter(|(layer, _)| layer != "head")
+                .collect();
+            assert!(!timed.is_empty(), "{name} holds no op of the zoo");
+            for zoo_name in *zoo_names {
+                let zoo_ops = ops(&crate::model::network(zoo_name).expect("a zoo network"));
+                for (layer, op) in &timed {
+                    let zoo_op = zoo_ops.iter().find(|(zoo_layer, _)| zoo_layer == layer);
+                    assert_eq!(
+                        zoo_op.map(|(_, op)| op),
+                        Some(op),
+                        "{name}'s {layer} against {zoo_name}'s"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_data_network_chains_and_gets_default_inputs() {
         let net = network_from_data(tiny()).expect("valid");
