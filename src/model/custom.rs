@@ -253,6 +253,8 @@ mod tests {
             ("vgg-conv1_1", &["vgg-a", "vgg16"]),
             ("overfeat-accurate-conv1", &["overfeat-accurate"]),
             ("vgg16-extra", &["vgg16"]),
+            ("densenet161-block3-conv2", &["densenet161"]),
+            ("densenet161-block4-conv2", &["densenet161"]),
         ];
         let names: Vec<&str> = config.model.iter().map(|net| net.name.as_str()).collect();
         let expected: Vec<&str> = stands_for.iter().map(|(name, _)| *name).collect();
