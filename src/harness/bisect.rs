@@ -10,6 +10,17 @@
 //! commit known to be as fast as `good` and the first known to be slower; when they are
 //! neighbours, the slower one is the answer. A step whose verdict is not a regression counts as
 //! fast (the search looks for a change the A/B can see), and each step says what it measured.
+//!
+//! # False alarms over the search
+//!
+//! One false regression on a commit before the real one makes the answer wrong, and a search
+//! over `n` commits runs up to [`most_steps`]`(n)` A/Bs (`bad`, then `ceil(log2 n)` halvings),
+//! most of them on commits as fast as `good`. So every step tests at `alpha / most_steps(n)`
+//! (Bonferroni over the steps, as [`super::ab`] does over its looks): by the union bound the
+//! chance that any step of the search calls identical code slower stays below `alpha` for the
+//! whole iterations' verdicts (and below `alpha` for the phases', their own family). The price
+//! is a few more pairs on a borderline step; a slowdown well past the threshold settles at the
+//! first looks either way.
 
 use super::Interrupt;
 use super::ab::{AbEvent, AbOutcome, AbRequest};
@@ -72,6 +83,11 @@ pub fn run(
         }
         .into());
     }
+    let step_config = CompareConfig {
+        alpha: config.alpha / most_steps(commits.len()) as f64,
+        ..config.clone()
+    };
+    let config = &step_config;
     let mut steps: Vec<Step> = Vec::new();
     let mut measure = |index: usize, steps: &mut Vec<Step>| -> Result<bool> {
         let (commit, summary) = &commits[index];
@@ -103,42 +119,76 @@ pub fn run(
         steps.push(step);
         Ok(slower)
     };
-    let last = commits.len() - 1;
-    if !measure(last, &mut steps)? {
-        return Ok(BisectOutcome {
-            commits: commits.len(),
-            steps,
-            first_slow: None,
-        });
+    let first = search(commits.len(), |index| measure(index, &mut steps))?;
+    // Each commit is measured once, so the first slower one's step is the one naming it.
+    let first_slow = first.and_then(|index| (steps.iter()).rposition(|step| step.commit == commits[index].0));
+    Ok(BisectOutcome {
+        commits: commits.len(),
+        steps,
+        first_slow,
+    })
+}
+
+/// The search over `commits` commits (oldest first, `commits >= 1`): `slower(index)` measures
+/// one; `None` when the last is not slower, else the index of the first slower one.
+fn search(commits: usize, mut slower: impl FnMut(usize) -> Result<bool>) -> Result<Option<usize>> {
+    let last = commits - 1;
+    if !slower(last)? {
+        return Ok(None);
     }
     // Invariant: every commit up to `fast` (or `good` when `None`) is as fast as `good`;
     // `slow` is slower.
     let (mut fast, mut slow): (Option<usize>, usize) = (None, last);
-    let mut slow_step = 0;
     loop {
         let low = fast.map_or(0, |f| f + 1);
         if low == slow {
-            break;
+            return Ok(Some(slow));
         }
         let middle = low + (slow - low) / 2;
-        if measure(middle, &mut steps)? {
+        if slower(middle)? {
             slow = middle;
-            slow_step = steps.len() - 1;
         } else {
             fast = Some(middle);
         }
     }
-    Ok(BisectOutcome {
-        commits: commits.len(),
-        steps,
-        first_slow: Some(slow_step),
-    })
+}
+
+/// The most A/Bs a search over `commits` commits runs: `bad` itself, then `ceil(log2 commits)`
+/// halvings of the commits before it.
+pub fn most_steps(commits: usize) -> usize {
+    1 + commits.max(1).next_power_of_two().trailing_zeros() as usize
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Error;
+
+    /// `most_steps` bounds every search, and is reached: each step's alpha is the search's
+    /// divided by it, so a bound too low would let the search's false alarms exceed `alpha`.
+    #[test]
+    fn most_steps_bounds_the_search_and_is_reached() {
+        assert_eq!(most_steps(1), 1);
+        assert_eq!(most_steps(2), 2);
+        assert_eq!(most_steps(8), 4);
+        assert_eq!(most_steps(9), 5);
+        for commits in 1..=300 {
+            let mut most = 0;
+            // Every position of the first slower commit, and none (`commits`).
+            for first in 0..=commits {
+                let mut steps = 0;
+                let found = search(commits, |index| {
+                    steps += 1;
+                    Ok(index >= first)
+                })
+                .expect("no error");
+                assert_eq!(found, (first < commits).then_some(first), "{commits} commits");
+                most = most.max(steps);
+            }
+            assert!(most <= most_steps(commits), "{commits} commits: {most} steps");
+            assert_eq!(most, most_steps(commits), "{commits} commits: the bound is tight");
+        }
+    }
 
     /// `--good` and `--bad` at one commit: nothing to bisect, and nothing is measured.
     #[test]
