@@ -121,7 +121,10 @@ pub fn run(
     };
     let first = search(commits.len(), |index| measure(index, &mut steps))?;
     // Each commit is measured once, so the first slower one's step is the one naming it.
-    let first_slow = first.and_then(|index| (steps.iter()).rposition(|step| step.commit == commits[index].0));
+    let first_slow = first.and_then(|index| {
+        let commit = &commits[index].0;
+        steps.iter().position(|step| &step.commit == commit)
+    });
     Ok(BisectOutcome {
         commits: commits.len(),
         steps,
