@@ -79,7 +79,7 @@ TORCH="python3 -m convbench_torch --device cuda"
 table() {
     local model=$1 batch=$2 precision=$3 limit=$4
     local args=(--peer torch --peer-command "$TORCH" --model "$model" --batch "$batch"
-        --precision "$precision" --stages eval,train --samples 3 --rounds 2 --warmup 1)
+        --precision "$precision" --stage eval,train --samples 3 --rounds 2 --warmup 1)
     step "table-$model-$precision" "$limit" $B convbench peers "${args[@]}" --backend wgpu,cuda \
         --out "$R/table-$model-$precision.json"
     case $? in

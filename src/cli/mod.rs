@@ -102,9 +102,10 @@ pub struct SelectionArgs {
     /// Precisions, comma-separated: `f32`, `f16`.
     #[arg(long, value_delimiter = ',')]
     pub precision: Vec<Precision>,
-    /// Train step or forward-only evaluation.
-    #[arg(long, value_enum, default_value_t = StageArg::Train)]
-    pub stage: StageArg,
+    /// Train steps or forward-only evaluations, comma-separated (`eval,train`: every benchmark
+    /// of each); default train.
+    #[arg(long, value_enum, value_delimiter = ',', alias = "stages")]
+    pub stage: Vec<StageArg>,
     /// A CSV of single convolutions to time, DeepBench-style rows `N,C,H,W,K,R,S,stride,pad`
     /// (each row's N is its batch unless --batch is given); a suite named after the file.
     #[arg(long, value_name = "FILE.csv")]
@@ -119,7 +120,7 @@ impl SelectionArgs {
             suites: self.suite.clone(),
             batches: self.batch.clone(),
             precisions: self.precision.clone(),
-            stage: self.stage.into(),
+            stages: self.stage.iter().map(|&stage| stage.into()).collect(),
             shapes: self.shapes.clone(),
         }
     }
@@ -334,7 +335,7 @@ mod tests {
         assert_eq!(request.selection.models, ["lenet", "alexnet"]);
         assert_eq!(request.selection.batches, [1, 8]);
         assert_eq!(request.selection.precisions, [Precision::F16]);
-        assert_eq!(request.selection.stage, Stage::Eval);
+        assert_eq!(request.selection.stages, [Stage::Eval]);
         assert_eq!(request.device.backends, [BackendKind::Cpu]);
         assert!(request.device.tf32);
         assert!(!request.verify && request.layers && request.data_grad);
@@ -347,7 +348,16 @@ mod tests {
         let defaults = parse::<RunArgs>("").request();
         assert_eq!(defaults.warmup_iterations, WARMUP_ITERATIONS);
         assert!(defaults.verify);
-        assert_eq!(defaults.selection.stage, Stage::Train);
+        assert_eq!(defaults.selection.stages(), [Stage::Train]);
+        // Several stages, spelled as a list or (as `peers` once took them) `--stages`.
+        for flag in [
+            "--stage eval,train",
+            "--stages eval,train",
+            "--stage eval --stage train",
+        ] {
+            let both = parse::<RunArgs>(flag).request();
+            assert_eq!(both.selection.stages(), [Stage::Eval, Stage::Train], "{flag}");
+        }
     }
 
     #[test]

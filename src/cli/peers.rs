@@ -1,9 +1,8 @@
 //! Flags of `cargo convbench peers`.
 
 use crate::Result;
-use crate::cli::{RunArgs, StageArg};
+use crate::cli::RunArgs;
 use crate::peers::PeerRequest;
-use crate::results::Stage;
 
 /// Arguments of `peers`: `run`'s, and the peer.
 #[derive(Debug, clap::Args)]
@@ -16,9 +15,6 @@ pub struct PeersArgs {
     /// `COMMAND` with one peer); default: the peer's own.
     #[arg(long, value_name = "[NAME=]COMMAND")]
     pub peer_command: Vec<String>,
-    /// Several stages, comma-separated (`eval,train`), instead of the one of --stage.
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub stages: Vec<StageArg>,
     /// convbench's side, whose models, batches, precisions and samples the peer runs too.
     #[command(flatten)]
     pub run: RunArgs,
@@ -28,7 +24,6 @@ impl PeersArgs {
     /// The library's peer request: an unknown peer, or a command for a peer not named, is an
     /// error naming it.
     pub fn request(&self) -> Result<PeerRequest> {
-        let stages: Vec<Stage> = self.stages.iter().map(|&stage| stage.into()).collect();
-        PeerRequest::new(&self.peer, &self.peer_command, self.run.request(), &stages)
+        PeerRequest::new(&self.peer, &self.peer_command, self.run.request())
     }
 }

@@ -41,7 +41,7 @@ use crate::kernels::Variant;
 use crate::kernels::shader_set::ShaderSet;
 use crate::kernels::user::{KernelSet, UserKernel, UserRef};
 use crate::model::Network;
-use crate::results::{BenchmarkResult, Phase, TimingMethod};
+use crate::results::{BenchmarkResult, Phase, Stage, TimingMethod};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -725,7 +725,8 @@ fn run_opened(
         None => (kernels.clone(), kernels),
     };
     let options = RunOptions {
-        stage: request.selection.stage,
+        // Each job's own stage replaces it ([`RunOptions::at`]).
+        stage: Stage::Train,
         samples: request.pairs,
         warmup_iterations: request.warmup_iterations.unwrap_or(WARMUP_ITERATIONS),
         warmup_min: Duration::from_millis(request.warmup_min_ms.unwrap_or(WARMUP_MIN_MS)),
@@ -756,13 +757,8 @@ fn run_opened(
     let mut skipped: Vec<AbRow> = Vec::new();
     let mut stopped = None;
     for (index, job) in jobs.iter().enumerate() {
-        let id = BenchmarkResult::make_id(
-            &job.target.name(),
-            options.stage,
-            job.batch,
-            job.precision,
-            "wgpu",
-        );
+        let (options, base_options) = (options.at(job.stage), base_options.at(job.stage));
+        let id = BenchmarkResult::make_id(&job.target.name(), job.stage, job.batch, job.precision, "wgpu");
         if let Some(reason) = not_comparable(&job.target, &base_declared, &head_declared, &kernels) {
             skipped.push(AbRow::not_compared(&id, config.threshold_for(&id), reason));
             on_event(AbEvent::Finished);

@@ -85,8 +85,13 @@ impl ProcessRequest {
             "--precision",
             s.precisions.iter().map(ToString::to_string).collect(),
         );
-        if s.stage == Stage::Eval {
-            args.extend(["--stage".into(), Stage::Eval.as_str().into()]);
+        // Named only when not the default, which a build from before `--stage` took a list reads.
+        let stages = s.stages();
+        if stages != [Stage::Train] {
+            list(
+                "--stage",
+                stages.iter().map(|stage| stage.as_str().to_string()).collect(),
+            );
         }
         if let Some(adapter) = &self.adapter {
             args.extend(["--adapter".into(), adapter.clone()]);
@@ -275,7 +280,7 @@ mod tests {
                 suites: vec!["layers".into()],
                 batches: vec![1, 8],
                 precisions: vec![Precision::F16],
-                stage: Stage::Eval,
+                stages: vec![Stage::Eval],
                 shapes: Some("convs.csv".into()),
             },
             adapter: Some("vulkan".into()),

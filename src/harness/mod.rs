@@ -143,6 +143,16 @@ pub struct RunOptions {
     pub interrupt: Interrupt,
 }
 
+impl RunOptions {
+    /// These options at `stage`: a sweep's for one of its jobs.
+    pub fn at(&self, stage: Stage) -> RunOptions {
+        RunOptions {
+            stage,
+            ..self.clone()
+        }
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
         Self {
@@ -358,6 +368,7 @@ pub fn verify_jobs(
     if repeat == 0 {
         return Err(SweepError::ZeroCount { flag: "--repeat" }.into());
     }
+    let several_stages = jobs.iter().any(|job| job.stage != jobs[0].stage);
     let mut summaries = Vec::new();
     for backend in backends {
         let mut found = BackendSummary {
@@ -379,14 +390,14 @@ pub fn verify_jobs(
                 }
                 continue;
             }
-            let label = format!("{}/b{}/{}", job.target.name(), job.batch, job.precision);
+            let label = job.label(several_stages);
             for _ in 0..repeat {
                 let summary = verify_target(
                     backend.as_ref(),
                     &job.target,
                     job.batch,
                     job.precision,
-                    options,
+                    &options.at(job.stage),
                     &mut |event| on_event(VerifyEvent::Benchmark { label: &label, event }),
                 )?;
                 found.precisions.entry(job.precision).or_default().merge(summary);
@@ -842,6 +853,7 @@ mod tests {
             target: Target::Model(network),
             batch: 1,
             precision: Precision::F32,
+            stage: Stage::Train,
         }];
         let options = RunOptions::default();
         let mut verified = 0;

@@ -33,8 +33,8 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// What to benchmark: models, suites and a shape list, at batches and precisions.
-#[derive(Debug, Clone, PartialEq)]
+/// What to benchmark: models, suites and a shape list, at batches, precisions and stages.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Selection {
     /// Models of the zoo or of the configuration, by name.
     pub models: Vec<String>,
@@ -44,8 +44,8 @@ pub struct Selection {
     pub batches: Vec<usize>,
     /// Storage precisions; empty: the configuration's, else f32.
     pub precisions: Vec<Precision>,
-    /// Train step or forward-only evaluation.
-    pub stage: Stage,
+    /// Train steps or forward-only evaluations, in the order given; empty: train.
+    pub stages: Vec<Stage>,
     /// A CSV of single convolutions (DeepBench-style rows), a suite named after the file.
     pub shapes: Option<PathBuf>,
 }
@@ -94,19 +94,6 @@ impl Selection {
     }
 }
 
-impl Default for Selection {
-    fn default() -> Self {
-        Self {
-            models: Vec::new(),
-            suites: Vec::new(),
-            batches: Vec::new(),
-            precisions: Vec::new(),
-            stage: Stage::Train,
-            shapes: None,
-        }
-    }
-}
-
 /// One benchmark to run.
 #[derive(Debug, Clone)]
 pub struct Job {
@@ -116,6 +103,20 @@ pub struct Job {
     pub batch: usize,
     /// Storage precision.
     pub precision: Precision,
+    /// Train step or forward-only evaluation.
+    pub stage: Stage,
+}
+
+impl Job {
+    /// `lenet/b8/f32` for progress lines, with `/eval` or `/train` after it when `with_stage`
+    /// (a selection of several stages).
+    pub fn label(&self, with_stage: bool) -> String {
+        let label = format!("{}/b{}/{}", self.target.name(), self.batch, self.precision);
+        match with_stage {
+            true => format!("{label}/{}", self.stage.as_str()),
+            false => label,
+        }
+    }
 }
 
 /// `values` without repeats, in first-seen order (`--batch 1,1` runs batch 1 once).
@@ -139,6 +140,14 @@ fn default_model_batch(name: &str, real_gpu: bool) -> usize {
 }
 
 impl Selection {
+    /// The stages to run, each once in the order given: train unless any is named.
+    pub fn stages(&self) -> Vec<Stage> {
+        match self.stages.is_empty() {
+            true => vec![Stage::Train],
+            false => unique(&self.stages),
+        }
+    }
+
     /// Whether anything is named (models, suites or a shape list).
     pub fn names_anything(&self) -> bool {
         !self.models.is_empty() || !self.suites.is_empty() || self.shapes.is_some()
@@ -249,17 +258,21 @@ impl Selection {
         }
         let precisions = unique(&precisions);
         let mut jobs = Vec::new();
-        for (target, batches) in targets {
-            for &batch in &unique(&batches) {
-                if batch == 0 {
-                    return Err(SweepError::ZeroBatch.into());
-                }
-                for &precision in &precisions {
-                    jobs.push(Job {
-                        target: target.clone(),
-                        batch,
-                        precision,
-                    });
+        // Every benchmark of one stage before the next stage's, as the seeds' tables are laid out.
+        for stage in self.stages() {
+            for (target, batches) in &targets {
+                for &batch in &unique(batches) {
+                    if batch == 0 {
+                        return Err(SweepError::ZeroBatch.into());
+                    }
+                    for &precision in &precisions {
+                        jobs.push(Job {
+                            target: target.clone(),
+                            batch,
+                            precision,
+                            stage,
+                        });
+                    }
                 }
             }
         }
@@ -617,7 +630,8 @@ impl Sweep {
             .jobs(&workspace.config, real_gpu, &mut notices)?;
         verify_forced_user_kernel(&choice, &backends, &jobs, &mut notices)?;
         let options = RunOptions {
-            stage: request.selection.stage,
+            // Each job's own stage replaces it ([`RunOptions::at`]).
+            stage: Stage::Train,
             samples: request.samples,
             warmup_iterations: request.warmup_iterations,
             warmup_min: Duration::from_millis(request.warmup_min_ms),
@@ -661,7 +675,8 @@ impl Sweep {
             mut record,
             ..
         } = self;
-        let mut verified: HashSet<(String, Precision, BackendKind)> = HashSet::new();
+        let mut verified: HashSet<(String, Precision, Stage, BackendKind)> = HashSet::new();
+        let several_stages = jobs.iter().any(|job| job.stage != jobs[0].stage);
         for backend in &backends {
             let peak = if options.layers {
                 calibrated_peak(&target_dir, backend.as_ref(), on_event)
@@ -676,14 +691,10 @@ impl Sweep {
                         return (record, Some(e));
                     }
                     let name = job.target.name();
-                    let label = format!(
-                        "{name}/b{}/{}/{}",
-                        job.batch,
-                        job.precision,
-                        backend.kind().as_str()
-                    );
+                    let label = format!("{}/{}", job.label(several_stages), backend.kind().as_str());
                     let mut forward = |event: Event| on_event(SweepEvent::Benchmark { label: &label, event });
-                    let key = (name, job.precision, backend.kind());
+                    let options = options.at(job.stage);
+                    let key = (name, job.precision, job.stage, backend.kind());
                     if options.verify && !verified.contains(&key) {
                         if !backend.supports(job.precision) {
                             return (record, Some(unsupported(backend.as_ref(), job.precision)));
@@ -840,6 +851,39 @@ mod tests {
         };
         let jobs = selection.jobs(&config(), false, &mut Vec::new()).expect("jobs");
         assert_eq!(jobs.len(), 2);
+    }
+
+    #[test]
+    fn several_stages_run_every_benchmark_of_each_in_turn() {
+        let selection = Selection {
+            models: vec!["lenet".into()],
+            batches: vec![1, 8],
+            stages: vec![Stage::Eval, Stage::Train, Stage::Eval],
+            ..Selection::default()
+        };
+        let jobs = selection.jobs(&config(), false, &mut Vec::new()).expect("jobs");
+        let order: Vec<(Stage, usize)> = jobs.iter().map(|job| (job.stage, job.batch)).collect();
+        assert_eq!(
+            order,
+            [
+                (Stage::Eval, 1),
+                (Stage::Eval, 8),
+                (Stage::Train, 1),
+                (Stage::Train, 8)
+            ]
+        );
+        assert_eq!(jobs[1].label(true), "lenet/b8/f32/eval");
+        assert_eq!(jobs[1].label(false), "lenet/b8/f32");
+        let default = Selection {
+            models: vec!["lenet".into()],
+            batches: vec![1],
+            ..Selection::default()
+        };
+        let jobs = default.jobs(&config(), false, &mut Vec::new()).expect("jobs");
+        assert_eq!(
+            jobs.iter().map(|job| job.stage).collect::<Vec<_>>(),
+            [Stage::Train]
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! slower than the best median so far is not timed further (it cannot win).
 
 use super::plan::PlanOptions;
+use super::sweep::Job;
 use super::{Target, VERIFY_BATCH, verify};
 use crate::backend::Backend;
 use crate::kernels::user::KernelSet;
@@ -241,21 +242,27 @@ pub fn tune_jobs(
     Ok(jobs)
 }
 
-/// The distinct ops with variants of every benchmark (target, batch, precision) of
-/// `benchmarks` on `backend`, in order ([`tune_jobs`] of each). A precision the adapter cannot
-/// run is an error naming it.
-pub fn distinct_ops<'a>(
-    backend: &dyn Backend,
-    benchmarks: impl IntoIterator<Item = (&'a Target, usize, Precision)>,
-    options: PlanOptions,
-) -> Result<Vec<TuneJob>> {
+/// The distinct ops with variants of every benchmark (target, batch, precision, stage) of
+/// `benchmarks` on `backend`, in order ([`tune_jobs`] of each, `options` at its stage). A
+/// precision the adapter cannot run is an error naming it.
+pub fn distinct_ops(backend: &dyn Backend, benchmarks: &[Job], options: PlanOptions) -> Result<Vec<TuneJob>> {
     let mut seen = HashSet::new();
     let mut ops = Vec::new();
-    for (target, batch, precision) in benchmarks {
-        if !backend.supports(precision) {
-            return Err(super::unsupported(backend, precision));
+    for job in benchmarks {
+        if !backend.supports(job.precision) {
+            return Err(super::unsupported(backend, job.precision));
         }
-        ops.extend(tune_jobs(target, batch, precision, options, &mut seen)?);
+        let options = PlanOptions {
+            stage: job.stage,
+            ..options
+        };
+        ops.extend(tune_jobs(
+            &job.target,
+            job.batch,
+            job.precision,
+            options,
+            &mut seen,
+        )?);
     }
     Ok(ops)
 }

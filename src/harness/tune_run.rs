@@ -65,7 +65,8 @@ impl TuneRequest {
         let kernels = workspace.kernel_set()?;
         let backend = WgpuBackend::open(self.adapter.as_deref())?;
         let plan_options = PlanOptions {
-            stage: self.selection.stage,
+            // Each benchmark's own stage replaces it.
+            stage: crate::results::Stage::Train,
             data_grad: self.data_grad,
             max_tensor_bytes: backend.max_tensor_bytes(),
         };
@@ -73,10 +74,7 @@ impl TuneRequest {
         let benchmarks = self
             .selection
             .jobs(&workspace.config, is_real_gpu(&backend), &mut notices)?;
-        let jobs = benchmarks
-            .iter()
-            .map(|job| (&job.target, job.batch, job.precision));
-        let ops = distinct_ops(&backend, jobs, plan_options)?;
+        let ops = distinct_ops(&backend, &benchmarks, plan_options)?;
         let adapter = backend.adapter();
         let cache_path = TuneCache::path(&workspace.target_dir, &adapter.slug());
         notices.extend(TuneCache::restart_notice(&cache_path, adapter));

@@ -95,7 +95,6 @@ impl VerifyRequest {
         )?;
         let scope = self.selection.clone().verify_scope(&workspace.config);
         let options = RunOptions {
-            stage: scope.selection.stage,
             kernels,
             ..RunOptions::default()
         };

@@ -77,9 +77,9 @@ pub enum PeerError {
     /// A selection of suites or shapes, or of no model: peers build networks of the zoo.
     #[error("peers runs models of the zoo: name them with --model (see `cargo convbench list`)")]
     NotZooModels,
-    /// No batch or no stage to run.
-    #[error("peers needs --batch and --stage")]
-    NoBatchOrStage,
+    /// No batch to run.
+    #[error("peers needs --batch (the peer runs the batches convbench runs)")]
+    NoBatch,
     /// `--samples 0` or `--rounds 0`.
     #[error("--samples and --rounds must be at least 1")]
     ZeroCount,

@@ -285,40 +285,31 @@ impl PeerOutput {
     }
 }
 
-/// What to run: convbench's sweep (at one stage, one round) and each peer on the same models,
-/// batches and precisions, at each of `stages`.
+/// What to run: convbench's sweep (one round at a time) and each peer on the same models,
+/// batches, precisions and stages.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeerRequest {
     /// The peers, each with the command that starts it, split into words (the peer's default
     /// when empty). The first is the reference of the printed ratios.
     pub peers: Vec<(Peer, Vec<String>)>,
-    /// convbench's side: the selection (models, batches, precisions), device, kernels, samples
-    /// and warm-up the peer uses too. Its stage and rounds are replaced.
+    /// convbench's side: the selection (models, batches, precisions, stages), device, kernels,
+    /// samples and warm-up the peer uses too. Its rounds are replaced.
     pub sweep: SweepRequest,
-    /// Stages, in the order given.
-    pub stages: Vec<Stage>,
     /// Rounds: each one convbench run of every stage, then one run of each peer.
     pub rounds: usize,
 }
 
 impl PeerRequest {
-    /// The request of `peers --peer NAMES --peer-command COMMANDS --stages STAGES`: each peer by
-    /// name with its command ([`peer_command`]), at each of `stages` (none: the sweep's stage),
-    /// for the sweep's rounds.
-    pub fn new(names: &[String], commands: &[String], sweep: SweepRequest, stages: &[Stage]) -> Result<Self> {
+    /// The request of `peers --peer NAMES --peer-command COMMANDS`: each peer by name with its
+    /// command ([`peer_command`]), at the sweep's stages, for the sweep's rounds.
+    pub fn new(names: &[String], commands: &[String], sweep: SweepRequest) -> Result<Self> {
         let peers = (names.iter())
             .map(|name| Ok((name.parse()?, peer_command(name, commands, names.len()))))
             .collect::<Result<_>>()?;
-        let stages = if stages.is_empty() {
-            vec![sweep.selection.stage]
-        } else {
-            stages.to_vec()
-        };
         Ok(Self {
             peers,
             rounds: sweep.rounds,
             sweep,
-            stages,
         })
     }
 
@@ -330,8 +321,8 @@ impl PeerRequest {
         if selection.models.is_empty() || !selection.suites.is_empty() || selection.shapes.is_some() {
             return Err(PeerError::NotZooModels.into());
         }
-        if selection.batches.is_empty() || self.stages.is_empty() {
-            return Err(PeerError::NoBatchOrStage.into());
+        if selection.batches.is_empty() {
+            return Err(PeerError::NoBatch.into());
         }
         if self.sweep.samples == 0 || self.rounds == 0 {
             return Err(PeerError::ZeroCount.into());
@@ -339,10 +330,9 @@ impl PeerRequest {
         Ok(())
     }
 
-    /// convbench's sweep of one round at `stage`.
-    fn sweep_at(&self, stage: Stage, verify: bool) -> SweepRequest {
+    /// convbench's sweep of one round.
+    fn sweep_round(&self, verify: bool) -> SweepRequest {
         let mut sweep = self.sweep.clone();
-        sweep.selection.stage = stage;
         sweep.rounds = 1;
         sweep.verify &= verify;
         sweep
@@ -469,7 +459,15 @@ impl PeerSession {
             ])
             .args([
                 "--stage",
-                &list(request.stages.iter().map(|s| s.as_str().to_string()).collect()),
+                &list(
+                    request
+                        .sweep
+                        .selection
+                        .stages()
+                        .iter()
+                        .map(|s| s.as_str().to_string())
+                        .collect(),
+                ),
             ])
             .args([
                 "--precision",
@@ -544,25 +542,19 @@ impl PeerSession {
         (record, None)
     }
 
-    /// One round: convbench at every stage, then each peer. The first convbench run's record
-    /// (for its header) and every benchmark of the round.
+    /// One round: convbench at every stage, then each peer. convbench's record (for its
+    /// header) and every benchmark of the round.
     fn round(
         &self,
         round: usize,
         convbench: &mut dyn FnMut(&SweepRequest) -> Result<RunRecord>,
     ) -> Result<(RunRecord, Vec<BenchmarkResult>)> {
-        let mut first: Option<RunRecord> = None;
-        let mut results = Vec::new();
-        for &stage in &self.request.stages {
-            let mut run = convbench(&self.request.sweep_at(stage, round == 1))?;
-            results.append(&mut run.benchmarks);
-            let header = first.get_or_insert_with(|| run.clone());
-            header.complete &= run.complete;
-        }
+        let mut run = convbench(&self.request.sweep_round(round == 1))?;
+        let mut results = std::mem::take(&mut run.benchmarks);
         for peer in &self.peers {
             results.extend(self.run_peer(peer, round)?);
         }
-        Ok((first.expect("at least one stage"), results))
+        Ok((run, results))
     }
 
     /// The seeds' tables of a record `run` returned: total and forward medians by model and

@@ -127,16 +127,16 @@ fn a_peer_command_is_named_or_bare_with_one_peer() {
 }
 
 #[test]
-fn without_stages_a_peer_request_runs_the_sweeps_stage() {
+fn without_stages_a_peer_request_runs_the_train_stage() {
     let sweep = SweepRequest {
         rounds: 4,
         ..SweepRequest::default()
     };
-    let request = PeerRequest::new(&["torch".to_string()], &[], sweep, &[]).expect("torch is a peer");
-    assert_eq!(request.stages, [Stage::Train]);
+    let request = PeerRequest::new(&["torch".to_string()], &[], sweep).expect("torch is a peer");
+    assert_eq!(request.sweep.selection.stages(), [Stage::Train]);
     assert_eq!(request.rounds, 4);
     assert_eq!(request.peers, [(Peer::Torch, Vec::new())]);
-    assert!(PeerRequest::new(&["caffe".to_string()], &[], SweepRequest::default(), &[]).is_err());
+    assert!(PeerRequest::new(&["caffe".to_string()], &[], SweepRequest::default()).is_err());
 }
 
 /// A session of convbench alone (no peer process), `rounds` rounds of the train stage.
@@ -146,7 +146,7 @@ fn session(rounds: usize) -> PeerSession {
         ..SweepRequest::default()
     };
     PeerSession {
-        request: PeerRequest::new(&["torch".to_string()], &[], sweep, &[]).expect("torch is a peer"),
+        request: PeerRequest::new(&["torch".to_string()], &[], sweep).expect("torch is a peer"),
         networks: lenet(),
         peers: Vec::new(),
         dir: std::env::temp_dir(),

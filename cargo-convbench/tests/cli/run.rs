@@ -346,6 +346,43 @@ fn plot_kind_draws_each_chart_of_a_record_and_a_peer_record() {
 }
 
 #[test]
+fn stage_takes_a_list_and_runs_every_benchmark_at_each() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("both.json");
+    let output = convbench()
+        .args([
+            "run",
+            "--backend",
+            "cpu",
+            "--quiet",
+            "--stage",
+            "eval,train",
+            "--out",
+        ])
+        .arg(&out)
+        .args(tiny(&[("--batch", "1,2")]))
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let record = read_record(&out);
+    let ids: Vec<&str> = record.benchmarks.iter().map(|b| b.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "lenet/eval/b1/f32/cpu",
+            "lenet/eval/b2/f32/cpu",
+            "lenet/train/b1/f32/cpu",
+            "lenet/train/b2/f32/cpu"
+        ]
+    );
+    let phases = |index: usize| record.benchmarks[index].phases.len();
+    assert!(
+        phases(0) < phases(2),
+        "an eval benchmark times fewer phases than a train step"
+    );
+}
+
+#[test]
 fn plot_kind_without_its_data_exits_2_naming_the_run_flags() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("rec.json");
