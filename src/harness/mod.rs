@@ -368,7 +368,7 @@ pub fn verify_jobs(
     if repeat == 0 {
         return Err(SweepError::ZeroCount { flag: "--repeat" }.into());
     }
-    let several_stages = jobs.iter().any(|job| job.stage != jobs[0].stage);
+    let several_stages = sweep::Job::stages_differ(jobs);
     let mut summaries = Vec::new();
     for backend in backends {
         let mut found = BackendSummary {

@@ -108,6 +108,11 @@ pub struct Job {
 }
 
 impl Job {
+    /// Whether `jobs` are of more than one stage (their labels then say which).
+    pub fn stages_differ(jobs: &[Job]) -> bool {
+        jobs.iter().any(|job| job.stage != jobs[0].stage)
+    }
+
     /// `lenet/b8/f32` for progress lines, with `/eval` or `/train` after it when `with_stage`
     /// (a selection of several stages).
     pub fn label(&self, with_stage: bool) -> String {
@@ -676,7 +681,7 @@ impl Sweep {
             ..
         } = self;
         let mut verified: HashSet<(String, Precision, Stage, BackendKind)> = HashSet::new();
-        let several_stages = jobs.iter().any(|job| job.stage != jobs[0].stage);
+        let several_stages = Job::stages_differ(&jobs);
         for backend in &backends {
             let peak = if options.layers {
                 calibrated_peak(&target_dir, backend.as_ref(), on_event)

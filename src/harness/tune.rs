@@ -242,10 +242,10 @@ pub fn tune_jobs(
     Ok(jobs)
 }
 
-/// The distinct ops with variants of every benchmark (target, batch, precision, stage) of
-/// `benchmarks` on `backend`, in order ([`tune_jobs`] of each, `options` at its stage). A
-/// precision the adapter cannot run is an error naming it.
-pub fn distinct_ops(backend: &dyn Backend, benchmarks: &[Job], options: PlanOptions) -> Result<Vec<TuneJob>> {
+/// The distinct ops with variants of every benchmark of `benchmarks` on `backend`, in order
+/// ([`tune_jobs`] of each, planned at its stage, with the first layer's input gradient when
+/// `data_grad`). A precision the adapter cannot run is an error naming it.
+pub fn distinct_ops(backend: &dyn Backend, benchmarks: &[Job], data_grad: bool) -> Result<Vec<TuneJob>> {
     let mut seen = HashSet::new();
     let mut ops = Vec::new();
     for job in benchmarks {
@@ -254,7 +254,8 @@ pub fn distinct_ops(backend: &dyn Backend, benchmarks: &[Job], options: PlanOpti
         }
         let options = PlanOptions {
             stage: job.stage,
-            ..options
+            data_grad,
+            max_tensor_bytes: backend.max_tensor_bytes(),
         };
         ops.extend(tune_jobs(
             &job.target,

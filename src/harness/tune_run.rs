@@ -3,7 +3,6 @@
 //! every kernel variant of each and caches the fastest for the adapter (which `run` then uses).
 
 use super::Interrupt;
-use super::plan::PlanOptions;
 use super::sweep::{Selection, is_real_gpu};
 use super::tune::{TuneCache, TuneJob, TuneOptions, TuneProgress, TuneResult, distinct_ops, tune_all};
 use crate::backend::Backend;
@@ -64,17 +63,11 @@ impl TuneRequest {
     pub fn prepare(&self, workspace: &Workspace) -> Result<TuneSession> {
         let kernels = workspace.kernel_set()?;
         let backend = WgpuBackend::open(self.adapter.as_deref())?;
-        let plan_options = PlanOptions {
-            // Each benchmark's own stage replaces it.
-            stage: crate::results::Stage::Train,
-            data_grad: self.data_grad,
-            max_tensor_bytes: backend.max_tensor_bytes(),
-        };
         let mut notices = Vec::new();
         let benchmarks = self
             .selection
             .jobs(&workspace.config, is_real_gpu(&backend), &mut notices)?;
-        let ops = distinct_ops(&backend, &benchmarks, plan_options)?;
+        let ops = distinct_ops(&backend, &benchmarks, self.data_grad)?;
         let adapter = backend.adapter();
         let cache_path = TuneCache::path(&workspace.target_dir, &adapter.slug());
         notices.extend(TuneCache::restart_notice(&cache_path, adapter));
