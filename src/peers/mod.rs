@@ -3,8 +3,9 @@
 //! A peer is a program that speaks the peer protocol (documented in `docs/peers.md`):
 //!
 //! - `COMMAND --describe` prints one JSON object, [`PeerDescription`]: what the peer is, its
-//!   version, the device it runs on and how it times. A command that cannot be started or
-//!   that fails here is a peer that is not installed (the [`PeerError`] says how to install it).
+//!   version, the device it runs on and how it times. A default command that cannot be started
+//!   or that fails here is a peer that is not installed (the [`PeerError`] says how to install
+//!   it); a `--peer-command` that does is a wrong command.
 //! - `COMMAND --networks FILE --batch 1,8 --stage eval,train --precision f32 --samples N
 //!   --warmup N --warmup-ms MS --out FILE` reads the networks convbench wrote to the first
 //!   `FILE` ([`NetworksFile`]: the zoo's own definitions, with their parameter counts and
@@ -14,6 +15,9 @@
 //! parameter count and FLOPs, and turns it into [`BenchmarkResult`]s whose backend is the
 //! peer's (e.g. `torch-cpu`) and whose adapter fingerprint names the peer's version and device:
 //! records that `report --pivot --columns backend --ratio-to torch-cpu` reads like any other.
+//! Its output is checked as a record is ([`RunRecord::validate`]), and against what it was
+//! asked: every model, batch, stage and precision, once. A peer is another program: what
+//! convbench reads of it is bounded in size, and a peer that outlives its deadline is killed.
 //! [`PeerSession`] alternates rounds of convbench and rounds of the peer (A B A B), so that the
 //! drift of a shared machine touches both alike.
 
@@ -25,11 +29,37 @@ use crate::results::{
 };
 use crate::{Error, Result};
 
+mod child;
 mod error;
+use child::Ended;
 pub use error::PeerError;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
+
+/// The variable that fixes the deadline of every call of a peer, e.g. `2h` (the flag
+/// `--peer-timeout` reads it).
+pub const TIMEOUT_ENV: &str = "CONVBENCH_PEER_TIMEOUT";
+
+/// How long `COMMAND --describe` may take by default: importing a framework from a cold disk
+/// takes seconds, rarely a minute.
+pub const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// The least time a peer's run is given by default, whatever little work it holds; the work's
+/// FLOPs at [`crate::gpu::SLOWEST_FLOPS_PER_SECOND`] are added (see [`PeerSession::run_deadline`]).
+pub const RUN_FLOOR: Duration = Duration::from_secs(10 * 60);
+
+/// The most bytes read from `COMMAND --describe` (1 MiB; a description is a few hundred).
+pub const MAX_DESCRIPTION_BYTES: u64 = 1 << 20;
+
+/// Bytes of a peer's output file allowed whatever the request (16 MiB: the description, the
+/// JSON's punctuation and every benchmark's fields).
+const OUTPUT_FLOOR_BYTES: u64 = 16 << 20;
+
+/// Bytes allowed per sample in a peer's output file: a `u64` is at most 20 digits, with its
+/// separator and an indentation of a pretty printer.
+const OUTPUT_BYTES_PER_SAMPLE: u64 = 64;
 
 /// The peers convbench knows how to start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,11 +91,20 @@ impl Peer {
         words.iter().map(|word| (*word).to_string()).collect()
     }
 
-    /// How to install the peer.
+    /// How to install the peer: a command to copy.
     pub const fn install(self) -> &'static str {
         match self {
-            Peer::Torch => "pip install ./peers/torch (it pulls torch from PyPI)",
+            Peer::Torch => "pip install ./peers/torch",
             Peer::Jax => "python3 -m venv .venv && .venv/bin/pip install 'jax[cpu]'",
+        }
+    }
+
+    /// What to know of [`Peer::install`] before running it, as a parenthesis after it (empty
+    /// when nothing).
+    pub const fn install_note(self) -> &'static str {
+        match self {
+            Peer::Torch => " (it pulls torch from PyPI)",
+            Peer::Jax => "",
         }
     }
 }
@@ -186,9 +225,9 @@ pub struct PeerOutput {
 }
 
 impl PeerOutput {
-    /// Reads a peer's output file.
-    pub fn read(path: &Path) -> Result<Self> {
-        let text = crate::fs::read_text(path, crate::fs::MAX_RECORD_FILE_BYTES)?;
+    /// Reads a peer's output file, of at most `max_bytes`.
+    pub fn read(path: &Path, max_bytes: u64) -> Result<Self> {
+        let text = crate::fs::read_text(path, max_bytes)?;
         serde_json::from_str(&text).map_err(|source| {
             PeerError::NotPeerOutput {
                 path: path.to_path_buf(),
@@ -200,7 +239,8 @@ impl PeerOutput {
 
     /// The peer's benchmarks as convbench's, after checking that each network it built has
     /// convbench's parameter count and FLOPs (a mismatch is a verification error: the peer
-    /// timed another network). Each benchmark is one round.
+    /// timed another network), and that they hold what a record may ([`RunRecord::validate`]:
+    /// no sample of 0 ns, no benchmark or phase twice). Each benchmark is one round.
     pub fn into_benchmarks(self, networks: &NetworksFile) -> Result<Vec<BenchmarkResult>> {
         let description = &self.description;
         let adapter = AdapterFingerprint {
@@ -218,7 +258,7 @@ impl PeerOutput {
             let Some(expected) = networks.networks.iter().find(|n| n.network.name == bench.model) else {
                 return Err(PeerError::NotAsked {
                     backend: description.backend.clone(),
-                    model: bench.model,
+                    what: bench.model,
                 }
                 .into());
             };
@@ -281,7 +321,20 @@ impl PeerOutput {
                 runs: Vec::new(),
             });
         }
-        Ok(results)
+        let record = RunRecord {
+            benchmarks: results,
+            ..RunRecord::new(None)
+        };
+        match record.validate("the peer's output") {
+            Ok(()) => Ok(record.benchmarks),
+            Err(crate::results::RecordError::Unjudgeable { problems, .. }) => Err(PeerError::Invalid {
+                backend: description.backend.clone(),
+                problems,
+            }
+            .into()),
+            // No benchmark: the session names what the peer did not report.
+            Err(_) => Ok(Vec::new()),
+        }
     }
 }
 
@@ -297,6 +350,9 @@ pub struct PeerRequest {
     pub sweep: SweepRequest,
     /// Rounds: each one convbench run of every stage, then one run of each peer.
     pub rounds: usize,
+    /// The deadline of every call of a peer (`--peer-timeout`); `None`: [`DESCRIBE_TIMEOUT`]
+    /// to describe itself, [`PeerSession::run_deadline`] to run.
+    pub timeout: Option<Duration>,
 }
 
 impl PeerRequest {
@@ -310,6 +366,7 @@ impl PeerRequest {
             peers,
             rounds: sweep.rounds,
             sweep,
+            timeout: None,
         })
     }
 
@@ -328,6 +385,32 @@ impl PeerRequest {
             return Err(PeerError::ZeroCount.into());
         }
         Ok(())
+    }
+
+    /// The precisions the peer runs: the selection's, else what convbench runs when none is
+    /// named.
+    fn precisions(&self) -> Vec<Precision> {
+        if self.sweep.selection.precisions.is_empty() {
+            vec![Precision::F32]
+        } else {
+            self.sweep.selection.precisions.clone()
+        }
+    }
+
+    /// Every benchmark a peer is asked to run: model, stage, batch and precision.
+    fn asked(&self) -> Vec<(&str, Stage, usize, Precision)> {
+        let selection = &self.sweep.selection;
+        let mut asked = Vec::new();
+        for model in &selection.models {
+            for stage in selection.stages() {
+                for &batch in &selection.batches {
+                    for precision in self.precisions() {
+                        asked.push((model.as_str(), stage, batch, precision));
+                    }
+                }
+            }
+        }
+        asked
     }
 
     /// convbench's sweep of one round.
@@ -349,38 +432,59 @@ pub fn peer_command(name: &str, given: &[String], peers: usize) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Asks the peer to describe itself: the check that it is installed.
-pub fn describe(peer: Peer, command: &[String]) -> Result<PeerDescription> {
+/// Asks the peer to describe itself, within `deadline`: the check that it is installed.
+pub fn describe(peer: Peer, command: &[String], deadline: Duration) -> Result<PeerDescription> {
     let Some((program, args)) = command.split_first() else {
         return Err(PeerError::EmptyCommand.into());
     };
-    let output = match Command::new(program).args(args).arg("--describe").output() {
-        Ok(output) => output,
-        Err(source) => {
-            return Err(PeerError::NotStarted {
+    let default = command == peer.default_command().as_slice();
+    let mut describe = Command::new(program);
+    describe.args(args).arg("--describe");
+    let ended = child::run(describe, true, MAX_DESCRIPTION_BYTES, deadline).map_err(|source| {
+        PeerError::NotStarted {
+            peer,
+            command: command.to_vec(),
+            default,
+            source,
+        }
+    })?;
+    let (status, stdout, stderr_tail) = match ended {
+        Ended::Exited {
+            status,
+            stdout,
+            stderr_tail,
+        } => (status, stdout, stderr_tail),
+        Ended::TooMuchOutput => {
+            return Err(PeerError::DescriptionTooLarge {
+                command: command.to_vec(),
+                max_bytes: MAX_DESCRIPTION_BYTES,
+            }
+            .into());
+        }
+        Ended::TimedOut => {
+            return Err(PeerError::TimedOut {
                 peer,
                 command: command.to_vec(),
-                source,
+                what: "--describe",
+                deadline: humantime::format_duration(deadline).to_string(),
             }
             .into());
         }
     };
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let last = stderr
-            .lines()
-            .rev()
+    if !status.success() {
+        let last = (stderr_tail.lines().rev())
             .find(|line| !line.trim().is_empty())
             .unwrap_or("");
         return Err(PeerError::DescribeFailed {
             peer,
             command: command.to_vec(),
-            status: output.status,
+            default,
+            status,
             last_line: last.trim().to_string(),
         }
         .into());
     }
-    serde_json::from_slice(&output.stdout).map_err(|source| {
+    serde_json::from_slice(&stdout).map_err(|source| {
         PeerError::NoDescription {
             command: command.to_vec(),
             source,
@@ -398,6 +502,61 @@ pub struct ReadyPeer {
     pub command: Vec<String>,
     /// What it said of itself.
     pub description: PeerDescription,
+}
+
+/// What a [`PeerSession`] tells as it runs, for the binary to show.
+#[derive(Debug, Clone, Copy)]
+pub enum PeerEvent<'a> {
+    /// A peer's run of a round starts: convbench waits for it, at most `deadline`.
+    PeerStarted {
+        /// The peer.
+        peer: &'a ReadyPeer,
+        /// The round, from 1.
+        round: usize,
+        /// Rounds in all.
+        rounds: usize,
+        /// How long it may take before it is killed.
+        deadline: Duration,
+    },
+    /// A round ended: convbench's and every peer's.
+    RoundDone {
+        /// The round, from 1.
+        round: usize,
+        /// Rounds in all.
+        rounds: usize,
+        /// The peers that ran in it.
+        peers: &'a [ReadyPeer],
+    },
+}
+
+/// A line of progress, as the binary prints it.
+impl std::fmt::Display for PeerEvent<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerEvent::PeerStarted {
+                peer,
+                round,
+                rounds,
+                deadline,
+            } => write!(
+                f,
+                "round {round} of {rounds}: waiting for the {} peer (`{}`), at most {} \
+                 (--peer-timeout)",
+                peer.peer.name(),
+                peer.command.join(" "),
+                humantime::format_duration(*deadline)
+            ),
+            PeerEvent::RoundDone { round, rounds, peers } => write!(
+                f,
+                "round {round} of {rounds} done: convbench, then {}",
+                peers
+                    .iter()
+                    .map(|peer| peer.peer.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
 }
 
 /// Interleaved rounds of convbench and peers on one selection.
@@ -422,7 +581,7 @@ impl PeerSession {
             } else {
                 command.clone()
             };
-            let description = describe(*peer, &command)?;
+            let description = describe(*peer, &command, request.timeout.unwrap_or(DESCRIBE_TIMEOUT))?;
             peers.push(ReadyPeer {
                 peer: *peer,
                 command,
@@ -441,16 +600,71 @@ impl PeerSession {
         })
     }
 
-    /// One run of `peer` on the whole selection: one round of each of its benchmarks.
+    /// How long a run of a peer may take: `--peer-timeout`, else [`RUN_FLOOR`] plus the FLOPs
+    /// of its iterations (forward, and two backward passes in training; twice, for the phases
+    /// a peer times on their own beside the total) at [`crate::gpu::SLOWEST_FLOPS_PER_SECOND`],
+    /// plus its warm-up time: a slow CPU is never cut short, a peer that hangs is stopped.
+    pub fn run_deadline(&self) -> Duration {
+        if let Some(timeout) = self.request.timeout {
+            return timeout;
+        }
+        let sweep = &self.request.sweep;
+        let iterations = (sweep.samples + sweep.warmup_iterations) as f64;
+        let (mut flops, mut benchmarks) = (0.0, 0_u32);
+        for (model, stage, batch, _) in self.request.asked() {
+            let per_image = (self.networks.networks.iter())
+                .find(|network| network.network.name == model)
+                .map_or(0, |network| network.forward_flops_per_image);
+            let passes = if stage == Stage::Train { 3.0 } else { 1.0 };
+            flops += 2.0 * passes * per_image as f64 * batch as f64 * iterations;
+            benchmarks = benchmarks.saturating_add(1);
+        }
+        // Whole minutes, a deadline people read.
+        let minutes = (flops / crate::gpu::SLOWEST_FLOPS_PER_SECOND / 60.0)
+            .ceil()
+            .min(1e7);
+        let work = Duration::from_secs(minutes as u64 * 60);
+        let warmup_minutes = (sweep.warmup_min_ms.saturating_mul(u64::from(benchmarks))).div_ceil(60_000);
+        let warmup = Duration::from_secs(warmup_minutes.saturating_mul(60));
+        RUN_FLOOR.saturating_add(work).saturating_add(warmup)
+    }
+
+    /// The most bytes a peer's output file may hold: `OUTPUT_FLOOR_BYTES`, and room for every
+    /// sample of every phase of every benchmark asked (at most [`crate::fs::MAX_RECORD_FILE_BYTES`]).
+    pub fn max_output_bytes(&self) -> u64 {
+        let samples = (self.request.asked().len() as u64)
+            .saturating_mul(Phase::ALL.len() as u64)
+            .saturating_mul(self.request.sweep.samples as u64);
+        OUTPUT_FLOOR_BYTES
+            .saturating_add(samples.saturating_mul(OUTPUT_BYTES_PER_SAMPLE))
+            .min(crate::fs::MAX_RECORD_FILE_BYTES)
+    }
+
+    /// The file a peer's run of `round` writes.
+    fn output_path(&self, peer: &ReadyPeer, round: usize) -> PathBuf {
+        self.dir.join(format!("{}-{round}.json", peer.peer.name()))
+    }
+
+    /// One run of `peer` on the whole selection: one round of each of its benchmarks. Its
+    /// output file is removed first (a peer that writes nothing does not pass off an older
+    /// run's); it must hold every benchmark asked, once.
     pub fn run_peer(&self, peer: &ReadyPeer, round: usize) -> Result<Vec<BenchmarkResult>> {
         let request = &self.request;
         let selection = &request.sweep.selection;
         let command = &peer.command;
-        let (program, args) = command.split_first().expect("checked by describe");
-        let out = self.dir.join(format!("{}-{round}.json", peer.peer.name()));
+        let Some((program, args)) = command.split_first() else {
+            return Err(PeerError::EmptyCommand.into());
+        };
+        let out = self.output_path(peer, round);
+        match std::fs::remove_file(&out) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::io(&out, error));
+            }
+            _ => {}
+        }
         let list = |values: Vec<String>| values.join(",");
-        let status = Command::new(program)
-            .args(args)
+        let mut run = Command::new(program);
+        run.args(args)
             .arg("--networks")
             .arg(self.dir.join("networks.json"))
             .args([
@@ -460,9 +674,7 @@ impl PeerSession {
             .args([
                 "--stage",
                 &list(
-                    request
-                        .sweep
-                        .selection
+                    selection
                         .stages()
                         .iter()
                         .map(|s| s.as_str().to_string())
@@ -471,37 +683,101 @@ impl PeerSession {
             ])
             .args([
                 "--precision",
-                &if selection.precisions.is_empty() {
-                    // What convbench runs when no precision is named.
-                    Precision::F32.as_str().to_string()
-                } else {
-                    list(
-                        selection
-                            .precisions
-                            .iter()
-                            .map(|p| p.as_str().to_string())
-                            .collect(),
-                    )
-                },
+                &list(
+                    request
+                        .precisions()
+                        .iter()
+                        .map(|p| p.as_str().to_string())
+                        .collect(),
+                ),
             ])
             .args(["--samples", &request.sweep.samples.to_string()])
             .args(["--warmup", &request.sweep.warmup_iterations.to_string()])
             .args(["--warmup-ms", &request.sweep.warmup_min_ms.to_string()])
             .arg("--out")
-            .arg(&out)
-            .status()
-            .map_err(|source| PeerError::RunNotStarted {
-                command: command.clone(),
-                source,
-            })?;
-        if !status.success() {
-            return Err(PeerError::RunFailed {
-                peer: peer.peer,
-                status,
+            .arg(&out);
+        let deadline = self.run_deadline();
+        let ended = child::run(run, false, 0, deadline).map_err(|source| PeerError::RunNotStarted {
+            peer: peer.peer,
+            command: command.clone(),
+            source,
+        })?;
+        match ended {
+            Ended::Exited { status, .. } if !status.success() => {
+                return Err(PeerError::RunFailed {
+                    peer: peer.peer,
+                    command: command.clone(),
+                    status,
+                }
+                .into());
+            }
+            Ended::Exited { .. } => {}
+            // Its stdout is not read, so it cannot print too much: only the deadline ends it.
+            Ended::TimedOut | Ended::TooMuchOutput => {
+                return Err(PeerError::TimedOut {
+                    peer: peer.peer,
+                    command: command.clone(),
+                    what: "--networks ...",
+                    deadline: humantime::format_duration(deadline).to_string(),
+                }
+                .into());
+            }
+        }
+        let max_bytes = self.max_output_bytes();
+        match std::fs::symlink_metadata(&out) {
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Err(PeerError::NoOutput {
+                    peer: peer.peer,
+                    command: command.clone(),
+                    path: out,
+                }
+                .into());
+            }
+            Ok(metadata) if metadata.len() > max_bytes => {
+                return Err(PeerError::OutputTooLarge {
+                    peer: peer.peer,
+                    path: out,
+                    bytes: metadata.len(),
+                    max_bytes,
+                }
+                .into());
+            }
+            // Anything else is read_text's to name.
+            _ => {}
+        }
+        let results = PeerOutput::read(&out, max_bytes)?.into_benchmarks(&self.networks)?;
+        self.check_asked(&peer.description.backend, &results)?;
+        Ok(results)
+    }
+
+    /// That a peer's `results` are every benchmark it was asked to run, and no other.
+    fn check_asked(&self, backend: &str, results: &[BenchmarkResult]) -> Result<()> {
+        let asked = self.request.asked();
+        for &(model, stage, batch, precision) in &asked {
+            let id = BenchmarkResult::make_id(model, stage, batch, precision, backend);
+            if !results.iter().any(|result| result.id == id) {
+                return Err(PeerError::NothingFor {
+                    backend: backend.to_string(),
+                    model: model.to_string(),
+                    stage,
+                    batch,
+                    precision,
+                }
+                .into());
+            }
+        }
+        if let Some(extra) = results.iter().find(|result| {
+            !(asked.iter()).any(|&(model, stage, batch, precision)| {
+                result.id == BenchmarkResult::make_id(model, stage, batch, precision, backend)
+            })
+        }) {
+            return Err(PeerError::NotAsked {
+                backend: backend.to_string(),
+                what: extra.id.clone(),
             }
             .into());
         }
-        PeerOutput::read(&out)?.into_benchmarks(&self.networks)
+        Ok(())
     }
 
     /// Rounds of convbench (`convbench(sweep)` runs one sweep: the binary's progress bars) and
@@ -517,11 +793,11 @@ impl PeerSession {
     pub fn run(
         &self,
         convbench: &mut dyn FnMut(&SweepRequest) -> Result<RunRecord>,
-        on_round: &mut dyn FnMut(usize, usize),
+        on_event: &mut dyn FnMut(PeerEvent<'_>),
     ) -> (Option<RunRecord>, Option<Error>) {
         let mut record: Option<RunRecord> = None;
         for round in 1..=self.request.rounds {
-            let finished = self.round(round, convbench).map(|(run, results)| {
+            let finished = self.round(round, convbench, on_event).map(|(run, results)| {
                 let complete = run.complete;
                 let record = record.get_or_insert_with(|| RunRecord {
                     benchmarks: Vec::new(),
@@ -537,7 +813,11 @@ impl PeerSession {
                 }
                 return (record, Some(error));
             }
-            on_round(round, self.request.rounds);
+            on_event(PeerEvent::RoundDone {
+                round,
+                rounds: self.request.rounds,
+                peers: &self.peers,
+            });
         }
         (record, None)
     }
@@ -548,10 +828,17 @@ impl PeerSession {
         &self,
         round: usize,
         convbench: &mut dyn FnMut(&SweepRequest) -> Result<RunRecord>,
+        on_event: &mut dyn FnMut(PeerEvent<'_>),
     ) -> Result<(RunRecord, Vec<BenchmarkResult>)> {
         let mut run = convbench(&self.request.sweep_round(round == 1))?;
         let mut results = std::mem::take(&mut run.benchmarks);
         for peer in &self.peers {
+            on_event(PeerEvent::PeerStarted {
+                peer,
+                round,
+                rounds: self.request.rounds,
+                deadline: self.run_deadline(),
+            });
             results.extend(self.run_peer(peer, round)?);
         }
         Ok((run, results))

@@ -18,12 +18,9 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
     let session = PeerSession::prepare(request, &workspace.target_dir.join("convbench/peers"))?;
     let (record, error) = session.run(
         &mut |sweep| run_sweep(sweep, &workspace, args.quiet, None).and_then(|(r, e)| e.map_or(Ok(r), Err)),
-        &mut |round, rounds| {
+        &mut |event| {
             if !args.quiet {
-                eprintln!(
-                    "round {round} of {rounds} done: convbench, then {}",
-                    a.peer.join(", ")
-                );
+                eprintln!("{event}");
             }
         },
     );

@@ -1,5 +1,5 @@
 //! `peers`: a peer's benchmarks land in the record beside convbench's, in the record format
-//! `report --pivot` reads; a peer that is not installed is exit 3 with the install command.
+//! `report --pivot` reads; a peer command that cannot start is exit 3 naming it.
 //! A fake peer (a shell script speaking the peer protocol of docs/peers.md) stands in for
 //! PyTorch, which the tests never install.
 
@@ -87,13 +87,23 @@ fn peers_records_the_peer_beside_convbench_and_report_pivots_them() {
 }
 
 #[test]
-fn a_missing_peer_exits_3_with_the_install_command() {
+fn a_peer_command_that_cannot_start_exits_3_naming_it_without_the_install_command() {
     let package = Package::plain();
     let output = peers(&package, "/nonexistent/python3 -m convbench_torch");
     assert_code(&output, 3);
     let stderr = stderr_of(&output);
-    assert!(stderr.contains("the torch peer is not installed"), "{stderr}");
-    assert!(stderr.contains("pip install ./peers/torch"), "{stderr}");
+    assert!(
+        stderr.contains("the --peer-command of the torch peer does not start a peer"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("/nonexistent/python3 -m convbench_torch --describe"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("pip install"),
+        "the install command is for the default: {stderr}"
+    );
     assert_eq!(stdout_of(&output), "");
 }
 
