@@ -15,12 +15,15 @@ const SHALLOW_ADVICE: &str = "the clone is shallow and lacks the base commit; us
 pub enum BaselineError {
     /// The workspace is not inside a git repository.
     #[error(
-        "{} is not inside a git repository; run `git init` or pass --baseline-file FILE",
-        path.display()
+        "{} is not inside a git repository; run `git init`{}",
+        path.display(),
+        if *offers_file { " or pass --baseline-file FILE" } else { "" }
     )]
     NotARepository {
         /// The workspace root.
         path: PathBuf,
+        /// Whether the command has `--baseline-file` to offer ([`BaselineError::offer_baseline_file`]).
+        offers_file: bool,
     },
     /// The repository has no working tree to write baselines into.
     #[error(
@@ -54,12 +57,27 @@ pub enum BaselineError {
     },
     /// `HEAD` is unborn: there is no commit to read baselines at.
     #[error(
-        "the repository at {} has no commits yet; commit the baselines first or pass --baseline-file FILE",
-        workdir.display()
+        "the repository at {} has no commits yet; make a first commit{}",
+        workdir.display(),
+        if *offers_file { " (with the baselines) or pass --baseline-file FILE" } else { "" }
     )]
     NoCommits {
         /// The root of the working tree.
         workdir: PathBuf,
+        /// Whether the command has `--baseline-file` to offer ([`BaselineError::offer_baseline_file`]).
+        offers_file: bool,
+    },
+    /// The history of a baseline in a shallow clone: it would begin at the shallow root.
+    #[error("cannot read the history of {}: {SHALLOW_ADVICE}", path.display())]
+    ShallowHistory {
+        /// The baseline file, relative to the repository root.
+        path: PathBuf,
+    },
+    /// A revision flag that names no single commit: empty, or a range such as `main..line`.
+    #[error("`{rev}` is not a revision; pass one branch, tag or commit id (not a range)")]
+    NotARevision {
+        /// The text as given.
+        rev: String,
     },
     /// A revision the base needs is not in the repository; in a shallow clone the message says
     /// how to deepen it, as that is the likely cause.
@@ -242,15 +260,17 @@ impl MissingRevision {
     fn advice(&self) -> String {
         match self {
             MissingRevision::BaseBranch { branch } => {
-                format!("fetch it (`git fetch origin {branch}`) or pass --baseline-rev REV")
+                format!(
+                    "fetch it (`git fetch origin {branch}`) or name the base revision (--baseline-rev REV; `ab`: --base REV)"
+                )
             }
             MissingRevision::Revision { rev, .. } => {
                 format!("`git fetch` it first (e.g. `git fetch origin {rev}`) or check its spelling")
             }
-            MissingRevision::MergeBase { .. } => "pass the base with --baseline-rev REV".to_string(),
-            MissingRevision::Commit { .. } => {
-                "`git fetch` it first or pass another --baseline-rev".to_string()
+            MissingRevision::MergeBase { .. } => {
+                "name the base revision (--baseline-rev REV; `ab`: --base REV)".to_string()
             }
+            MissingRevision::Commit { .. } => "`git fetch` it first or name another revision".to_string(),
         }
     }
 }
@@ -277,6 +297,19 @@ impl std::fmt::Display for MissingRevision {
 }
 
 impl BaselineError {
+    /// `error`, whose next step now offers `--baseline-file FILE` where git is missing or has
+    /// no commit: for the commands that have that flag (`compare`, `ci`, `comment`); the
+    /// others' errors never suggest a flag they lack.
+    pub fn offer_baseline_file(mut error: crate::Error) -> crate::Error {
+        if let crate::Error::Baseline(inner) = &mut error
+            && let BaselineError::NotARepository { offers_file, .. }
+            | BaselineError::NoCommits { offers_file, .. } = &mut **inner
+        {
+            *offers_file = true;
+        }
+        error
+    }
+
     /// The exit-code category: what the user asked for or handed over is input; a repository
     /// that lacks what the request needs, or git failing, is the environment.
     pub fn kind(&self) -> ErrorKind {
@@ -286,6 +319,7 @@ impl BaselineError {
             | BaselineError::Git { .. }
             | BaselineError::NoCommits { .. }
             | BaselineError::RevisionNotFound { .. }
+            | BaselineError::ShallowHistory { .. }
             | BaselineError::NotInIndex { .. } => ErrorKind::Environment,
             _ => ErrorKind::InvalidInput,
         }

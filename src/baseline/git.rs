@@ -125,6 +125,7 @@ impl GitBaselineStore {
             if error.code() == ErrorCode::NotFound {
                 BaselineError::NotARepository {
                     path: workspace_root.to_path_buf(),
+                    offers_file: false,
                 }
                 .into()
             } else {
@@ -271,9 +272,16 @@ impl GitBaselineStore {
         for (slug, part) in &by_slug {
             let change = store.write(part, slug, set, dry_run)?;
             lines.push(change.describe(dry_run));
-            if commit && change.written {
-                let sha = store.commit(&change, message)?;
-                lines.push(format!("committed {}", &sha[..sha.len().min(12)]));
+            // Committed when written, and also when this run changed nothing but the file
+            // differs from HEAD's (an earlier update without --commit): `--commit` leaves the
+            // blessed file committed either way.
+            if commit && !dry_run {
+                match store.commit(&change, message) {
+                    Ok(sha) => lines.push(format!("committed {}", &sha[..sha.len().min(12)])),
+                    Err(crate::Error::Baseline(error))
+                        if !change.written && matches!(*error, BaselineError::Unchanged { .. }) => {}
+                    Err(error) => return Err(error),
+                }
             }
         }
         Ok(lines)
@@ -328,6 +336,25 @@ impl GitBaselineStore {
             .collect();
         slugs.sort();
         Ok(slugs)
+    }
+
+    /// The baseline sets (`<set>.json` under any adapter folder) in the working tree, sorted
+    /// and each once; empty when there is no baseline folder.
+    pub fn sets(&self) -> Vec<String> {
+        let mut sets = std::collections::BTreeSet::new();
+        for slug in self.adapter_slugs(None).unwrap_or_default() {
+            let Ok(entries) = std::fs::read_dir(self.workdir.join(&self.baseline_dir).join(&slug)) else {
+                continue;
+            };
+            for path in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+                if path.extension().is_some_and(|ext| ext == "json")
+                    && let Some(stem) = path.file_stem()
+                {
+                    sets.insert(stem.to_string_lossy().into_owned());
+                }
+            }
+        }
+        sets.into_iter().collect()
     }
 
     /// The URL of remote `name` (e.g. `origin`), when it exists and is UTF-8.
@@ -407,12 +434,21 @@ impl GitBaselineStore {
 
     /// `REV` resolved to a commit.
     fn resolve_explicit(&self, rev: &str) -> Result<BaseRevision> {
-        let object = self.repo.revparse_single(rev).map_err(|_| {
-            self.missing(MissingRevision::Revision {
-                rev: rev.to_string(),
-                workdir: self.workdir.clone(),
-            })
-        })?;
+        // `..` never occurs in a ref name (git check-ref-format): it is a range.
+        if rev.trim().is_empty() || rev.contains("..") {
+            return Err(BaselineError::NotARevision { rev: rev.to_string() }.into());
+        }
+        let object = self
+            .repo
+            .revparse_single(rev)
+            .map_err(|_| match self.head_commit() {
+                // Nothing resolves in a repository without commits: say that, not what to fetch.
+                Err(unborn) => unborn,
+                Ok(_) => self.missing(MissingRevision::Revision {
+                    rev: rev.to_string(),
+                    workdir: self.workdir.clone(),
+                }),
+            })?;
         let commit = object
             .peel_to_commit()
             .map_err(|_| BaselineError::NotACommit { rev: rev.to_string() })?;
@@ -437,6 +473,7 @@ impl GitBaselineStore {
         let head = self.repo.head().map_err(|error| match error.code() {
             ErrorCode::UnbornBranch | ErrorCode::NotFound => BaselineError::NoCommits {
                 workdir: self.workdir.clone(),
+                offers_file: false,
             }
             .into(),
             _ => git_error("cannot read HEAD", error),
@@ -816,6 +853,10 @@ impl GitBaselineStore {
                 return Ok(HistoryWalk::default());
             }
             Err(error) => return Err(git("read HEAD", error)),
+        }
+        if self.repo.is_shallow() {
+            // The walk would stop at the shallow root and credit it with every blessing before.
+            return Err(BaselineError::ShallowHistory { path }.into());
         }
         let mut walk = self.repo.revwalk().map_err(|e| git("start", e))?;
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME | Sort::REVERSE)

@@ -331,14 +331,19 @@ fn outside_a_git_repository_open_fails_with_the_next_step() {
     assert!(
         matches!(
             baseline_error(&error),
-            Some(BaselineError::NotARepository { path }) if path == dir.path()
+            Some(BaselineError::NotARepository { path, .. }) if path == dir.path()
         ),
         "{error:?}"
     );
     let message = error.to_string();
     assert!(message.contains("is not inside a git repository"), "{message}");
     assert!(message.contains("git init"), "{message}");
-    assert!(message.contains("--baseline-file"), "{message}");
+    assert!(
+        !message.contains("--baseline-file"),
+        "only the commands that have the flag offer it: {message}"
+    );
+    let offered = BaselineError::offer_baseline_file(error).to_string();
+    assert!(offered.contains("--baseline-file"), "{offered}");
 }
 
 #[test]
@@ -714,6 +719,47 @@ fn commit_records_only_the_baseline_file() {
             Some(BaselineError::Unchanged { path }) if *path == Path::new(&baseline_path(&slug))
         ),
         "{error:?}"
+    );
+}
+
+/// A blessing written without `--commit`, then repeated with it, commits the file though the
+/// second changed nothing; a third, with nothing to commit, says only what it blessed.
+#[test]
+fn bless_with_commit_commits_a_file_an_earlier_update_left_uncommitted() {
+    let (dir, repo) = init_repo();
+    commit_files(
+        &repo,
+        "refs/heads/main",
+        &[],
+        &[("README", Some("x"))],
+        "init",
+        1_000,
+    );
+    checkout(&repo, "main");
+    let slug = slug();
+    let store = open(dir.path());
+    let run = record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]);
+    store.bless(&run, SET, false, false, None).expect("bless");
+    let path = Path::new(&baseline_path(&slug)).to_path_buf();
+    assert!(
+        !repo.status_file(&path).expect("status").is_empty(),
+        "left uncommitted"
+    );
+
+    let lines = store.bless(&run, SET, false, true, None).expect("bless --commit");
+    assert!(
+        lines.iter().any(|line| line.starts_with("committed ")),
+        "{lines:?}"
+    );
+    assert!(
+        repo.status_file(&path).expect("status").is_empty(),
+        "now committed"
+    );
+
+    let lines = store.bless(&run, SET, false, true, None).expect("nothing new");
+    assert!(
+        !lines.iter().any(|line| line.starts_with("committed ")),
+        "{lines:?}"
     );
 }
 

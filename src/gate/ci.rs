@@ -58,7 +58,16 @@ pub struct CiMeasure<'a> {
 }
 
 impl CiRequest {
-    /// Chooses the mode, measures and judges.
+    /// The workspace whose settings judge ([`super::judging_workspace`]): the base revision's
+    /// `[compare]` table and accept label, read before anything is measured. Pass it to
+    /// [`CiRequest::parts`] and [`decide`].
+    pub fn judging_workspace(&self, workspace: &Workspace) -> Result<Workspace> {
+        let base = self.ab.base.as_deref().or(self.source.rev.as_deref());
+        super::judging_workspace(workspace, &self.source, base)
+    }
+
+    /// Chooses the mode, measures and judges; `workspace` is the one that judges
+    /// ([`CiRequest::judging_workspace`]).
     pub fn parts(&self, workspace: &Workspace, measure: CiMeasure<'_>) -> Result<Parts> {
         let base = self.ab.base.as_deref().or(self.source.rev.as_deref());
         let mode = choose_mode(
@@ -165,7 +174,8 @@ impl CommentRequest {
         if let Some(base) = &trusted_base {
             source.rev = Some(base.clone());
         }
-        let config = compare_config(workspace, &self.overrides)?;
+        let judging = super::judging_workspace(workspace, &source, source.rev.as_deref())?;
+        let config = compare_config(&judging, &self.overrides)?;
         let parts = parts_from_files(workspace, &source, &config, &self.results, None)?;
         let expected = self.run.expected(
             env,
@@ -186,7 +196,7 @@ impl CommentRequest {
             expected,
             on_gap: self.on_gap,
         };
-        Ok(decide(workspace, env, provided, parts))
+        Ok(decide(&judging, env, provided, parts))
     }
 }
 

@@ -41,8 +41,12 @@ pub enum GateError {
     /// Nothing to judge.
     #[error("no file to judge")]
     NoFiles,
-    /// The configuration at the base revision does not parse.
-    #[error("{path} at {rev} does not parse ({message}); the gate reads what to expect from it")]
+    /// The configuration at the base revision does not parse (a key convbench does not know
+    /// included): the gate judges with it and reads what to expect from it.
+    #[error(
+        "{path} at {rev} does not parse ({message}); the gate judges with the base revision's \
+         configuration, so fix it there or pass --baseline-rev with a revision whose configuration parses"
+    )]
     ConfigAt {
         /// The file.
         path: String,

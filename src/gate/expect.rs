@@ -6,6 +6,7 @@
 
 use crate::baseline::{BaseRevision, GitBaselineStore};
 use crate::compare::{Comparison, Verdict};
+use crate::config::Config;
 use crate::github::{ActionsEnv, GithubApi, Repository, merge_base, run_jobs};
 use crate::results::RunRecord;
 use crate::{Error, Result};
@@ -74,23 +75,6 @@ pub struct BlessedRunner {
     pub ids: BTreeSet<String>,
 }
 
-/// The convbench keys that say what runs; every other key is ignored here (the full
-/// configuration is checked where it is loaded).
-#[derive(Debug, Default, Deserialize)]
-struct Targets {
-    #[serde(default)]
-    models: Vec<String>,
-    #[serde(default)]
-    suites: Vec<String>,
-    #[serde(default)]
-    model: Vec<NamedModel>,
-}
-
-#[derive(Debug, Deserialize)]
-struct NamedModel {
-    name: String,
-}
-
 #[derive(Debug, Deserialize)]
 struct Manifest {
     workspace: Option<ManifestWorkspace>,
@@ -103,52 +87,62 @@ struct ManifestWorkspace {
 
 #[derive(Debug, Deserialize)]
 struct ManifestMetadata {
-    convbench: Option<Targets>,
+    convbench: Option<Config>,
 }
 
-impl Targets {
-    fn names(self) -> Vec<String> {
-        let mut names: Vec<String> = self.models;
-        names.extend(self.suites);
-        names.extend(self.model.into_iter().map(|m| m.name));
-        let mut seen = BTreeSet::new();
-        names.retain(|name| seen.insert(name.clone()));
-        names
-    }
+/// The models and suites a configuration names, each once.
+fn names(config: Config) -> Vec<String> {
+    let mut names: Vec<String> = config.models;
+    names.extend(config.suites);
+    names.extend(config.model.into_iter().map(|m| m.name));
+    let mut seen = BTreeSet::new();
+    names.retain(|name| seen.insert(name.clone()));
+    names
 }
 
-/// The models and suites the configuration names at `rev` (`convbench.toml` at the root wins
-/// over `[workspace.metadata.convbench]` of `Cargo.toml`, as for a checkout); empty when it
-/// names none. A configuration that does not parse is an input error naming the file and the
-/// revision.
-pub fn targets_at(store: &GitBaselineStore, rev: &BaseRevision) -> Result<Vec<String>> {
+/// The configuration committed at `rev` (`convbench.toml` at the root wins over
+/// `[workspace.metadata.convbench]` of `Cargo.toml`, as for a checkout); `None` when neither
+/// holds one. Parsed as strictly as a checkout's: a key convbench does not know (a typo such
+/// as `threshhold`) is an input error naming the file, the revision and the key, never a
+/// setting silently dropped.
+pub fn config_at(store: &GitBaselineStore, rev: &BaseRevision) -> Result<Option<Config>> {
     let at = |path: &str| -> Result<Option<String>> {
         Ok(store
             .read_at(rev, Path::new(path))?
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()))
     };
-    let invalid = |path: &str, error: toml::de::Error| {
+    let invalid = |path: &str, text: &str, error: toml::de::Error| {
+        let line = error
+            .span()
+            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
         Error::from(super::GateError::ConfigAt {
             path: path.to_string(),
             rev: rev.short_sha().to_string(),
-            message: error.to_string(),
+            message: match line {
+                Some(line) => format!("line {line}: {}", error.message()),
+                None => error.message().to_string(),
+            },
         })
     };
     if let Some(text) = at(crate::config::CONFIG_FILE_NAME)? {
-        let targets: Targets =
-            toml::from_str(&text).map_err(|e| invalid(crate::config::CONFIG_FILE_NAME, e))?;
-        return Ok(targets.names());
+        let config: Config =
+            toml::from_str(&text).map_err(|e| invalid(crate::config::CONFIG_FILE_NAME, &text, e))?;
+        return Ok(Some(config));
     }
     let Some(text) = at("Cargo.toml")? else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
-    let manifest: Manifest = toml::from_str(&text).map_err(|e| invalid("Cargo.toml", e))?;
+    let manifest: Manifest = toml::from_str(&text).map_err(|e| invalid("Cargo.toml", &text, e))?;
     Ok(manifest
         .workspace
         .and_then(|w| w.metadata)
-        .and_then(|m| m.convbench)
-        .map(Targets::names)
-        .unwrap_or_default())
+        .and_then(|m| m.convbench))
+}
+
+/// The models and suites the configuration names at `rev` ([`config_at`]); empty when it
+/// names none.
+pub fn targets_at(store: &GitBaselineStore, rev: &BaseRevision) -> Result<Vec<String>> {
+    Ok(config_at(store, rev)?.map(names).unwrap_or_default())
 }
 
 /// Whether benchmark `id` belongs to model or suite `target` (`alexnet/train/b128/f32/wgpu`

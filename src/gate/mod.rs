@@ -90,8 +90,7 @@ pub fn load_baseline(
             base: None,
         });
     }
-    let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
-    let base = store.resolve_base(source.rev.as_deref())?;
+    let (store, base) = open_base(workspace, source.rev.as_deref())?;
     let mut record = RunRecord::new(Some(base.oid.clone()));
     let mut notes = Vec::new();
     let slugs: BTreeSet<String> = current.benchmarks.iter().map(|b| b.adapter.slug()).collect();
@@ -122,6 +121,50 @@ pub fn load_baseline(
         notes,
         base: Some(base),
     })
+}
+
+/// The baseline store and the base revision `rev` resolves to (`None`: the merge-base); a
+/// missing repository or commit says that `--baseline-file` is the way around git, as every
+/// command that reads a baseline this way has that flag.
+fn open_base(workspace: &Workspace, rev: Option<&str>) -> Result<(GitBaselineStore, BaseRevision)> {
+    let open = || {
+        let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
+        let base = store.resolve_base(rev)?;
+        Ok((store, base))
+    };
+    open().map_err(crate::baseline::BaselineError::offer_baseline_file)
+}
+
+/// Checks, before anything is measured, that the baseline of `source` can be read: a
+/// `--baseline-file` is readable later; otherwise the repository and the base revision
+/// exist.
+pub fn check_base(workspace: &Workspace, source: &BaselineSource) -> Result<()> {
+    if source.file.is_some() {
+        return Ok(());
+    }
+    open_base(workspace, source.rev.as_deref()).map(|_| ())
+}
+
+/// The workspace whose settings judge, against the base `rev` of `source` (`None`: the
+/// merge-base, as [`GitBaselineStore::resolve_base`] finds it): the `[compare]` table and
+/// `ci.accept-label` as committed at the base ([`expect::config_at`]; the defaults where the
+/// base has no configuration), everything else the checkout's. A pull request cannot loosen
+/// the gate that judges it by editing its own configuration. With `--baseline-file` and no
+/// revision there is no base, and the checkout's settings judge.
+pub fn judging_workspace(
+    workspace: &Workspace,
+    source: &BaselineSource,
+    rev: Option<&str>,
+) -> Result<Workspace> {
+    if source.file.is_some() && rev.is_none() {
+        return Ok(workspace.clone());
+    }
+    let (store, base) = open_base(workspace, rev)?;
+    let at_base = expect::config_at(&store, &base)?.unwrap_or_default();
+    let mut judging = workspace.clone();
+    judging.config.compare = at_base.compare;
+    judging.config.ci.accept_label = at_base.ci.accept_label;
+    Ok(judging)
 }
 
 /// What the command line overrides of the configuration's comparison settings.
@@ -632,8 +675,7 @@ pub fn choose_mode(request: &ModeRequest<'_>, workspace: &Workspace) -> Mode {
             "--backend names a backend other than wgpu, and A/B runs convbench's WGSL".into(),
         );
     }
-    let base = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())
-        .and_then(|store| store.resolve_base(request.base));
+    let base = open_base(workspace, request.base);
     match base {
         Ok(_) => Mode::Ab { forced: false },
         Err(e) => Mode::Baseline(format!("no base revision to run A/B against: {e}")),

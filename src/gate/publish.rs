@@ -86,6 +86,28 @@ pub struct ActionsReport<'a> {
     pub check_run: bool,
 }
 
+/// Writes the job summary (with the blessed history of every regressed benchmark) when
+/// `GITHUB_STEP_SUMMARY` names a file; a file that cannot be written gives the `::warning`
+/// workflow command to print instead of an error: the summary never decides the gate, so it
+/// must not replace the gate's exit code.
+pub fn write_summary(
+    workspace: &Workspace,
+    env: &ActionsEnv,
+    set: &str,
+    judged: &Decision,
+) -> Option<String> {
+    let path = env.step_summary.as_ref()?;
+    let history = regression_history(workspace, set, judged);
+    write_step_summary(path, &judged.job_summary(&history))
+        .err()
+        .map(|e| {
+            format!(
+                "::warning title=convbench summary::{}",
+                escape_workflow_data(&e.to_string())
+            )
+        })
+}
+
 /// `ci` inside GitHub Actions: writes the job summary (with the blessed history of every
 /// regressed benchmark), then returns the workflow commands to print (annotations, notices,
 /// and warnings for a comment or check run that could not be made); posts or updates the
@@ -99,9 +121,8 @@ pub fn publish_in_actions(
     on_message: &mut dyn FnMut(String),
 ) -> Result<Vec<String>> {
     let mut lines = Vec::new();
-    if let Some(path) = &env.step_summary {
-        let history = regression_history(workspace, request.set, judged);
-        write_step_summary(path, &judged.job_summary(&history))?;
+    if let Some(warning) = write_summary(workspace, env, request.set, judged) {
+        lines.push(warning);
     }
     lines.extend(judged.pairs.iter().flat_map(|(_, c)| annotations(c)));
     for note in &judged.notes {

@@ -171,7 +171,7 @@ pub enum CommentAction {
 /// created is ever deleted.
 ///
 /// Errors never contain the token. Without a token: [`GitHubError::NoToken`] "no GITHUB_TOKEN;
-/// the job summary was still written" (callers treat it as a skipped comment), before any
+/// the comment was not posted ..." (callers treat it as a skipped comment), before any
 /// request. A `body` over [`MAX_COMMENT_BYTES`]: [`GitHubError::CommentTooLong`] (render it with
 /// [`super::comment_body`], which truncates). Every other failure is [`GitHubError::Api`]: a
 /// 403 says which permission is missing and how to grant it; a 404 while listing says to check
@@ -215,7 +215,7 @@ fn comment(
     create: bool,
 ) -> crate::Result<Option<CommentAction>> {
     let token = api.token.as_ref().ok_or(GitHubError::NoToken {
-        consequence: "the job summary was still written",
+        consequence: "the comment was not posted; set GITHUB_TOKEN to a token with `pull-requests: write`",
     })?;
     if body.len() > MAX_COMMENT_BYTES {
         return Err(GitHubError::CommentTooLong {

@@ -1,6 +1,5 @@
 //! The variables GitHub Actions sets in a job, and the pull request of the event payload.
 
-use crate::Error;
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -289,7 +288,10 @@ fn read_pull_request(
     path: &std::path::Path,
     repository: Option<&Repository>,
 ) -> crate::Result<Option<PullRequest>> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::io(path, source))?;
+    let text = std::fs::read_to_string(path).map_err(|source| super::GitHubError::EventUnreadable {
+        path: path.display().to_string(),
+        source,
+    })?;
     let payload: EventPayload =
         serde_json::from_str(&text).map_err(|error| super::GitHubError::BadEvent {
             path: path.display().to_string(),

@@ -62,6 +62,30 @@ pub enum GitHubError {
         /// What the JSON parser said.
         message: String,
     },
+    /// The payload file `GITHUB_EVENT_PATH` names cannot be read.
+    #[error(
+        "cannot read GITHUB_EVENT_PATH {path}: {source}; run in a GitHub Actions job or unset \
+         GITHUB_EVENT_PATH"
+    )]
+    EventUnreadable {
+        /// The file.
+        path: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The job summary file `GITHUB_STEP_SUMMARY` names cannot be written.
+    #[error(
+        "cannot write the job summary to GITHUB_STEP_SUMMARY {path}: {source}; point it at a \
+         writable file or unset it"
+    )]
+    StepSummary {
+        /// The file.
+        path: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
     /// A comment body above GitHub's limit reached the API call.
     #[error(
         "the comment has {bytes} bytes, over GitHub's limit of {limit}; render it with \

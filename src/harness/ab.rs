@@ -402,6 +402,12 @@ impl AbOutcome {
 fn shader_sides(request: &AbRequest, workspace: &Workspace) -> Result<(ShaderSet, ShaderSet, String)> {
     let repo_dir = workspace.root.join("shaders");
     if request.shaders.is_none() && !ShaderSet::is_shader_dir(&repo_dir) {
+        if let Some(rev) = &request.base {
+            // The shaders are the same on both sides here, but a base named on the command
+            // line must exist: an A/B against a revision that is not there is no comparison.
+            GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?
+                .resolve_base_from(Some(rev), None)?;
+        }
         let embedded = ShaderSet::embedded()?;
         return Ok((
             embedded.clone(),

@@ -41,6 +41,17 @@ pub struct Step {
 }
 
 impl Step {
+    /// Whether the A/B could not tell this commit from `good`: no regression, and the whole
+    /// iteration of some benchmark inconclusive (too few pairs for the noise). Not "as fast".
+    pub fn undecided(&self) -> bool {
+        !self.slower()
+            && self.outcome.rows.iter().any(|row| {
+                row.phase == crate::results::Phase::Total
+                    && row.layer.is_none()
+                    && row.verdict == Verdict::Inconclusive
+            })
+    }
+
     /// Whether this commit is slower than `good` beyond a threshold.
     pub fn slower(&self) -> bool {
         self.outcome
@@ -57,8 +68,17 @@ pub struct BisectOutcome {
     pub commits: usize,
     /// Every A/B, in the order they ran (the first is `bad` itself).
     pub steps: Vec<Step>,
-    /// The first slower commit, an index into `steps`; `None` when `bad` is not slower.
+    /// The first slower commit, an index into `steps`; `None` when `bad` is not slower or
+    /// [`BisectOutcome::bad_undecided`].
     pub first_slow: Option<usize>,
+}
+
+impl BisectOutcome {
+    /// The endpoint check (`bad` against `good`, the first step) was inconclusive: the search
+    /// did not run, and nothing is known of `bad` (more pairs may decide it).
+    pub fn bad_undecided(&self) -> bool {
+        self.first_slow.is_none() && self.steps.first().is_some_and(Step::undecided)
+    }
 }
 
 /// Finds the first commit after `good` up to `bad` that is slower than `good`. `request` says
@@ -191,6 +211,53 @@ mod tests {
             assert!(most <= most_steps(commits), "{commits} commits: {most} steps");
             assert_eq!(most, most_steps(commits), "{commits} commits: the bound is tight");
         }
+    }
+
+    fn step(verdicts: &[(crate::results::Phase, Verdict)]) -> Step {
+        let rows = verdicts
+            .iter()
+            .map(|(phase, verdict)| crate::compare::ab::AbRow {
+                phase: *phase,
+                verdict: *verdict,
+                ..crate::compare::ab::AbRow::not_compared("lenet/eval/b1/f32/wgpu", 0.05, String::new())
+            })
+            .collect();
+        Step {
+            commit: "c".repeat(40),
+            summary: "slower".to_string(),
+            outcome: AbOutcome {
+                description: String::new(),
+                rows,
+                adapter_label: String::new(),
+                measured: Vec::new(),
+                looks: 1,
+                interrupted: false,
+                timing: None,
+            },
+        }
+    }
+
+    /// An inconclusive endpoint is undecided, not "as fast": bisect must not say there is
+    /// nothing to bisect when it simply could not tell.
+    #[test]
+    fn an_inconclusive_bad_endpoint_is_undecided_not_as_fast() {
+        use crate::results::Phase;
+        let outcome = |verdicts: &[(Phase, Verdict)]| BisectOutcome {
+            commits: 3,
+            steps: vec![step(verdicts)],
+            first_slow: None,
+        };
+        assert!(outcome(&[(Phase::Total, Verdict::Inconclusive)]).bad_undecided());
+        assert!(!outcome(&[(Phase::Total, Verdict::NoChange)]).bad_undecided());
+        assert!(
+            !outcome(&[
+                (Phase::Total, Verdict::NoChange),
+                (Phase::Forward, Verdict::Inconclusive)
+            ])
+            .bad_undecided(),
+            "a phase alone does not make the iteration undecided"
+        );
+        assert!(!step(&[(Phase::Total, Verdict::Regression)]).undecided());
     }
 
     /// `--good` and `--bad` at one commit: nothing to bisect, and nothing is measured.

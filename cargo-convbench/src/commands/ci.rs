@@ -21,9 +21,11 @@ use convbench::cli::Global;
 use convbench::cli::ci::{CiArgs, CommentArgs, PostArgs};
 use convbench::config::{self, CommentOn, Workspace};
 use convbench::gate::ci::CiMeasure;
-use convbench::gate::publish::{ActionsReport, create_check, describe, post_comment, publish_in_actions};
-use convbench::gate::{Decision, Provided, decide, regression_history};
-use convbench::github::{ActionsEnv, escape_workflow_data, write_step_summary};
+use convbench::gate::publish::{
+    ActionsReport, create_check, describe, post_comment, publish_in_actions, write_summary,
+};
+use convbench::gate::{Decision, Provided, decide};
+use convbench::github::{ActionsEnv, GitHubError, escape_workflow_data};
 
 /// Where the history dashboard is published: `ci.dashboard-url` (in the decision), else
 /// `CONVBENCH_DASHBOARD_URL` (a workflow passes its repository variable through it).
@@ -49,8 +51,10 @@ pub fn run_ci(args: &Global, a: &CiArgs) -> Result<u8> {
     }
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let parts = a.request().parts(
-        &workspace,
+    let request = a.request();
+    let judging = request.judging_workspace(&workspace)?;
+    let parts = request.parts(
+        &judging,
         CiMeasure {
             ab: &mut |ab, config| run_ab(ab, &workspace, config, args.quiet),
             sweep: &mut |sweep, out| run_sweep(sweep, &workspace, args.quiet, out),
@@ -66,7 +70,7 @@ pub fn run_ci(args: &Global, a: &CiArgs) -> Result<u8> {
         dashboard_url: dashboard_url(),
         ..Provided::default()
     };
-    let decision = decide(&workspace, &env, provided, parts);
+    let decision = decide(&judging, &env, provided, parts);
     report(&workspace, a, &env, decision)
 }
 
@@ -108,9 +112,24 @@ pub fn run_comment(args: &Global, a: &CommentArgs) -> Result<u8> {
         );
         return Ok(0);
     }
-    if let Some(path) = &env.step_summary {
-        let history = regression_history(&workspace, &a.baseline.set, &judged);
-        write_step_summary(path, &judged.job_summary(&history))?;
+    let summary_written = match write_summary(&workspace, &env, &a.baseline.set, &judged) {
+        Some(warning) => {
+            print(&warning);
+            false
+        }
+        None => env.step_summary.is_some(),
+    };
+    if env.token.is_none() {
+        return Err(GitHubError::NoToken {
+            consequence: if summary_written {
+                "the job summary was written, but no comment was posted; set GITHUB_TOKEN to a token \
+                 with `pull-requests: write`, or pass --dry-run to print the comment"
+            } else {
+                "nothing was posted or written; set GITHUB_TOKEN to a token with `pull-requests: write`, \
+                 or pass --dry-run to print the comment"
+            },
+        }
+        .into());
     }
     let policy = policy(&workspace, &a.post);
     let action = post_comment(&env, a.pr, &judged, policy)?;

@@ -8,7 +8,7 @@ use convbench::Result;
 use convbench::cli::Global;
 use convbench::cli::compare::CompareArgs;
 use convbench::config;
-use convbench::gate::{compare_config, judge_records, load_baseline, refuse_incomparable};
+use convbench::gate::{check_base, compare_config, judge_records, load_baseline, refuse_incomparable};
 use convbench::report::{self, Format};
 use convbench::results::RunRecord;
 
@@ -20,6 +20,8 @@ pub fn run(args: &Global, a: &CompareArgs) -> Result<u8> {
     }
     let workspace = config::load(args.manifest_path.as_deref())?;
     let config = compare_config(&workspace, &a.baseline.overrides())?;
+    // Before the sweep: a missing repository or base should not cost a whole run.
+    check_base(&workspace, &a.baseline.source())?;
     let current = match &a.results {
         Some(path) => RunRecord::read(path)?,
         None => {
@@ -46,9 +48,26 @@ pub fn run(args: &Global, a: &CompareArgs) -> Result<u8> {
         format,
     )?);
     refuse_incomparable(&comparison)?;
+    if !args.quiet && nothing_compared(&comparison) {
+        eprintln!(
+            "warning: nothing was compared: no benchmark of {what} is in the baseline ({}); run \
+             the benchmarks it holds, or bless these with `cargo convbench baseline update`",
+            baseline.origin
+        );
+    }
     Ok(if comparison.gate_fails() {
         EXIT_REGRESSION
     } else {
         0
     })
+}
+
+/// Whether no row of `comparison` had both sides (every one new or missing): exit 0 then means
+/// nothing was checked, which the user is told.
+fn nothing_compared(comparison: &convbench::compare::Comparison) -> bool {
+    use convbench::compare::Verdict;
+    comparison
+        .rows
+        .iter()
+        .all(|row| matches!(row.verdict, Verdict::New | Verdict::Missing))
 }

@@ -3,6 +3,7 @@
 
 use crate::output::print_untrusted;
 use convbench::Result;
+use convbench::baseline::GitBaselineStore;
 use convbench::cli::Global;
 use convbench::cli::ListFormat;
 use convbench::cli::history::HistoryArgs;
@@ -34,8 +35,33 @@ pub fn run(args: &Global, a: &HistoryArgs) -> Result<u8> {
     }
     match a.format {
         ListFormat::Json => print_untrusted(&report::history_json(&series)),
-        ListFormat::Table if series.is_empty() => print_untrusted("no blessed values found in the history"),
+        ListFormat::Table if series.is_empty() => print_untrusted(&nothing_blessed(&workspace, a)),
         ListFormat::Table => print_untrusted(&report::history_table(&series)),
     }
     Ok(0)
+}
+
+/// What an empty history read, and what else there is to read: the set, and the sets that
+/// exist (a history of the wrong set looks the same as no history at all).
+fn nothing_blessed(workspace: &config::Workspace, a: &HistoryArgs) -> String {
+    let dir = workspace.baseline_dir();
+    let mut text = format!(
+        "no blessed values of set `{}` in the history of {}",
+        a.set,
+        dir.display()
+    );
+    if let Some(benchmark) = &a.benchmark {
+        text.push_str(&format!(" for {benchmark}"));
+    }
+    let sets = GitBaselineStore::open(&workspace.root, &dir)
+        .map(|store| store.sets())
+        .unwrap_or_default();
+    let others: Vec<&String> = sets.iter().filter(|set| **set != a.set).collect();
+    if others.is_empty() {
+        text.push_str("; bless one with `cargo convbench baseline update`");
+    } else {
+        let names: Vec<String> = others.iter().map(|set| format!("`{set}`")).collect();
+        text.push_str(&format!("; sets there: {} (pass --set NAME)", names.join(", ")));
+    }
+    text
 }

@@ -128,3 +128,54 @@ fn ci_mode_baseline_in_the_configuration_is_named_as_the_reason() {
         stderr_of(&output)
     );
 }
+
+/// A pull request that loosens the threshold in its own configuration is still judged with the
+/// base's: `ci --results` (records or A/B outcome files) and `comment` alike.
+#[test]
+fn ci_judges_with_the_base_configuration_not_the_pull_requests() {
+    let (package, _) = Package::blessed();
+    std::fs::write(package.path("ab.json"), outcome_file(0.3, "no_change")).expect("write");
+    std::fs::write(package.path("convbench.toml"), "[compare]\nthreshold = 0.9\n").expect("write");
+    for args in [
+        &["ci", "--results", "slower.json"][..],
+        &["ci", "--results", "slower.json", "--baseline-rev", "main"],
+        &["ci", "--results", "ab.json", "--baseline-rev", "main"],
+    ] {
+        let output = package.convbench().args(args).output().expect("ci");
+        assert_code(&output, 1);
+    }
+    let output = package
+        .convbench()
+        .args(["comment", "--pr", "1", "--dry-run", "--results", "ab.json"])
+        .output()
+        .expect("comment");
+    assert_code(&output, 0);
+    assert!(stdout_of(&output).contains("🔴"), "{}", stdout_of(&output));
+}
+
+/// A key convbench does not know in the base's configuration is an error naming the file, the
+/// revision and the key, not a setting silently dropped.
+#[test]
+fn an_unknown_key_in_the_base_configuration_is_an_error_naming_it() {
+    let (package, _) = Package::blessed();
+    std::fs::write(package.path("convbench.toml"), "[compare]\nthreshhold = 0.05\n").expect("write");
+    package.git_ok(&["add", "convbench.toml"]);
+    package.git_ok(&["commit", "--quiet", "-m", "typo"]);
+    let base = package.head();
+    package.git_ok(&["checkout", "--quiet", "-b", "line"]);
+    package.git_ok(&["rm", "--quiet", "convbench.toml"]);
+    package.git_ok(&["commit", "--quiet", "-m", "fix"]);
+    for command in ["ci", "comment"] {
+        let mut cmd = package.convbench();
+        cmd.args([command, "--results", "slower.json", "--baseline-rev", "main"]);
+        if command == "comment" {
+            cmd.args(["--pr", "1", "--dry-run"]);
+        }
+        let output = cmd.output().expect(command);
+        assert_code(&output, 2);
+        let stderr = stderr_of(&output);
+        assert!(stderr.contains("convbench.toml at"), "{stderr}");
+        assert!(stderr.contains(&base[..7]), "{stderr}");
+        assert!(stderr.contains("threshhold"), "{stderr}");
+    }
+}

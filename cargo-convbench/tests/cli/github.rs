@@ -535,6 +535,8 @@ fn an_accept_label_passes_a_failing_gate_and_says_so() {
         &package,
         "\n[workspace.metadata.convbench.ci]\naccept-label = \"convbench-accept\"\nmention = [\"octocat\"]\n",
     );
+    // The accept label judges, so it is the base's: committed, as on the default branch.
+    package.git_ok(&["commit", "--quiet", "-am", "accept label"]);
     let gate = |labels: &[&str]| {
         let mut command = package.convbench();
         command.args(["ci", "--results", "slower.json", "--baseline-rev", "HEAD"]);
@@ -987,4 +989,66 @@ async fn a_runner_blessed_at_the_base_that_sent_no_record_fails_the_check() {
     let stderr = stderr_of(&output);
     assert!(stderr.contains("check run: failure"), "{stderr}");
     assert!(stderr.contains("no record from Other GPU"), "{stderr}");
+}
+
+/// A job summary that cannot be written (a folder, a missing parent, a full device) is a
+/// warning naming `GITHUB_STEP_SUMMARY`; the gate's exit code stands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unwritable_step_summary_warns_and_keeps_the_gate_code() {
+    let (package, _) = Package::blessed();
+    let server = untouchable_api().await;
+    let summaries = [
+        package.root().to_path_buf(),
+        package.path("missing/summary.md"),
+        std::path::PathBuf::from("/dev/full"),
+    ];
+    for summary in summaries.iter().filter(|p| p.parent().is_some()) {
+        let mut command = ci_in_actions(&package, &server.uri(), "slower.json", "someone/r");
+        command.env("GITHUB_STEP_SUMMARY", summary);
+        let output = output_of(command).await;
+        assert_code(&output, 1);
+        let stdout = stdout_of(&output);
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with("::warning") && l.contains("GITHUB_STEP_SUMMARY")),
+            "{}: {stdout}",
+            summary.display()
+        );
+    }
+    server.verify().await;
+}
+
+#[test]
+fn a_missing_event_payload_names_github_event_path() {
+    let (package, _) = Package::blessed();
+    let output = package
+        .convbench()
+        .args(["ci", "--results", "rec.json", "--baseline-rev", "HEAD"])
+        .env("GITHUB_EVENT_PATH", package.path("no-event.json"))
+        .output()
+        .expect("ci");
+    assert_code(&output, 3);
+    assert!(
+        stderr_of(&output).contains("GITHUB_EVENT_PATH"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+/// `comment` without a token says what happened (no summary, no comment) and what to do.
+#[test]
+fn comment_without_a_token_or_summary_says_nothing_was_written() {
+    let (package, _) = Package::blessed();
+    let output = package
+        .convbench()
+        .args(["comment", "--pr", "5", "--results", "rec.json"])
+        .env("GITHUB_REPOSITORY", "o/r")
+        .output()
+        .expect("comment");
+    assert_code(&output, 3);
+    let stderr = stderr_of(&output);
+    assert!(!stderr.contains("summary was still written"), "{stderr}");
+    assert!(stderr.contains("nothing was posted or written"), "{stderr}");
+    assert!(stderr.contains("--dry-run"), "{stderr}");
 }

@@ -18,6 +18,7 @@ mod gpu;
 mod listing;
 mod peers;
 mod readme;
+mod revisions;
 mod robustness;
 mod run;
 mod support;
