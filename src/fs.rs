@@ -147,7 +147,7 @@ pub enum FileError {
     /// A device, FIFO or socket is at a path to write, which writing would replace.
     #[error(
         "cannot write {}: it is {kind}, not a regular file, and writing would replace it; pass a \
-         regular file or a new path (to discard the output, leave the option out)",
+         regular file or a new path",
         path.display()
     )]
     WouldReplace {
@@ -155,6 +155,19 @@ pub enum FileError {
         path: PathBuf,
         /// What is there.
         kind: FileKind,
+    },
+    /// A path to write is also one of the command's inputs: writing would destroy what it reads.
+    #[error(
+        "cannot write {}: it is {}one of this command's inputs, which writing would replace; \
+         choose another path",
+        path.display(),
+        if path == input { String::new() } else { format!("the same file as {}, ", input.display()) }
+    )]
+    OutputIsAnInput {
+        /// The path to write.
+        path: PathBuf,
+        /// The input it is (the same file, under this name).
+        input: PathBuf,
     },
     /// Something other than a folder (or a link to one) is at a path to write into.
     #[error("cannot write into {}: it is {kind}, not a folder; name a folder or a new path", path.display())]
@@ -473,6 +486,44 @@ pub fn check_output_path(path: &Path) -> Result<()> {
     std::fs::remove_file(&temp_path).map_err(|source| Error::io(&temp_path, source))
 }
 
+/// Fails when `output` is one of `inputs`: the same path, or another name of the same file (a
+/// hard or symbolic link, `./x` for `x`). A missing output is none of them.
+pub fn refuse_overwriting_an_input(output: &Path, inputs: &[PathBuf]) -> Result<()> {
+    let Ok(written) = std::fs::metadata(output) else {
+        return Ok(());
+    };
+    for input in inputs {
+        let Ok(read) = std::fs::metadata(input) else {
+            continue;
+        };
+        if same_file(&written, &read)
+            || std::fs::canonicalize(output).ok() == std::fs::canonicalize(input).ok()
+        {
+            return Err(FileError::OutputIsAnInput {
+                path: output.to_path_buf(),
+                input: input.clone(),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Whether two files' metadata are of one file (its device and inode; on other platforms the
+/// caller's path comparison decides).
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        false
+    }
+}
+
 /// Fails unless `dir` can become the folder of outputs ([`create_output_folder`]), without
 /// creating anything: a folder, or a missing path whose nearest existing ancestor is a folder in
 /// which a file can be created. Call it before long work whose results go into `dir`.
@@ -538,7 +589,8 @@ fn refuse_unless_folder(dir: &Path) -> Result<()> {
 
 /// Writes `contents` to `path` through a temporary file in the same folder and a rename, so a
 /// reader (or a crash) never sees half a file; the data is on disk (fsync) before the rename,
-/// and the file gets the usual mode (0666 less the umask). Creates missing folders. Refuses a
+/// and a new file gets the usual mode (0666 less the umask), a replaced one keeps its own.
+/// Creates missing folders. Refuses a
 /// path where something other than a regular file is (see [`check_output_path`]); the
 /// temporary file is removed on every error.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
@@ -548,8 +600,14 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|source| Error::io(dir, source))?;
     let (temp_path, mut file) =
         create_temp(dir, &name).map_err(|source| Error::io(dir.join(format!(".{name}.tmp")), source))?;
+    // A file being replaced keeps its permissions (a read-only record stays read-only).
+    let kept = std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|metadata| metadata.is_file())
+        .map(|metadata| metadata.permissions());
     let filled = file
         .write_all(contents)
+        .and_then(|()| kept.map_or(Ok(()), |permissions| file.set_permissions(permissions)))
         .and_then(|()| file.sync_all())
         .map_err(|source| Error::io(&temp_path, source));
     drop(file);
@@ -775,6 +833,55 @@ mod tests {
         assert_only(dir.path(), &["target.json", "link.json", "dangling.json"]);
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_replaced_file_keeps_its_permissions_and_a_new_one_gets_the_usual() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let record = dir.path().join("record.json");
+        std::fs::write(&record, "old").expect("write");
+        std::fs::set_permissions(&record, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+        write_atomically(&record, b"new").expect("replace");
+        let mode = std::fs::metadata(&record).expect("metadata").permissions().mode();
+        assert_eq!(mode & 0o777, 0o444);
+        assert_eq!(std::fs::read_to_string(&record).expect("read"), "new");
+        let fresh = dir.path().join("fresh.json");
+        write_atomically(&fresh, b"x").expect("new file");
+        let mode = std::fs::metadata(&fresh).expect("metadata").permissions().mode();
+        assert_ne!(mode & 0o200, 0, "a new file is writable by its owner");
+    }
+
+    #[test]
+    fn an_output_that_is_an_input_is_refused_under_any_of_its_names() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let record = dir.path().join("record.json");
+        std::fs::write(&record, "{}").expect("write");
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, "{}").expect("write");
+        let inputs = [other.clone(), record.clone()];
+        let same = refuse_overwriting_an_input(&record, &inputs).expect_err("the same path");
+        assert!(
+            same.to_string().contains("one of this command's inputs"),
+            "{same}"
+        );
+        assert_eq!(same.kind(), ErrorKind::InvalidInput);
+        let dotted = dir.path().join(".").join("record.json");
+        assert!(refuse_overwriting_an_input(&dotted, &inputs).is_err());
+        #[cfg(unix)]
+        {
+            let hard = dir.path().join("hard.json");
+            std::fs::hard_link(&record, &hard).expect("hard link");
+            let message = refuse_overwriting_an_input(&hard, &inputs)
+                .expect_err("a hard link")
+                .to_string();
+            assert!(message.contains("the same file as"), "{message}");
+        }
+        let fresh = dir.path().join("chart.svg");
+        assert!(refuse_overwriting_an_input(&fresh, &inputs).is_ok());
+        assert!(refuse_overwriting_an_input(&other, &[record]).is_ok());
+        assert_eq!(std::fs::read_to_string(&other).expect("read"), "{}");
+    }
+
     /// Only the read-only check meets a real device node: a write test that failed would
     /// replace it.
     #[cfg(unix)]
@@ -785,7 +892,7 @@ mod tests {
             message.contains("a character device, not a regular file"),
             "{message}"
         );
-        assert!(message.contains("leave the option out"), "{message}");
+        assert!(message.contains("pass a regular file or a new path"), "{message}");
     }
 
     #[cfg(unix)]

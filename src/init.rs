@@ -29,7 +29,7 @@ const WORKFLOWS: [(&str, &str); 3] = [
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
     /// `--kernel` is not a kernel name.
-    #[error("--kernel {kernel}: a kernel name is letters, digits, `-` and `_`")]
+    #[error("--kernel {kernel}: a kernel name is ASCII letters, digits, `-` and `_`")]
     BadKernelName {
         /// The name given.
         kernel: String,

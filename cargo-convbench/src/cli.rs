@@ -109,6 +109,20 @@ pub fn main_impl() -> ExitCode {
         Command::Ci(a) => commands::ci::run_ci(&args.global, a),
         Command::Comment(a) => commands::ci::run_comment(&args.global, a),
     };
+    if let Some(error) = crate::output::stdout_error() {
+        // The output is lost, so success cannot be claimed; a regression's exit 1 or a
+        // command's own error keeps its code (the gate's verdict matters more).
+        report_error(
+            &format!(
+                "could not write the output to stdout ({error}); free space or redirect it \
+                 elsewhere, or write it to a file with the command's --out where it has one"
+            ),
+            &[],
+        );
+        if matches!(result, Ok(0)) {
+            return ExitCode::from(convbench::ErrorKind::Environment.exit_code());
+        }
+    }
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => {
@@ -124,11 +138,16 @@ pub fn main_impl() -> ExitCode {
 /// Prints a fatal error on stderr: inside GitHub Actions as one `::error` workflow command
 /// ([`convbench::github::error_annotation`]), so no quoted text can start a command of its own.
 fn report_error(message: &str, causes: &[String]) {
+    let message = &*crate::output::printable(message);
+    let causes: Vec<String> = causes
+        .iter()
+        .map(|cause| crate::output::printable(cause).into_owned())
+        .collect();
     if std::env::var("GITHUB_ACTIONS").is_ok_and(|value| value == "true") {
-        eprintln!("{}", convbench::github::error_annotation(message, causes));
+        eprintln!("{}", convbench::github::error_annotation(message, &causes));
     } else {
         eprintln!("error: {message}");
-        for cause in causes {
+        for cause in &causes {
             eprintln!("  caused by: {cause}");
         }
     }

@@ -70,6 +70,8 @@ impl Backend for CpuBackend {
     }
 
     fn load(&self, program: &Program) -> Result<Box<dyn Loaded + '_>> {
+        let bytes = program.tensors.iter().map(|t| t.len as u64 * 4).sum();
+        super::check_host_memory(|| "the cpu backend's program".to_string(), bytes)?;
         let mut floats = Vec::with_capacity(program.tensors.len());
         let mut labels = Vec::with_capacity(program.tensors.len());
         for t in &program.tensors {

@@ -93,6 +93,21 @@ pub enum BackendError {
         /// The program's ops.
         ops: usize,
     },
+    /// Work that needs more host memory than the machine has available (Linux's
+    /// `MemAvailable`): refused before allocating, since an overcommitting kernel would let the
+    /// allocation succeed and then kill the process (or another) when the pages are touched.
+    #[error(
+        "{what} needs {needed_mib} MiB of host memory and {available_mib} MiB are available; use a \
+         smaller --batch, or fewer channels or features in the largest layer"
+    )]
+    HostMemoryShort {
+        /// What needs it, e.g. `the program of lenet`.
+        what: String,
+        /// MiB it needs.
+        needed_mib: u64,
+        /// MiB available.
+        available_mib: u64,
+    },
     /// The cpu backend could not allocate a tensor.
     #[error("out of host memory allocating tensor {tensor} ({len} elements); use a smaller --batch")]
     HostMemory {
@@ -108,7 +123,7 @@ impl BackendError {
     /// lacks is the environment.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            BackendError::HostMemory { .. } => ErrorKind::Environment,
+            BackendError::HostMemory { .. } | BackendError::HostMemoryShort { .. } => ErrorKind::Environment,
             _ => ErrorKind::InvalidInput,
         }
     }

@@ -19,6 +19,34 @@ use crate::{Error, Result};
 pub use error::BackendError;
 use std::ops::Range;
 
+/// Host memory the kernel says is available for new allocations without swapping (Linux's
+/// `MemAvailable` in `/proc/meminfo`), in bytes; `None` where it cannot be read.
+pub fn available_host_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    meminfo_available(&meminfo)
+}
+
+/// The `MemAvailable` line of a `/proc/meminfo` text, in bytes.
+fn meminfo_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|line| line.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// Fails, naming `what`, when `bytes` of host memory are more than is available; passes where
+/// that cannot be known.
+pub fn check_host_memory(what: impl FnOnce() -> String, bytes: u64) -> Result<()> {
+    match available_host_memory() {
+        Some(available) if bytes > available => Err(BackendError::HostMemoryShort {
+            what: what(),
+            needed_mib: bytes.div_ceil(1 << 20),
+            available_mib: available >> 20,
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 /// Index of a tensor in a [`Program`].
 pub type TensorId = usize;
 
@@ -246,4 +274,26 @@ pub(crate) fn check_write(program: &Program, tensor: TensorId, len: usize, dtype
         .into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod host_memory_tests {
+    use super::*;
+
+    #[test]
+    fn mem_available_is_read_in_bytes_and_a_need_above_it_is_refused() {
+        let meminfo = "MemTotal:       24576000 kB\nMemFree:         1000 kB\nMemAvailable:   2048 kB\n";
+        assert_eq!(meminfo_available(meminfo), Some(2048 * 1024));
+        assert_eq!(meminfo_available("MemTotal: 1 kB\n"), None);
+        if let Some(available) = available_host_memory() {
+            let error = check_host_memory(
+                || "the test".to_string(),
+                available.saturating_mul(4).max(1 << 40),
+            )
+            .expect_err("four times what is available");
+            assert_eq!(error.kind(), crate::ErrorKind::Environment);
+            assert!(error.to_string().starts_with("the test needs"), "{error}");
+            assert!(check_host_memory(|| unreachable!(), 1).is_ok());
+        }
+    }
 }

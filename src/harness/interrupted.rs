@@ -13,7 +13,9 @@ pub enum Interrupted {
         target: String,
     },
     /// Warming up or sampling a benchmark.
-    #[error("interrupted before {target} at batch {batch} was measured")]
+    #[error(
+        "interrupted before {target} at batch {batch} was measured in full; the rounds that finished are in the output"
+    )]
     Measuring {
         /// The benchmark's name (model or suite layer).
         target: String,

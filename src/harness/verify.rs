@@ -239,6 +239,12 @@ pub fn reference_outputs(
     index: usize,
 ) -> Result<Vec<ExpectedOutput>> {
     let call = &program.ops[index];
+    // Each float binding is read back (f32) and held in f64, and each output gets f64 bounds.
+    let elements: u64 = call.tensors.iter().map(|&t| program.tensors[t].len as u64).sum();
+    crate::backend::check_host_memory(
+        || format!("the reference of op {index} ({})", call.op.name()),
+        elements * (4 + 8 + 8),
+    )?;
     let accesses = call.op.bindings();
     let dtypes = call.op.dtypes();
     let mut inputs: Vec<Vec<f64>> = Vec::new();

@@ -307,7 +307,7 @@ impl KernelError {
 #[derive(Debug, thiserror::Error)]
 pub enum UserKernelProblem {
     /// Its name has other characters than letters, digits, `_` and `-`.
-    #[error("a kernel name is letters, digits, `_` and `-`")]
+    #[error("a kernel name is ASCII letters, digits, `_` and `-`")]
     BadName,
     /// Its op is not one user kernels can implement.
     #[error(

@@ -36,6 +36,17 @@ pub fn network_from_data(mut net: Network) -> Result<Network, ModelError> {
     if net.name.is_empty() {
         return Err(ModelError::Unnamed);
     }
+    if !net
+        .name
+        .chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || ch == '-' || ch == '_')
+    {
+        // It is a part of benchmark ids (`model/stage/bN/...`), of `--model` lists (split at
+        // commas) and of file names.
+        return Err(ModelError::BadName {
+            model: net.name.clone(),
+        });
+    }
     if super::model_names().contains(&net.name.as_str()) {
         return Err(ModelError::ZooName {
             model: net.name.clone(),
@@ -330,6 +341,36 @@ mod tests {
         let mut zoo = tiny();
         zoo.name = "alexnet".into();
         assert!(network_from_data(zoo).is_err());
+        for name in [
+            "layers/L5",
+            "a,b",
+            "my net",
+            "..",
+            "*",
+            "a\nb",
+            "\u{1b}[31mred",
+            "ĸërnel",
+        ] {
+            let mut odd = tiny();
+            odd.name = name.into();
+            let error = network_from_data(odd).expect_err(name);
+            assert!(matches!(error, ModelError::BadName { .. }), "{name}: {error}");
+            assert!(error.to_string().contains("ASCII letters"), "{error}");
+        }
+        let mut plain = tiny();
+        plain.name = "My_net-2".into();
+        assert!(network_from_data(plain).is_ok());
+        // A one-input layer given two inputs would read only the first, and the other's layers
+        // would silently leave the backward pass.
+        let mut forked = tiny();
+        forked.layers[1].inputs = vec![0, 1];
+        let error = network_from_data(forked)
+            .expect_err("relu of two inputs")
+            .to_string();
+        assert!(
+            error.contains("relu1") && error.contains("takes one input, not 2"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -33,6 +33,16 @@ pub enum ModelError {
     /// A `[[model]]` without a `name`.
     #[error("a [[model]] has no `name`")]
     Unnamed,
+    /// A `[[model]]` whose name is not a plain word.
+    #[error(
+        "model `{}`: a model name is ASCII letters, digits, `-` and `_` (it becomes part of \
+         benchmark ids, `--model` lists and file names); rename it",
+        model.escape_debug()
+    )]
+    BadName {
+        /// The name.
+        model: String,
+    },
     /// A `[[model]]` with the name of a zoo model.
     #[error("model `{model}`: the zoo already has a model `{model}`; give yours another name")]
     ZooName {

@@ -204,6 +204,14 @@ pub fn layer_output_shape(layer: &Layer, inputs: &[Shape]) -> Result<Shape, Shap
     };
     check_numbers(&layer.kind).map_err(invalid)?;
     let x = *inputs.first().ok_or_else(|| mismatch("has no input".into()))?;
+    if !matches!(layer.kind, LayerKind::Concat | LayerKind::Add) && inputs.len() > 1 {
+        // Only the first would be read: the others' layers would silently drop out of the
+        // backward pass.
+        return Err(mismatch(format!(
+            "takes one input, not {}; only concat and add read several",
+            inputs.len()
+        )));
+    }
     let output = unchecked_output_shape(layer, inputs, x)?;
     if !fits(output) {
         return Err(invalid(format!(

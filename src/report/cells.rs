@@ -240,5 +240,12 @@ pub(super) fn adapter_lines(record: &RunRecord) -> Vec<String> {
             lines.push(line);
         }
     }
+    if !record.complete {
+        lines.push(
+            "incomplete: the run was interrupted, so benchmarks or rounds it did not finish are \
+             missing (the gate fails such a record)"
+                .to_string(),
+        );
+    }
     lines
 }

@@ -46,16 +46,16 @@ pub fn csv(record: &RunRecord) -> String {
             let summary = &result.summary;
             let row = [
                 timestamp.clone(),
-                framework.clone(),
-                benchmark.model.clone(),
+                inert(&framework),
+                inert(&benchmark.model),
                 benchmark.stage.as_str().to_string(),
                 benchmark.precision.as_str().to_string(),
                 (summary.median_ns / 1e6).to_string(),
                 benchmark.batch.to_string(),
                 phase.as_str().to_string(),
-                adapter.clone(),
-                benchmark.backend.clone(),
-                benchmark.id.clone(),
+                inert(&adapter),
+                inert(&benchmark.backend),
+                inert(&benchmark.id),
                 summary.median_ns.to_string(),
                 summary.mean_ns.to_string(),
                 summary.min_ns.to_string(),
@@ -70,6 +70,18 @@ pub fn csv(record: &RunRecord) -> String {
     }
     let bytes = writer.into_inner().expect("flushing CSV to memory cannot fail");
     String::from_utf8(bytes).expect("CSV of Rust strings is UTF-8")
+}
+
+/// A text cell from a record, made inert for spreadsheets: one that starts with `=`, `+`, `-`,
+/// `@`, a tab or a carriage return would be read as a formula by Excel, LibreOffice or Google
+/// Sheets (CSV injection), so it gets a leading `'`, which they show as text. Names convbench
+/// makes never start so; a record's strings are not trusted.
+fn inert(text: &str) -> String {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    }
 }
 
 /// A Unix time (seconds) as an RFC 3339 UTC timestamp, `2026-11-03T14:05:09Z`, computed
@@ -110,4 +122,25 @@ fn civil_from_days(days_since_epoch: u64) -> (u64, u64, u64) {
     };
     let year = era * 400 + year_of_era + u64::from(month <= 2);
     (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::inert;
+
+    #[test]
+    fn formula_cells_are_made_text_and_names_left_alone() {
+        for formula in ["=cmd|' /C calc'!A0", "+1", "-2+3", "@SUM(A1)", "\t=1", "\r=1"] {
+            assert_eq!(inert(formula), format!("'{formula}"));
+        }
+        for name in [
+            "alexnet",
+            "layers/L5/train/b1/f32/wgpu",
+            "convbench-torch-cpu",
+            "a=b",
+            "",
+        ] {
+            assert_eq!(inert(name), name);
+        }
+    }
 }

@@ -128,6 +128,19 @@ pub enum ReportError {
         /// The benchmark id.
         id: String,
     },
+    /// Two benchmarks of different ids with the same model, stage, batch, precision and backend:
+    /// a pivot would show one and hide the other.
+    #[error(
+        "benchmarks {first} and {second} have the same model, stage, batch, precision and \
+         backend, so one pivot cell would hide the other; an id that disagrees with its fields \
+         comes from an edited record: pass records made by `cargo convbench run --out`"
+    )]
+    SameCell {
+        /// The benchmark that filled the cell first.
+        first: String,
+        /// The one that would have replaced it.
+        second: String,
+    },
     /// A chart of records none of which has a total time.
     #[error(
         "nothing to plot: no benchmark in the records has a total time; run `cargo convbench run \

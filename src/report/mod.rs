@@ -65,7 +65,7 @@ pub use pivot::{
     pivot_json, pivot_markdown, pivot_table, render_pivot,
 };
 pub use ratio::vendor_ratio_table;
-pub use request::ReportRequest;
+pub use request::{ReportRequest, read as read_record};
 pub use svg::escape_xml;
 pub use terminal::{layers_table, table, verification_table};
 pub use tune::tune_table;

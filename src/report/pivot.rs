@@ -199,6 +199,8 @@ impl Value {
 
 /// One measured median with all its coordinates.
 struct Point {
+    /// The benchmark's id.
+    id: String,
     /// `model` or `model/layer (op)`.
     subject: String,
     stage: Stage,
@@ -233,6 +235,7 @@ const ALL_AXES: [PivotAxis; 3] = [PivotAxis::Batch, PivotAxis::Precision, PivotA
 /// The medians of `benchmark` for `phase`: one point per model or per layer.
 fn points_of(benchmark: &BenchmarkResult, rows: PivotRows, phase: Phase) -> Vec<Point> {
     let point = |subject: String, median_ns: f64| Point {
+        id: benchmark.id.clone(),
         subject,
         stage: benchmark.stage,
         batch: benchmark.batch,
@@ -353,12 +356,22 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
     };
 
     let mut cells = vec![vec![None; column_keys.len()]; row_keys.len()];
+    let mut filled_by: Vec<Vec<Option<&str>>> = vec![vec![None; column_keys.len()]; row_keys.len()];
     for point in &points {
         let row = row_keys.iter().position(|key| *key == row_key(point));
         let column = column_keys.iter().position(|key| *key == column_key(point));
         let (Some(row), Some(column)) = (row, column) else {
             continue;
         };
+        // Two benchmarks of different ids at one model, stage, batch, precision and backend
+        // (a record whose id and fields disagree): one would hide the other.
+        if let Some(first) = filled_by[row][column].replace(&point.id) {
+            return Err(ReportError::SameCell {
+                first: first.to_string(),
+                second: point.id.clone(),
+            }
+            .into());
+        }
         let ratio = match &spec.ratio_to {
             Some(reference) if point.backend != *reference => reference_medians
                 .get(&point.key_without_backend())

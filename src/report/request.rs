@@ -43,7 +43,7 @@ impl ReportRequest {
             let spec = PivotSpec::parse(&self.rows, &self.columns, &self.phase, self.ratio_to.clone())?;
             let mut records = Vec::with_capacity(self.files.len());
             for file in &self.files {
-                let record = RunRecord::read(file)?;
+                let record = read(file)?;
                 spec.check_record(&record, file)?;
                 records.push(record);
             }
@@ -55,7 +55,7 @@ impl ReportRequest {
             }
             .into());
         };
-        Ok(render_with_layers(&RunRecord::read(file)?, format, self.layers))
+        Ok(render_with_layers(&read(file)?, format, self.layers))
     }
 
     /// One record in a dashboard's format.
@@ -70,8 +70,17 @@ impl ReportRequest {
         if self.pivot || self.layers {
             return Err(ReportError::DashboardFlags { format }.into());
         }
-        Ok(render_dashboard(&RunRecord::read(file)?, format))
+        Ok(render_dashboard(&read(file)?, format))
     }
+}
+
+/// Reads a record to render, refusing one that cannot be judged ([`RunRecord::validate`]: no
+/// benchmarks, an id or phase twice, a phase without samples or with a zero sample), so
+/// `report` and `plot` never show what `compare` would reject.
+pub fn read(file: &std::path::Path) -> Result<RunRecord> {
+    let record = RunRecord::read(file)?;
+    record.validate(&file.display().to_string())?;
+    Ok(record)
 }
 
 #[cfg(test)]

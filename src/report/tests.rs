@@ -1283,3 +1283,31 @@ fn dashboard_format_names_parse() {
     let error = DashboardFormat::from_str("json").expect_err("not a dashboard format");
     assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
 }
+
+#[test]
+fn pivot_refuses_two_benchmarks_in_one_cell_in_either_order() {
+    let record = pivot_record();
+    let mut renamed = record.clone();
+    renamed.benchmarks.truncate(1);
+    renamed.benchmarks[0].id = "whatever".to_string();
+    let spec = pivot_spec(PivotRows::Model, &[PivotAxis::Backend], None);
+    for records in [[record.clone(), renamed.clone()], [renamed, record]] {
+        let error = pivot(&records, &spec).expect_err("one cell, two benchmarks");
+        assert!(
+            matches!(report_error(&error), ReportError::SameCell { .. }),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("whatever"), "{error}");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+    }
+}
+
+#[test]
+fn an_interrupted_record_says_so_under_its_table() {
+    let mut record = record();
+    assert!(!table(&record).contains("incomplete"));
+    record.complete = false;
+    for text in [table(&record), markdown(&record)] {
+        assert!(text.contains("incomplete: the run was interrupted"), "{text}");
+    }
+}

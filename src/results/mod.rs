@@ -574,6 +574,17 @@ pub enum RecordError {
         #[source]
         source: serde_json::Error,
     },
+    /// JSON, but not an object (an array, a string, a number...).
+    #[error(
+        "{origin} is not a convbench record: it is a JSON {found}, not an object; pass a file \
+         written by `cargo convbench run --out`"
+    )]
+    NotAnObject {
+        /// File or stream the record came from.
+        origin: String,
+        /// What the JSON is.
+        found: &'static str,
+    },
     /// Written by a newer convbench.
     #[error(
         "{origin} has record format version {found}, newer than the {supported} this convbench reads; \
@@ -629,6 +640,20 @@ pub enum RecordProblem {
         id: String,
         /// The phase.
         phase: Phase,
+    },
+    /// A phase without a single sample: nothing was measured, whatever its summary says.
+    #[error("{id} {} has no samples", phase.as_str())]
+    NoSamples {
+        /// The benchmark id.
+        id: String,
+        /// The phase.
+        phase: Phase,
+    },
+    /// A benchmark without a single phase.
+    #[error("{id} has no phases")]
+    NoPhases {
+        /// The benchmark id.
+        id: String,
     },
     /// A benchmark whose runs' round counts do not sum to its rounds.
     #[error("{id}: its runs do not add up to its rounds")]
@@ -706,6 +731,22 @@ impl RunRecord {
             origin: origin.to_string(),
             source,
         };
+        let found = match text.trim_start().chars().next() {
+            Some('[') => Some("array"),
+            Some('"') => Some("string"),
+            Some('-' | '0'..='9') => Some("number"),
+            Some('t' | 'f') => Some("boolean"),
+            Some('n') => Some("null"),
+            _ => None,
+        };
+        if let Some(found) = found
+            && serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+        {
+            return Err(RecordError::NotAnObject {
+                origin: origin.to_string(),
+                found,
+            });
+        }
         let version: VersionOnly = serde_json::from_str(text).map_err(parse)?;
         if version.format_version > FORMAT_VERSION {
             return Err(RecordError::FutureVersion {
@@ -735,9 +776,9 @@ impl RunRecord {
     }
 
     /// Checks that the record can be judged: it holds at least one benchmark, no benchmark id
-    /// appears twice, no phase twice within a benchmark, and no phase has a sample of zero
-    /// nanoseconds (no op runs in no time: such a record was not measured). `origin` names the
-    /// record in the error, which lists every offender.
+    /// appears twice, every benchmark has phases, no phase twice within a benchmark, every
+    /// phase has samples and none of zero nanoseconds (no op runs in no time: such a record was
+    /// not measured). `origin` names the record in the error, which lists every offender.
     pub fn validate(&self, origin: &str) -> Result<(), RecordError> {
         if self.benchmarks.is_empty() {
             return Err(RecordError::NoBenchmarks {
@@ -749,8 +790,19 @@ impl RunRecord {
         for benchmark in &self.benchmarks {
             *ids.entry(benchmark.id.as_str()).or_default() += 1;
             let mut phases = std::collections::BTreeMap::<Phase, usize>::new();
+            if benchmark.phases.is_empty() {
+                problems.push(RecordProblem::NoPhases {
+                    id: benchmark.id.clone(),
+                });
+            }
             for phase in &benchmark.phases {
                 *phases.entry(phase.phase).or_default() += 1;
+                if phase.samples_ns.is_empty() {
+                    problems.push(RecordProblem::NoSamples {
+                        id: benchmark.id.clone(),
+                        phase: phase.phase,
+                    });
+                }
                 if phase.samples_ns.contains(&0) {
                     problems.push(RecordProblem::ZeroSample {
                         id: benchmark.id.clone(),
@@ -846,6 +898,48 @@ mod tests {
              b/train/b1/f32/wgpu appears 2 times; re-run the benchmarks rather than editing a record"
         );
         assert_eq!(crate::Error::from(error).kind(), crate::ErrorKind::InvalidInput);
+
+        // A summary without samples is a claim, not a measurement.
+        let hollow = benchmark("c/train/b1/f32/wgpu", vec![phase(Phase::Total, Vec::new())]);
+        let bare = benchmark("d/train/b1/f32/wgpu", Vec::new());
+        let error = record(vec![hollow, bare])
+            .validate("the record")
+            .expect_err("no samples, no phases");
+        let RecordError::Unjudgeable { problems, .. } = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(
+            problems,
+            &[
+                RecordProblem::NoSamples {
+                    id: "c/train/b1/f32/wgpu".into(),
+                    phase: Phase::Total,
+                },
+                RecordProblem::NoPhases {
+                    id: "d/train/b1/f32/wgpu".into(),
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn json_that_is_not_an_object_says_what_it_is() {
+        for (text, found) in [
+            ("[{}]", "array"),
+            (" \"x\"", "string"),
+            ("7", "number"),
+            ("null", "null"),
+        ] {
+            let error = RunRecord::from_json(text, "r.json").expect_err(text);
+            assert!(
+                matches!(&error, RecordError::NotAnObject { found: f, .. } if *f == found),
+                "{text}: {error:?}"
+            );
+            assert!(error.to_string().contains("not an object"), "{error}");
+        }
+        // Broken JSON keeps the parser's line and column.
+        let broken = RunRecord::from_json("[{", "r.json").expect_err("truncated");
+        assert!(matches!(broken, RecordError::Parse { .. }), "{broken:?}");
     }
 
     #[cfg(unix)]

@@ -10,6 +10,8 @@ use convbench::report::{ChartKind, ChartSpec};
 /// Draws the chart.
 pub fn run(args: &Global, a: &PlotArgs) -> Result<u8> {
     crate::output::check_output("--output", &a.output)?;
+    convbench::fs::refuse_overwriting_an_input(&a.output, &a.files)
+        .map_err(|error| error.context("--output"))?;
     let spec = ChartSpec {
         kind: a.kind.parse::<ChartKind>()?,
         benchmark: a.benchmark.clone(),
@@ -17,7 +19,7 @@ pub fn run(args: &Global, a: &PlotArgs) -> Result<u8> {
     let records = a
         .files
         .iter()
-        .map(|file| convbench::results::RunRecord::read(file))
+        .map(|file| convbench::report::read_record(file))
         .collect::<Result<Vec<_>>>()?;
     let svg = convbench::report::chart_svg(&records, &spec)?;
     write_atomic(&a.output, &svg)?;

@@ -273,6 +273,95 @@ fn plot_writes_an_svg() {
     assert!(text.contains("lenet"), "the chart names the model");
 }
 
+/// A chart written over its own record would destroy the record: refused, the record intact.
+#[test]
+fn plot_refuses_to_write_over_one_of_its_records() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    run_to_file(&out);
+    let before = std::fs::read(&out).expect("the record");
+    let output = convbench()
+        .arg("plot")
+        .arg(&out)
+        .arg("-o")
+        .arg(dir.path().join(".").join("rec.json"))
+        .output()
+        .expect("plot");
+    assert_code(&output, 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("one of this command's inputs"), "{stderr}");
+    assert_eq!(
+        std::fs::read(&out).expect("the record"),
+        before,
+        "the record is untouched"
+    );
+}
+
+/// Output lost to a full disk is not success: exit 3, naming stdout (a closed pipe stays 0).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_report_that_cannot_reach_stdout_exits_3() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    run_to_file(&out);
+    for format in ["table", "csv", "json"] {
+        let full = std::fs::File::create("/dev/full").expect("/dev/full");
+        // assert_cmd captures stdout; std's Command takes the file given.
+        let output = std::process::Command::new(assert_cmd::cargo::cargo_bin("cargo-convbench"))
+            .args(["report", "--format", format])
+            .arg(&out)
+            .env_remove("GITHUB_ACTIONS")
+            .stdout(full)
+            .output()
+            .expect("report");
+        assert_code(&output, 3);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("could not write the output to stdout"),
+            "{format}: {stderr}"
+        );
+    }
+}
+
+/// A record that shares no benchmark with its baseline passes, but says nothing was compared.
+#[test]
+fn compare_with_nothing_in_common_warns_that_nothing_was_compared() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let baseline = dir.path().join("baseline.json");
+    run_to_file(&baseline);
+    let current = dir.path().join("current.json");
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--quiet"])
+        .args(tiny(&[("--batch", "3")]))
+        .arg("--out")
+        .arg(&current)
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let output = convbench()
+        .arg("compare")
+        .arg("--results")
+        .arg(&current)
+        .arg("--baseline-file")
+        .arg(&baseline)
+        .output()
+        .expect("compare");
+    assert_code(&output, 0);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("warning: nothing was compared"), "{stderr}");
+    let output = convbench()
+        .arg("compare")
+        .arg("--results")
+        .arg(&baseline)
+        .arg("--baseline-file")
+        .arg(&baseline)
+        .output()
+        .expect("compare");
+    assert_code(&output, 0);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("nothing was compared"), "{stderr}");
+}
+
 /// Elements `<tag class="class">` of an SVG, which must be well-formed XML.
 fn count_in_svg(svg: &str, tag: &str, class: &str) -> usize {
     let document = roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("not XML: {e}\n{svg}"));
