@@ -674,7 +674,7 @@ fn no_token_is_an_environment_error_without_any_request() {
     assert_eq!(error.kind(), convbench::ErrorKind::Environment);
     assert_eq!(
         error.to_string(),
-        "no GITHUB_TOKEN; the job summary was still written"
+        "no GITHUB_TOKEN; the comment was not posted; set GITHUB_TOKEN to a token with `pull-requests: write`"
     );
     block_on(server.verify());
 }
