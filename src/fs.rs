@@ -496,9 +496,7 @@ pub fn refuse_overwriting_an_input(output: &Path, inputs: &[PathBuf]) -> Result<
         let Ok(read) = std::fs::metadata(input) else {
             continue;
         };
-        if same_file(&written, &read)
-            || std::fs::canonicalize(output).ok() == std::fs::canonicalize(input).ok()
-        {
+        if same_file(output, &written, input, &read) {
             return Err(FileError::OutputIsAnInput {
                 path: output.to_path_buf(),
                 input: input.clone(),
@@ -509,18 +507,19 @@ pub fn refuse_overwriting_an_input(output: &Path, inputs: &[PathBuf]) -> Result<
     Ok(())
 }
 
-/// Whether two files' metadata are of one file (its device and inode; on other platforms the
-/// caller's path comparison decides).
-fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+/// Whether `a` and `b` are one file: its device and inode on Unix, elsewhere the same
+/// canonical path.
+fn same_file(a: &Path, a_meta: &std::fs::Metadata, b: &Path, b_meta: &std::fs::Metadata) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
-        a.dev() == b.dev() && a.ino() == b.ino()
+        let _ = (a, b);
+        a_meta.dev() == b_meta.dev() && a_meta.ino() == b_meta.ino()
     }
     #[cfg(not(unix))]
     {
-        let _ = (a, b);
-        false
+        let _ = (a_meta, b_meta);
+        std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
     }
 }
 
@@ -595,16 +594,12 @@ fn refuse_unless_folder(dir: &Path) -> Result<()> {
 /// temporary file is removed on every error.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     let name = file_name(path)?;
-    refuse_unless_regular_file(path)?;
+    // A file being replaced keeps its permissions (a read-only record stays read-only).
+    let kept = refuse_unless_regular_file(path)?.map(|metadata| metadata.permissions());
     let dir = parent(path);
     std::fs::create_dir_all(dir).map_err(|source| Error::io(dir, source))?;
     let (temp_path, mut file) =
         create_temp(dir, &name).map_err(|source| Error::io(dir.join(format!(".{name}.tmp")), source))?;
-    // A file being replaced keeps its permissions (a read-only record stays read-only).
-    let kept = std::fs::symlink_metadata(path)
-        .ok()
-        .filter(|metadata| metadata.is_file())
-        .map(|metadata| metadata.permissions());
     let filled = file
         .write_all(contents)
         .and_then(|()| kept.map_or(Ok(()), |permissions| file.set_permissions(permissions)))
@@ -614,7 +609,7 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<()> {
     // Checked again just before the rename: something may have appeared at `path` while the
     // contents were written.
     let written = filled
-        .and_then(|()| refuse_unless_regular_file(path))
+        .and_then(|()| refuse_unless_regular_file(path).map(drop))
         .and_then(|()| std::fs::rename(&temp_path, path).map_err(|source| Error::io(path, source)));
     if written.is_err() {
         // Best effort: the error being reported matters more than a stray temporary file.
@@ -656,16 +651,17 @@ fn parent(path: &Path) -> &Path {
 }
 
 /// Fails when something other than a regular file is at `path` (a symbolic link is not
-/// followed: the rename would replace the link itself, not its target).
-fn refuse_unless_regular_file(path: &Path) -> Result<()> {
+/// followed: the rename would replace the link itself, not its target); the file's metadata
+/// when one is there.
+fn refuse_unless_regular_file(path: &Path) -> Result<Option<std::fs::Metadata>> {
     let metadata = match std::fs::symlink_metadata(path) {
         Ok(metadata) => metadata,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(Error::io(path, source)),
     };
     let file_type = metadata.file_type();
     if file_type.is_file() {
-        return Ok(());
+        return Ok(Some(metadata));
     }
     let path = path.to_path_buf();
     let error = if file_type.is_dir() {
