@@ -487,6 +487,8 @@ pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Works
     let config_file = root.join(CONFIG_FILE_NAME);
     let (config, config_path) = if config_file.is_file() {
         (read_config_file(&config_file)?, Some(config_file))
+    } else if std::fs::symlink_metadata(&config_file).is_ok() {
+        return Err(ConfigError::ConfigNotAFile { path: config_file }.into());
     } else if manifest.is_some() {
         let cargo_toml = root.join("Cargo.toml");
         match read_cargo_table(&cargo_toml)? {
@@ -912,6 +914,19 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         let message = error.to_string();
         assert!(message.contains("min-sample"), "{message}");
         assert!(message.contains(CONFIG_FILE_NAME), "{message}");
+    }
+
+    #[test]
+    fn a_folder_named_convbench_toml_is_an_error_not_the_defaults() {
+        let dir = workspace("");
+        std::fs::create_dir(dir.path().join(CONFIG_FILE_NAME)).expect("mkdir");
+        let error = load_in(dir.path(), None).expect_err("a folder is not a configuration");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(
+            matches!(config_error(&error), ConfigError::ConfigNotAFile { path } if path.ends_with(CONFIG_FILE_NAME)),
+            "{error:?}"
+        );
+        assert!(error.to_string().ends_with("rename or remove it"), "{error}");
     }
 
     #[test]

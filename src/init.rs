@@ -25,7 +25,7 @@ const WORKFLOWS: [(&str, &str); 3] = [
     ("baseline.yml", include_str!("../.github/workflows/baseline.yml")),
 ];
 
-/// What stops `init` before it writes anything. Both are the user's input.
+/// What stops `init` before it writes anything. All are the user's input.
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
     /// `--kernel` is not a kernel name.
@@ -43,6 +43,19 @@ pub enum InitError {
     NoManifest {
         /// The workspace root (the current directory outside any cargo workspace).
         root: PathBuf,
+    },
+    /// A path where `init` writes a file is something else (a folder), or one of the folders it
+    /// writes into is a file: found before anything is written.
+    #[error("{} is {found} where `init` writes {needs}: move it away{hint}", path.display())]
+    InTheWay {
+        /// The path in the way.
+        path: PathBuf,
+        /// What is there: `a folder`, `a file`, `not a regular file`.
+        found: &'static str,
+        /// What `init` needs there: `a file` or `a folder`.
+        needs: &'static str,
+        /// The flag that avoids it: `, or pass --no-workflows`, `, or pass another --kernel`.
+        hint: &'static str,
     },
 }
 
@@ -81,6 +94,43 @@ fn write(path: &Path, text: &str, force: bool) -> Result<Outcome> {
     })
 }
 
+/// The first thing in the way of writing the file `path` under `root`: a folder between them
+/// that is not a folder, or `path` itself when it is not a regular file (a symbolic link to one
+/// is one). `None` when the file can be written, whether or not it exists.
+fn in_the_way(root: &Path, path: &Path, hint: &'static str) -> Option<InitError> {
+    let relative = path.strip_prefix(root).ok()?;
+    let mut at = root.to_path_buf();
+    let mut parts = relative.components().peekable();
+    while let Some(part) = parts.next() {
+        at.push(part);
+        let Ok(metadata) = std::fs::metadata(&at) else {
+            return None;
+        };
+        let last = parts.peek().is_none();
+        let (fits, needs) = if last {
+            (metadata.is_file(), "a file")
+        } else {
+            (metadata.is_dir(), "a folder")
+        };
+        if !fits {
+            let found = if metadata.is_dir() {
+                "a folder"
+            } else if metadata.is_file() {
+                "a file"
+            } else {
+                "not a regular file"
+            };
+            return Some(InitError::InTheWay {
+                path: at,
+                found,
+                needs,
+                hint,
+            });
+        }
+    }
+    None
+}
+
 /// The workflow text for a user's repository: convbench from crates.io at this version.
 pub fn workflow_for_users(text: &str) -> String {
     text.replace(
@@ -108,6 +158,22 @@ pub fn init(workspace: &Workspace, kernel: &str, workflows: bool, force: bool) -
     if !cargo_toml.is_file() {
         return Err(InitError::NoManifest { root }.into());
     }
+    let source = PathBuf::from("kernels").join(format!("{}.wgsl", kernel.replace('-', "_")));
+    let mut targets = vec![(root.join(&source), ", or pass another --kernel")];
+    if workflows {
+        for (name, _) in WORKFLOWS {
+            targets.push((
+                root.join(".github/workflows").join(name),
+                ", or pass --no-workflows",
+            ));
+        }
+    }
+    if let Some(error) = targets
+        .iter()
+        .find_map(|(path, hint)| in_the_way(&root, path, hint))
+    {
+        return Err(error.into());
+    }
     let mut lines = Vec::new();
     let report = |path: &Path, outcome: Outcome| -> String {
         let shown = path.strip_prefix(&root).unwrap_or(path).display().to_string();
@@ -119,7 +185,6 @@ pub fn init(workspace: &Workspace, kernel: &str, workflows: bool, force: bool) -
         }
     };
 
-    let source = PathBuf::from("kernels").join(format!("{}.wgsl", kernel.replace('-', "_")));
     lines.push(report(
         &root.join(&source),
         write(&root.join(&source), SAMPLE_KERNEL, force)?,
@@ -213,5 +278,53 @@ mod tests {
             0,
             "nothing written"
         );
+    }
+
+    #[test]
+    fn a_folder_or_file_in_the_way_stops_init_before_it_writes() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let manifest = "[package]\nname = \"mine\"\nversion = \"0.1.0\"\n";
+        std::fs::write(dir.path().join("Cargo.toml"), manifest).expect("write");
+        let workspace = outside_any_workspace(dir.path());
+        let in_the_way = dir.path().join(".github/workflows/comment.yml");
+        std::fs::create_dir_all(&in_the_way).expect("mkdir");
+        let error = init(&workspace, "mine", true, false).expect_err("a folder in the way");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+        assert!(
+            matches!(&error, Error::Init(e) if matches!(&**e, InitError::InTheWay { path, needs: "a file", .. } if *path == in_the_way)),
+            "{error:?}"
+        );
+        assert!(
+            error
+                .to_string()
+                .ends_with("move it away, or pass --no-workflows"),
+            "{error}"
+        );
+        assert!(
+            !dir.path().join("kernels").exists(),
+            "nothing written before the check"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("Cargo.toml")).expect("read"),
+            manifest
+        );
+        // A file where the kernels' folder goes.
+        std::fs::write(dir.path().join("kernels"), "").expect("write");
+        let error = init(&workspace, "mine", false, false).expect_err("a file in the way");
+        assert!(
+            matches!(&error, Error::Init(e) if matches!(&**e, InitError::InTheWay { path, found: "a file", needs: "a folder", .. } if *path == dir.path().join("kernels"))),
+            "{error:?}"
+        );
+        // Out of the way, init writes everything.
+        std::fs::remove_file(dir.path().join("kernels")).expect("rm");
+        std::fs::remove_dir(&in_the_way).expect("rmdir");
+        let lines = init(&workspace, "mine", true, false).expect("init");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("created     kernels/mine.wgsl")),
+            "{lines:?}"
+        );
+        assert!(in_the_way.is_file());
     }
 }

@@ -79,6 +79,22 @@ pub enum BaselineError {
         /// The text as given.
         rev: String,
     },
+    /// A revision that names a branch or tag and is also the start of another commit's id: git
+    /// would take the name with a warning, and a gate must not pick a base by a guess.
+    #[error(
+        "`{rev}` is ambiguous: it names {reference} ({named}) and is the start of commit {commit}; \
+         pass `{reference}` or a longer commit id"
+    )]
+    AmbiguousRevision {
+        /// The text as given.
+        rev: String,
+        /// The full name of the reference, e.g. `refs/heads/cafe`.
+        reference: String,
+        /// The commit the reference names, abbreviated.
+        named: String,
+        /// The commit the id prefix names, abbreviated.
+        commit: String,
+    },
     /// A revision the base needs is not in the repository; in a shallow clone the message says
     /// how to deepen it, as that is the likely cause.
     #[error(

@@ -452,10 +452,41 @@ impl GitBaselineStore {
         let commit = object
             .peel_to_commit()
             .map_err(|_| BaselineError::NotACommit { rev: rev.to_string() })?;
+        self.refuse_ambiguous(rev)?;
         Ok(BaseRevision {
             oid: commit.id().to_string(),
             description: format!("{rev} ({})", short(commit.id())),
         })
+    }
+
+    /// Fails when `rev` names a branch or tag and, as a hexadecimal prefix of at least 4
+    /// digits, also a different commit.
+    fn refuse_ambiguous(&self, rev: &str) -> Result<()> {
+        if rev.len() < 4 || rev.len() > 40 || !rev.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(());
+        }
+        let Ok(reference) = self.repo.resolve_reference_from_short_name(rev) else {
+            return Ok(());
+        };
+        let Ok(by_prefix) = self.repo.find_object_by_prefix(rev, None) else {
+            return Ok(());
+        };
+        let Ok(commit) = by_prefix.peel_to_commit() else {
+            return Ok(());
+        };
+        let Ok(named) = reference.peel_to_commit() else {
+            return Ok(());
+        };
+        if commit.id() == named.id() {
+            return Ok(());
+        }
+        Err(BaselineError::AmbiguousRevision {
+            rev: rev.to_string(),
+            reference: String::from_utf8_lossy(reference.name_bytes()).into_owned(),
+            named: short(named.id()),
+            commit: short(commit.id()),
+        }
+        .into())
     }
 
     /// The error for a missing revision, saying whether the clone is shallow (the likely

@@ -176,6 +176,41 @@ fn an_explicit_revision_resolves_to_its_commit() {
 }
 
 #[test]
+fn a_revision_naming_a_branch_and_another_commits_id_is_refused() {
+    let (dir, repo) = init_repo();
+    let [a, _, c, _] = forked_history(&repo);
+    // A branch named like the start of A's id, pointing at C.
+    let prefix = &a.to_string()[..8];
+    repo.reference(&format!("refs/heads/{prefix}"), c, false, "test")
+        .expect("branch");
+    let store = open(dir.path());
+    let error = store
+        .resolve_base_from(Some(prefix), None)
+        .expect_err("ambiguous");
+    assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+    assert!(
+        matches!(baseline_error(&error), Some(BaselineError::AmbiguousRevision { reference, .. })
+            if *reference == format!("refs/heads/{prefix}")),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("pass `refs/heads/{prefix}` or a longer commit id")),
+        "{error}"
+    );
+    // Either way of saying it without the ambiguity works.
+    let base = store
+        .resolve_base_from(Some(&format!("refs/heads/{prefix}")), None)
+        .expect("the branch");
+    assert_eq!(base.oid, c.to_string());
+    let base = store
+        .resolve_base_from(Some(&a.to_string()), None)
+        .expect("the whole id");
+    assert_eq!(base.oid, a.to_string());
+}
+
+#[test]
 fn the_base_of_a_feature_branch_is_its_merge_base_with_main() {
     let (dir, repo) = init_repo();
     let [_, b, _, _] = forked_history(&repo);

@@ -24,8 +24,9 @@ pub struct VerifyArgs {
     /// Random shapes per op, variant and precision in the kernel-variant table.
     #[arg(long, default_value_t = RANDOM_SHAPES, value_name = "N", allow_negative_numbers = true, value_parser = count::<0, MAX_REPETITIONS>)]
     pub random_shapes: usize,
-    /// Seed of the variant table's shapes and data (default: fresh each run, printed).
-    #[arg(long, value_name = "SEED")]
+    /// Seed of the variant table's shapes and data (default: fresh each run, printed; the
+    /// environment's `CONVBENCH_SEED`, which replays the tests' random inputs, when set).
+    #[arg(long, value_name = "SEED", env = "CONVBENCH_SEED")]
     pub seed: Option<u64>,
     /// Only the kernel-variant table: every variant of every op with variants (convbench's and
     /// the workspace's own kernels) on random shapes, not the networks.

@@ -21,6 +21,17 @@ pub enum ConfigError {
         #[source]
         source: toml::de::Error,
     },
+    /// `convbench.toml` at the workspace root is a folder (or a link to nothing): it would
+    /// otherwise be passed over and the defaults used without a word.
+    #[error(
+        "{} is not a file: convbench reads its configuration from a file of that name; rename or \
+         remove it",
+        path.display()
+    )]
+    ConfigNotAFile {
+        /// The path.
+        path: PathBuf,
+    },
     /// The `[workspace.metadata.convbench]` table of a `Cargo.toml` does not parse.
     #[error("invalid [workspace.metadata.convbench] in {}: {source}", path.display())]
     InvalidWorkspaceTable {

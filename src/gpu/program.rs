@@ -69,7 +69,7 @@ impl<'g> GpuProgram<'g> {
                     needs: format!("{:.1} MiB", mib(bytes)),
                     limit: format!("{:.1} MiB in one storage binding", mib(max_binding)),
                     adapter: gpu.summary.fingerprint.label(),
-                    next: "use a smaller --batch",
+                    next: "use a smaller --batch, or fewer channels or features in the largest layer",
                 }
                 .into());
             }
@@ -160,7 +160,7 @@ impl<'g> GpuProgram<'g> {
                         needs: format!("{} workgroups", dispatch.grid.workgroups()),
                         limit: format!("{max_dim} workgroups per dimension"),
                         adapter: gpu.summary.fingerprint.label(),
-                        next: "use a smaller --batch",
+                        next: "use a smaller --batch, or fewer channels or features in the largest layer",
                     })?;
                 let mut words = dispatch.params.clone();
                 words.resize(words.len().next_multiple_of(4), 0);

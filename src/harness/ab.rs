@@ -715,6 +715,7 @@ fn run_opened(
         &backends,
         &mut notices,
     )?;
+    super::sweep::check_forced_variant_runs(&kernels, &jobs, false)?;
     debug_assert!(has_variants(backends[0].kind()));
     let base_kernels = KernelChoice::Mapped {
         inner: Box::new(kernels.clone()),

@@ -7,7 +7,10 @@
 //! kernel's `only`, Winograd's 3x3 stride 1): the first is at batch 1, sizes are odd or even at
 //! random, with strides, padding, dilation 2 and channel groups where the constraints allow. Each
 //! shape gets fresh random inputs in `[-1, 1)`, the outputs are poisoned with NaN, and every
-//! element must be within the reference's rounding bound ([`super::verify`]).
+//! element must be within the reference's rounding bound ([`super::verify`]). Small shapes fit
+//! in one workgroup of most variants, so when none of the drawn shapes gives one of the
+//! variant's dispatches three workgroups or more, a wider shape that does is added: the
+//! workgroups after the first, and the last one's edge, are verified on every seed.
 
 use super::select::has_variants;
 use super::verify;
@@ -66,10 +69,22 @@ fn hints(variant: Variant) -> Only {
 
 /// A random op named `op` whose shape meets `only`; `first` gives batch 1.
 pub fn random_op(op: &str, only: &Only, first: bool, rng: &mut StdRng) -> Option<Op> {
+    random_op_scaled(op, only, first, 1, rng)
+}
+
+/// [`random_op`] with channels, features and spatial sizes drawn from ranges `scale` times as
+/// wide (scale 1 is [`random_op`]'s shapes).
+fn random_op_scaled(op: &str, only: &Only, first: bool, scale: usize, rng: &mut StdRng) -> Option<Op> {
+    let scale = scale.max(1);
     let batch = if first { 1 } else { rng.random_range(1..=3) };
     let bias = only.bias.unwrap_or_else(|| rng.random_bool(0.5));
     if op.starts_with("linear") {
-        let g = LinearGeom::new(batch, rng.random_range(1..=40), rng.random_range(1..=24), bias);
+        let g = LinearGeom::new(
+            batch,
+            rng.random_range(1..=40 * scale),
+            rng.random_range(1..=24 * scale),
+            bias,
+        );
         return match op {
             "linear_forward" => Some(Op::LinearForward(g)),
             "linear_backward_data" => Some(Op::LinearBackwardData(g)),
@@ -102,8 +117,8 @@ pub fn random_op(op: &str, only: &Only, first: bool, rng: &mut StdRng) -> Option
         |[a, b]| (a, b),
     );
     let conv = Conv2d {
-        in_channels: groups * rng.random_range(1..=3),
-        out_channels: groups * rng.random_range(1..=4),
+        in_channels: groups * rng.random_range(1..=3 * scale),
+        out_channels: groups * rng.random_range(1..=4 * scale),
         kernel,
         stride,
         padding,
@@ -112,7 +127,7 @@ pub fn random_op(op: &str, only: &Only, first: bool, rng: &mut StdRng) -> Option
         bias,
     };
     let span = |k: usize, d: usize| d * (k.max(1) - 1) + 1;
-    let size = |rng: &mut StdRng, span: usize| span + rng.random_range(0..=9);
+    let size = |rng: &mut StdRng, span: usize| span + rng.random_range(0..=9 * scale);
     let (h, w) = (
         size(rng, span(kernel.0, dilation.0)),
         size(rng, span(kernel.1, dilation.1)),
@@ -162,8 +177,67 @@ pub fn describe(op: &Op) -> String {
     }
 }
 
+/// Workgroups a shape must give one of the variant's dispatches for the shapes to cover more
+/// than one workgroup and a workgroup past it: the indexing of workgroups after the first, and
+/// the last one's edge.
+const WIDE_WORKGROUPS: u64 = 3;
+
+/// The most arithmetic a wide shape may take (the f64 reference computes it too).
+const WIDE_FLOPS: u64 = 400_000_000;
+
+/// Whether one of `variant`'s dispatches for `op` has [`WIDE_WORKGROUPS`] or more workgroups.
+fn spans_workgroups(variant: Variant, op: &Op) -> bool {
+    crate::kernels::plan(op, variant)
+        .is_ok_and(|dispatches| dispatches.iter().any(|d| d.grid.workgroups() >= WIDE_WORKGROUPS))
+}
+
+/// A random shape of `op` meeting `only` that [`spans_workgroups`], from ranges widened step by
+/// step so that it is about the smallest such shape the draw finds. Small random shapes fit in
+/// one workgroup of most variants, and a kernel that indexes workgroups wrongly (one declaring
+/// `outputs-per-invocation = 4` but writing one element per invocation, say) passes every
+/// shape that fits in one. `None` when no shape within [`WIDE_FLOPS`] spans that many.
+fn wide_op(variant: Variant, op: &str, only: &Only, precision: Precision, rng: &mut StdRng) -> Option<Op> {
+    for scale in [2, 3, 4, 6, 8, 12, 16] {
+        for _ in 0..30 {
+            if let Some(candidate) = random_op_scaled(op, only, false, scale, rng)
+                && candidate.flops() <= WIDE_FLOPS
+                && variant.implements_at(&candidate, precision)
+                && spans_workgroups(variant, &candidate)
+            {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// The shapes [`check_variant`] verifies: `shapes` random ones (the first at batch 1) and a wide
+/// one when none of them [`spans_workgroups`]; none when the variant implements no such op.
+fn draw_shapes(variant: Variant, op: &str, precision: Precision, shapes: usize, rng: &mut StdRng) -> Vec<Op> {
+    let only = hints(variant);
+    let mut ops = Vec::new();
+    for _ in 0..shapes.max(1) * 50 {
+        if ops.len() == shapes.max(1) {
+            break;
+        }
+        if let Some(candidate) = random_op(op, &only, ops.is_empty(), rng)
+            && variant.implements_at(&candidate, precision)
+        {
+            ops.push(candidate);
+        }
+    }
+    if !ops.is_empty()
+        && !ops.iter().any(|candidate| spans_workgroups(variant, candidate))
+        && let Some(wide) = wide_op(variant, op, &only, precision, rng)
+    {
+        ops.push(wide);
+    }
+    ops
+}
+
 /// Verifies `variant` of the op named `op` at `precision` on `shapes` random shapes drawn from
-/// `seed`. `None` when the variant implements no such op (or not at this precision).
+/// `seed`, and one wider shape when none of them spans [`WIDE_WORKGROUPS`] workgroups of a
+/// dispatch. `None` when the variant implements no such op (or not at this precision).
 pub fn check_variant(
     backend: &dyn Backend,
     variant: Variant,
@@ -172,19 +246,8 @@ pub fn check_variant(
     shapes: usize,
     seed: u64,
 ) -> Result<Option<Row>> {
-    let only = hints(variant);
     let mut rng = StdRng::seed_from_u64(seed);
-    let mut ops = Vec::new();
-    for _ in 0..shapes.max(1) * 50 {
-        if ops.len() == shapes.max(1) {
-            break;
-        }
-        if let Some(candidate) = random_op(op, &only, ops.is_empty(), &mut rng)
-            && variant.implements_at(&candidate, precision)
-        {
-            ops.push(candidate);
-        }
-    }
+    let ops = draw_shapes(variant, op, precision, shapes, &mut rng);
     if ops.is_empty() {
         return Ok(None);
     }
@@ -514,6 +577,39 @@ mod tests {
             .err()
             .map(|e| e.kind());
         assert_eq!(kind, Some(crate::ErrorKind::InvalidInput));
+    }
+
+    #[test]
+    fn every_variant_is_verified_on_a_shape_spanning_several_workgroups() {
+        use crate::harness::verify_run::RANDOM_SHAPES;
+        use crate::kernels::GemmTile;
+        let variants = Variant::builtin();
+        assert!(
+            variants
+                .iter()
+                .any(|v| matches!(v, Variant::Gemm(GemmTile { .. })))
+        );
+        for seed in 0..8 {
+            for op in VARIANT_OPS {
+                for &variant in &variants {
+                    let mut rng = StdRng::seed_from_u64(seed);
+                    let ops = draw_shapes(variant, op, Precision::F32, RANDOM_SHAPES, &mut rng);
+                    if ops.is_empty() {
+                        continue;
+                    }
+                    assert!(
+                        ops.iter().any(|shape| spans_workgroups(variant, shape)),
+                        "{op} with {} at seed {seed}: {:?}",
+                        variant.id(),
+                        ops.iter().map(describe).collect::<Vec<_>>()
+                    );
+                    assert!(ops.len() <= RANDOM_SHAPES + 1);
+                    if ops.len() > RANDOM_SHAPES {
+                        assert!(ops[RANDOM_SHAPES].flops() <= WIDE_FLOPS);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

@@ -49,6 +49,16 @@ pub enum Interrupted {
         /// Pairs of rounds asked for.
         pairs: usize,
     },
+    /// `peers`, while a peer ran (it was stopped).
+    #[error(
+        "interrupted while the {peer} peer ran round {round}; the rounds that finished are in the output"
+    )]
+    Peer {
+        /// The peer, by name.
+        peer: String,
+        /// The round it ran.
+        round: usize,
+    },
     /// `ab`, before its first pair.
     #[error("interrupted before a pair was measured")]
     FirstPair,

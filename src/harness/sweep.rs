@@ -10,6 +10,7 @@
 //! reports progress as [`SweepEvent`]s (the binary draws them) and returns the record beside
 //! the error that stopped it, so an interrupted or failed sweep keeps what it finished.
 
+use super::plan::PlanOptions;
 use super::select::{KernelChoice, has_variants};
 use super::tune::TuneCache;
 use super::{
@@ -425,6 +426,58 @@ impl KernelChoice {
     }
 }
 
+/// With a forced variant (`--kernel NAME`), fails when it implements no op of any job: it would
+/// run nowhere, and every benchmark would time the other kernels under its name. Planning is
+/// cheap (no tensor is allocated), so this runs before anything is verified or timed.
+pub fn check_forced_variant_runs(choice: &KernelChoice, jobs: &[Job], data_grad: bool) -> Result<()> {
+    let KernelChoice::Force(variant) = choice else {
+        return Ok(());
+    };
+    for job in jobs {
+        let options = PlanOptions {
+            stage: job.stage,
+            data_grad,
+            max_tensor_bytes: u64::MAX,
+        };
+        let plan = job.target.plan(job.batch, job.precision, options)?;
+        if plan
+            .program
+            .ops
+            .iter()
+            .any(|op| variant.implements_at(&op.op, job.precision))
+        {
+            return Ok(());
+        }
+    }
+    let with_stage = Job::stages_differ(jobs);
+    let mut labels: Vec<String> = jobs.iter().take(4).map(|job| job.label(with_stage)).collect();
+    if jobs.len() > labels.len() {
+        labels.push(format!("{} more", jobs.len() - labels.len()));
+    }
+    let (implements, widen) = match variant {
+        Variant::User(kernel) => {
+            let precision = if kernel.0.f16 { "" } else { ", f32 only" };
+            (
+                format!("{} ({}{precision})", kernel.0.op, kernel.0.only.describe()),
+                ", or widen its `only` in the configuration",
+            )
+        }
+        Variant::Winograd => (
+            "conv2d_forward and conv2d_backward_data with 3x3 stride-1 undilated kernels".to_string(),
+            "",
+        ),
+        Variant::Gemm(_) => ("convolutions and fully connected layers".to_string(), ""),
+        Variant::Direct => ("every op".to_string(), ""),
+    };
+    Err(SweepError::KernelRunsNowhere {
+        variant: variant.id(),
+        implements,
+        selection: labels.join(", "),
+        widen,
+    }
+    .into())
+}
+
 /// Random shapes each user kernel is verified on before it runs (per op and precision).
 pub const USER_KERNEL_SHAPES: usize = 4;
 
@@ -633,6 +686,7 @@ impl Sweep {
         let jobs = request
             .selection
             .jobs(&workspace.config, real_gpu, &mut notices)?;
+        check_forced_variant_runs(&choice, &jobs, request.data_grad)?;
         verify_forced_user_kernel(&choice, &backends, &jobs, &mut notices)?;
         let options = RunOptions {
             // Each job's own stage replaces it ([`RunOptions::at`]).
@@ -936,6 +990,37 @@ mod tests {
             }
         }
         assert!(SweepRequest::default().validate().is_ok());
+    }
+
+    #[test]
+    fn a_forced_variant_that_implements_no_op_of_the_selection_is_refused() {
+        let job = |model: &str, stage: Stage| Job {
+            target: Target::Model(network(model).expect("a zoo model")),
+            batch: 1,
+            precision: Precision::F32,
+            stage,
+        };
+        let winograd = KernelChoice::Force(Variant::Winograd);
+        // LeNet's convolutions are 5x5: Winograd's 3x3 stride-1 kernels run in none of its ops.
+        let lenet = [job("lenet", Stage::Eval), job("lenet", Stage::Train)];
+        let error = check_forced_variant_runs(&winograd, &lenet, false).expect_err("runs nowhere");
+        assert_eq!(error.kind(), ErrorKind::InvalidInput);
+        assert!(
+            matches!(sweep_error(&error), Some(SweepError::KernelRunsNowhere { .. })),
+            "{error:?}"
+        );
+        let message = error.to_string();
+        assert!(
+            message.starts_with("--kernel winograd")
+                && message.contains("lenet/b1/f32/eval, lenet/b1/f32/train"),
+            "{message}"
+        );
+        // One job where it runs is enough; other choices never fail here.
+        let mixed = [job("lenet", Stage::Eval), job("alexnet", Stage::Eval)];
+        check_forced_variant_runs(&winograd, &mixed, false).expect("AlexNet has 3x3 stride-1 layers");
+        for choice in [KernelChoice::Force(Variant::Direct), KernelChoice::Heuristic] {
+            check_forced_variant_runs(&choice, &lenet, false).expect("runs everywhere");
+        }
     }
 
     #[test]

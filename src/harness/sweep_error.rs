@@ -42,6 +42,23 @@ pub enum SweepError {
         #[source]
         source: Box<Error>,
     },
+    /// `--kernel NAME` names a variant that implements no op of the selection, so it would run
+    /// nowhere and every benchmark would time convbench's other kernels under its name.
+    #[error(
+        "--kernel {variant}: it implements {implements}, and no op of {selection} is one, so it would \
+         run nowhere; select a model or suite with such a layer (`cargo convbench list`){widen}"
+    )]
+    KernelRunsNowhere {
+        /// The variant's id.
+        variant: String,
+        /// What it implements: `conv2d_forward (kernel 3x3, stride 1x1)`, or `conv2d_forward
+        /// with a 3x3 stride-1 kernel` for Winograd.
+        implements: String,
+        /// The selection, by job label (a few, then a count).
+        selection: String,
+        /// `, or widen its `only` in the configuration` for a user kernel.
+        widen: &'static str,
+    },
     /// `--backend cuda` in a build without the `cuda` feature.
     #[error(
         "the cuda backend is not in this build; install with `cargo install cargo-convbench --features cuda`"

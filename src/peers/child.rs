@@ -2,6 +2,7 @@
 //! deadline is killed. A peer is another program (Python, a user's script); convbench must not
 //! hang on it nor run out of memory reading it.
 
+use crate::harness::Interrupt;
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::JoinHandle;
@@ -29,17 +30,21 @@ pub(super) enum Ended {
     TooMuchOutput,
     /// It was still running at its deadline; it was killed.
     TimedOut,
+    /// convbench was asked to stop (SIGINT or SIGTERM) while it ran; it was killed.
+    Interrupted,
 }
 
-/// Runs `command` until it ends, or kills it at `deadline`. With `capture`, its stdout (at most
-/// `max_stdout_bytes`; past that it is killed) and the end of its stderr are kept and its stdin
-/// is closed; without, it shares convbench's terminal. An error is a child that could not be
-/// started or watched.
+/// Runs `command` until it ends, or kills it at `deadline` or when `interrupt` is requested
+/// (a SIGTERM sent to convbench alone reaches no peer: convbench ends it, within
+/// [`LONGEST_POLL`]). With `capture`, its stdout (at most `max_stdout_bytes`; past that it is
+/// killed) and the end of its stderr are kept and its stdin is closed; without, it shares
+/// convbench's terminal. An error is a child that could not be started or watched.
 pub(super) fn run(
     mut command: Command,
     capture: bool,
     max_stdout_bytes: u64,
     deadline: Duration,
+    interrupt: &Interrupt,
 ) -> std::io::Result<Ended> {
     if capture {
         command
@@ -85,6 +90,10 @@ pub(super) fn run(
                 stdout: stdout_bytes,
                 stderr_tail,
             });
+        }
+        if interrupt.requested() {
+            kill(&mut child, status);
+            return Ok(Ended::Interrupted);
         }
         let elapsed = start.elapsed();
         if elapsed >= deadline {

@@ -22,6 +22,7 @@
 //! drift of a shared machine touches both alike.
 
 use crate::harness::sweep::SweepRequest;
+use crate::harness::{Interrupt, Interrupted};
 use crate::model::{Network, Precision};
 use crate::report::{PivotAxis, PivotRows, PivotSpec};
 use crate::results::{
@@ -440,13 +441,19 @@ pub fn describe(peer: Peer, command: &[String], deadline: Duration) -> Result<Pe
     let default = command == peer.default_command().as_slice();
     let mut describe = Command::new(program);
     describe.args(args).arg("--describe");
-    let ended = child::run(describe, true, MAX_DESCRIPTION_BYTES, deadline).map_err(|source| {
-        PeerError::NotStarted {
-            peer,
-            command: command.to_vec(),
-            default,
-            source,
-        }
+    // Asked before a sweep installs the handlers of SIGINT and SIGTERM: they end it.
+    let ended = child::run(
+        describe,
+        true,
+        MAX_DESCRIPTION_BYTES,
+        deadline,
+        &Interrupt::default(),
+    )
+    .map_err(|source| PeerError::NotStarted {
+        peer,
+        command: command.to_vec(),
+        default,
+        source,
     })?;
     let (status, stdout, stderr_tail) = match ended {
         Ended::Exited {
@@ -461,7 +468,7 @@ pub fn describe(peer: Peer, command: &[String], deadline: Duration) -> Result<Pe
             }
             .into());
         }
-        Ended::TimedOut => {
+        Ended::TimedOut | Ended::Interrupted => {
             return Err(PeerError::TimedOut {
                 peer,
                 command: command.to_vec(),
@@ -567,6 +574,8 @@ pub struct PeerSession {
     /// The peers, in the order asked.
     pub peers: Vec<ReadyPeer>,
     dir: PathBuf,
+    /// Stops a running peer ([`PeerSession::with_interrupt`]); never set by default.
+    interrupt: Interrupt,
 }
 
 impl PeerSession {
@@ -597,7 +606,16 @@ impl PeerSession {
             networks,
             peers,
             dir: dir.to_path_buf(),
+            interrupt: Interrupt::default(),
         })
+    }
+
+    /// Stops a running peer when `interrupt` is requested (the binary's SIGINT and SIGTERM
+    /// handlers): the peer is killed, its round dropped, and [`PeerSession::run`] returns the
+    /// rounds that finished with an [`Interrupted::Peer`] error.
+    pub fn with_interrupt(mut self, interrupt: Interrupt) -> Self {
+        self.interrupt = interrupt;
+        self
     }
 
     /// How long a run of a peer may take: `--peer-timeout`, else [`RUN_FLOOR`] plus the FLOPs
@@ -697,12 +715,23 @@ impl PeerSession {
             .arg("--out")
             .arg(&out);
         let deadline = self.run_deadline();
-        let ended = child::run(run, false, 0, deadline).map_err(|source| PeerError::RunNotStarted {
-            peer: peer.peer,
-            command: command.clone(),
-            source,
+        let ended = child::run(run, false, 0, deadline, &self.interrupt).map_err(|source| {
+            PeerError::RunNotStarted {
+                peer: peer.peer,
+                command: command.clone(),
+                source,
+            }
         })?;
+        let interrupted = Interrupted::Peer {
+            peer: peer.peer.name().to_string(),
+            round,
+        };
         match ended {
+            // Killed by convbench, or ended by the terminal's Ctrl-C that stopped convbench too.
+            Ended::Interrupted => return Err(interrupted.into()),
+            Ended::Exited { status, .. } if !status.success() && self.interrupt.requested() => {
+                return Err(interrupted.into());
+            }
             Ended::Exited { status, .. } if !status.success() => {
                 return Err(PeerError::RunFailed {
                     peer: peer.peer,

@@ -159,6 +159,7 @@ fn session(rounds: usize) -> PeerSession {
         networks: lenet(),
         peers: Vec::new(),
         dir: std::env::temp_dir(),
+        interrupt: Interrupt::default(),
     }
 }
 
@@ -240,6 +241,7 @@ fn peer_session(dir: &Path, script: &str, timeout: Option<Duration>) -> PeerSess
             description: output(0, 0).description,
         }],
         dir: dir.to_path_buf(),
+        interrupt: Interrupt::default(),
     }
 }
 
@@ -443,6 +445,38 @@ fn a_peer_that_hangs_is_killed_at_its_deadline() {
 
     let unbounded = peer_session(dir.path(), "exit 0", None);
     assert!(unbounded.run_deadline() >= RUN_FLOOR);
+}
+
+#[test]
+fn an_interrupt_stops_a_running_peer_at_once() {
+    let dir = tempfile::tempdir().expect("a scratch folder");
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let session = peer_session(dir.path(), "exec sleep 30", None)
+        .with_interrupt(crate::harness::Interrupt::new(std::sync::Arc::clone(&flag)));
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let started = std::time::Instant::now();
+    let error = session.run_peer(&session.peers[0], 2).expect_err("interrupted");
+    setter.join().expect("the setter");
+    assert_eq!(error.kind(), crate::ErrorKind::Interrupted);
+    assert!(
+        matches!(&error, Error::Interrupted(Interrupted::Peer { round: 2, .. })),
+        "{error:?}"
+    );
+    assert!(
+        error
+            .to_string()
+            .starts_with("interrupted while the torch peer ran round 2"),
+        "{error}"
+    );
+    // Well before the peer's 30 s and its deadline.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]

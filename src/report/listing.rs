@@ -1,5 +1,6 @@
 //! What `list` prints: the models (the workspace's first), the suites, the shader files, the
-//! kernel variants and the workspace's own kernels with their sources.
+//! kernel variants and the workspace's own kernels with their sources (and, for one that does
+//! not load, why: `"problem"` in the JSON, `null` for one that does).
 
 use crate::config::Workspace;
 use crate::kernels::Variant;
@@ -19,6 +20,14 @@ pub fn listing(workspace: Option<&Workspace>, json: bool) -> String {
             .strip_prefix(&root)
             .map(|p| p.to_path_buf())
             .unwrap_or(source)
+    };
+    // A kernel `run`, `kernels` and `verify` would refuse is listed with the reason, not as if
+    // it could run (loading validates the WGSL and the bindings; nothing runs).
+    let problem_of = |k: &crate::kernels::user::Declared| {
+        crate::kernels::user::UserKernel::load(k).err().map(|error| {
+            let text = error.to_string();
+            text.lines().next().unwrap_or_default().to_string()
+        })
     };
     let workspace_models = mine.len();
     let models: Vec<_> = mine.into_iter().chain(zoo()).collect();
@@ -57,7 +66,7 @@ pub fn listing(workspace: Option<&Workspace>, json: bool) -> String {
         let variants: Vec<String> = Variant::builtin().iter().map(Variant::id).collect();
         let user_kernels: Vec<_> = declared
             .iter()
-            .map(|k| json!({"name": format!("user:{}", k.name), "op": k.config.op, "source": source_of(k)}))
+            .map(|k| json!({"name": format!("user:{}", k.name), "op": k.config.op, "source": source_of(k), "problem": problem_of(k)}))
             .collect();
         let doc = json!({"models": models, "suites": suites, "kernels": kernels, "variants": variants, "user_kernels": user_kernels});
         return serde_json::to_string_pretty(&doc).unwrap_or_default();
@@ -123,8 +132,11 @@ pub fn listing(workspace: Option<&Workspace>, json: bool) -> String {
     if !declared.is_empty() {
         text.push_str("\nthis workspace's kernels (`run --kernel user:NAME`):\n");
         for k in &declared {
+            let problem = problem_of(k).map_or_else(String::new, |problem| {
+                format!(" (invalid: {problem}; `cargo convbench kernels` says more)")
+            });
             text.push_str(&format!(
-                "  user:{}: {} in {}\n",
+                "  user:{}: {} in {}{problem}\n",
                 k.name,
                 k.config.op,
                 source_of(k).display()

@@ -15,7 +15,8 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
     }
     let request = a.request()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
-    let session = PeerSession::prepare(request, &workspace.target_dir.join("convbench/peers"))?;
+    let session = PeerSession::prepare(request, &workspace.target_dir.join("convbench/peers"))?
+        .with_interrupt(crate::interrupt::install());
     let (record, error) = session.run(
         &mut |sweep| run_sweep(sweep, &workspace, args.quiet, None).and_then(|(r, e)| e.map_or(Ok(r), Err)),
         &mut |event| {

@@ -21,7 +21,7 @@ fn print_variant_tables(tables: &VariantTables, shapes: usize) {
         VariantTables::Seed { seed, tables } => {
             for table in tables {
                 print(&format!(
-                    "{}: kernel variants on {shapes} random shapes each (seed {seed})\n{}",
+                    "{}: kernel variants on {shapes} random shapes each, and one spanning 3 workgroups where none does (seed {seed})\n{}",
                     table.label,
                     report::variant_table(&table.rows)
                 ));
@@ -31,7 +31,7 @@ fn print_variant_tables(tables: &VariantTables, shapes: usize) {
             let (first, last, count) = (seeds.start, seeds.end, seeds.end - seeds.start);
             for table in tables {
                 print(&format!(
-                    "{}: kernel variants over seeds {first}..{last} ({count} seeds, {shapes} random shapes each)\n{}",
+                    "{}: kernel variants over seeds {first}..{last} ({count} seeds, {shapes} random shapes each, and one spanning 3 workgroups where none does)\n{}",
                     table.label,
                     report::variant_sweep_table(&table.rows)
                 ));

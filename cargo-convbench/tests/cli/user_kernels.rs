@@ -251,6 +251,107 @@ fn a_wrong_kernel_is_refused_before_anything_is_timed() {
 }
 
 #[test]
+fn a_kernel_covering_fewer_outputs_than_it_declares_fails_on_every_seed() {
+    let test = "a_kernel_covering_fewer_outputs_than_it_declares_fails_on_every_seed";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = example_workspace();
+    // The plain kernel writes one element per invocation; declared as four, convbench dispatches
+    // a quarter of the workgroups it needs, which covers every output of a shape that fits in
+    // one workgroup of 64.
+    let manifest = package.path("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let wrong = text.replace(
+        "source = \"kernels/conv_plain.wgsl\"\n",
+        "source = \"kernels/conv_plain.wgsl\"\noutputs-per-invocation = 4\n",
+    );
+    assert_ne!(wrong, text);
+    std::fs::write(&manifest, wrong).expect("write");
+    let seeds = 12;
+    let output = package
+        .convbench()
+        .args([
+            "verify",
+            "--variants",
+            "--kernel",
+            "user:conv-plain",
+            "--seed",
+            "1",
+            "--seeds",
+            &seeds.to_string(),
+        ])
+        .output()
+        .expect("verify");
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert_code(&output, 4);
+    let table = stdout_of(&output);
+    let lines: Vec<&str> = table
+        .lines()
+        .filter(|line| line.contains("user:conv-plain"))
+        .collect();
+    assert!(!lines.is_empty(), "{table}");
+    for line in lines {
+        assert!(line.contains(&format!("{seeds} (1, 2, 3, 4, 5, +7)")), "{table}");
+    }
+}
+
+#[test]
+fn a_kernel_whose_only_matches_no_layer_is_refused_not_silently_unused() {
+    let test = "a_kernel_whose_only_matches_no_layer_is_refused_not_silently_unused";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = example_workspace();
+    let manifest = package.path("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    // LeNet's convolutions are 5x5.
+    let narrowed = text.replace(
+        "source = \"kernels/conv_plain.wgsl\"\n",
+        "source = \"kernels/conv_plain.wgsl\"\nonly = { kernel = [7, 7] }\n",
+    );
+    assert_ne!(narrowed, text);
+    std::fs::write(&manifest, narrowed).expect("write");
+    let output = package
+        .convbench()
+        .args([
+            "run",
+            "--backend",
+            "wgpu",
+            "--kernel",
+            "user:conv-plain",
+            "--out",
+            "rec.json",
+        ])
+        .args(tiny(&[]))
+        .output()
+        .expect("run");
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert_code(&output, 2);
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("--kernel user:conv-plain")
+            && stderr.contains("kernel 7x7")
+            && stderr.contains("lenet/b1/f32")
+            && stderr.contains("widen its `only`"),
+        "{stderr}"
+    );
+    assert!(!package.path("rec.json").exists(), "nothing was timed");
+}
+
+#[test]
 fn a_configured_network_and_a_shape_list_run_like_the_zoo() {
     let package = Package::plain();
     let manifest = std::fs::read_to_string(package.path("Cargo.toml")).expect("Cargo.toml");
@@ -598,4 +699,38 @@ fn list_names_the_workspaces_kernels() {
         .map(|kernels| kernels.iter().filter_map(|k| k["name"].as_str()).collect())
         .unwrap_or_default();
     assert_eq!(names, ["user:conv-plain", "user:conv-tiled"], "{listed}");
+    assert!(
+        listed["user_kernels"]
+            .as_array()
+            .is_some_and(|kernels| kernels.iter().all(|k| k["problem"].is_null())),
+        "{listed}"
+    );
+
+    // A kernel the other commands refuse is listed with why.
+    let path = package.path("kernels/conv_plain.wgsl");
+    let source = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(&path, source.replace("@compute", "@compte")).expect("write");
+    let output = package.convbench().arg("list").output().expect("list");
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    let line = stdout
+        .lines()
+        .find(|line| line.contains("user:conv-plain"))
+        .unwrap_or_default();
+    assert!(
+        line.contains("(invalid: ") && line.ends_with("`cargo convbench kernels` says more)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("user:conv-tiled: conv2d_forward in kernels/conv_tiled.wgsl\n"),
+        "{stdout}"
+    );
+    let output = package
+        .convbench()
+        .args(["list", "--format", "json"])
+        .output()
+        .expect("list");
+    let listed: serde_json::Value = serde_json::from_str(&stdout_of(&output)).expect("JSON");
+    assert!(listed["user_kernels"][0]["problem"].is_string(), "{listed}");
+    assert!(listed["user_kernels"][1]["problem"].is_null(), "{listed}");
 }
