@@ -236,7 +236,7 @@ fn draw_shapes(variant: Variant, op: &str, precision: Precision, shapes: usize, 
 }
 
 /// Verifies `variant` of the op named `op` at `precision` on `shapes` random shapes drawn from
-/// `seed`, and one wider shape when none of them spans [`WIDE_WORKGROUPS`] workgroups of a
+/// `seed`, and one wider shape when none of them spans three workgroups of a
 /// dispatch. `None` when the variant implements no such op (or not at this precision).
 pub fn check_variant(
     backend: &dyn Backend,
