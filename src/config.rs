@@ -450,6 +450,15 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// The files a command reads from the workspace (the root `Cargo.toml`, the configuration,
+    /// the user kernels' sources), which no output may replace.
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        let mut files = vec![self.root.join("Cargo.toml")];
+        files.extend(self.config_path.clone());
+        files.extend(self.kernels.iter().map(|k| k.base_dir.join(&k.config.source)));
+        files
+    }
+
     /// Reads and validates every declared kernel ([`KernelSet::load`]): the commands that
     /// parse, list or run variants call it once and pass the set on; the others never do, so
     /// a broken kernel declaration does not stop them.

@@ -99,6 +99,24 @@ pub fn check_output(flag: &str, path: &Path) -> Result<()> {
     })
 }
 
+/// Fails when `out`, the record a run writes, is one of the files the run reads: the
+/// workspace's manifest, configuration and kernel sources, `--shapes`, or a file of
+/// `--shaders` (checked before anything is measured, so nothing is lost either way).
+pub fn refuse_out_over_inputs(
+    out: &Path,
+    run: &convbench::cli::RunArgs,
+    workspace: &convbench::config::Workspace,
+) -> Result<()> {
+    let mut inputs = workspace.input_files();
+    inputs.extend(run.selection.shapes.clone());
+    if let Some(dir) = &run.device.shaders
+        && let Ok(entries) = std::fs::read_dir(dir)
+    {
+        inputs.extend(entries.filter_map(|entry| entry.ok()).map(|entry| entry.path()));
+    }
+    convbench::fs::refuse_overwriting_an_input(out, &inputs).map_err(|error| error.context("--out"))
+}
+
 /// Writes `text` to `path` atomically (see [`convbench::fs::write_atomically`]): a reader sees
 /// the old file or the new one, never half, and only a regular file or a new path is written.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {

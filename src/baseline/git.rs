@@ -736,6 +736,18 @@ impl GitBaselineStore {
         // merges into what this one wrote.
         let _lock = if dry_run { None } else { self.lock_unless_held()? };
         let existing = self.load_worktree(slug, set)?;
+        // A file broken by hand (a benchmark twice, a zero sample, rounds that do not add up)
+        // is refused, not merged into: the gate could never read the result.
+        if let Some(existing) = existing.as_ref().filter(|e| !e.benchmarks.is_empty()) {
+            existing.validate(&path.display().to_string()).map_err(|error| {
+                Error::from(error).context(format!(
+                    "the blessed baseline {} cannot be added to; restore it with `git checkout -- \
+                     {}` or delete it, then bless again",
+                    path.display(),
+                    path.display()
+                ))
+            })?;
+        }
         let existed = existing.is_some();
         let merged = merge(existing, record, slug, self.keep_runs)?;
         let needs_write = !existed || !merged.added.is_empty() || !merged.updated.is_empty();

@@ -168,7 +168,7 @@ fn merge(existing: Option<RunRecord>, record: &RunRecord, slug: &str, keep_runs:
     let mut updated = Vec::new();
     for benchmark in &record.benchmarks {
         match merged.benchmarks.iter_mut().find(|old| old.id == benchmark.id) {
-            Some(old) if old == benchmark || old.ends_with_run(benchmark) => {}
+            Some(old) if old == benchmark || old.contains_run(benchmark) => {}
             // Another run on the same adapter, driver and runtime joins the history.
             Some(old) if old.adapter == benchmark.adapter => {
                 old.append_run(benchmark.clone(), keep_runs);

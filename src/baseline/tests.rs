@@ -541,6 +541,31 @@ fn write_merges_into_the_existing_baseline() {
     assert!(!change.has_changes() && !change.written);
     assert_eq!(change.unchanged_count, 3);
     assert_eq!(std::fs::read(&change.path).expect("read"), before);
+
+    // So does blessing again a record whose run is no longer the newest: the first record's
+    // vgg-a run (300) is the first of its two runs.
+    let change = store.write(&first, &slug, SET, false).expect("blessed before");
+    assert!(!change.has_changes() && !change.written, "{change:?}");
+    assert_eq!(std::fs::read(&change.path).expect("read"), before);
+}
+
+#[test]
+fn a_run_already_in_the_history_is_found_wherever_it_is() {
+    let run = |median: u64| benchmark("vgg-a/train/b64/f32/wgpu", median);
+    let mut history = run(100);
+    for median in [110, 120, 130] {
+        history.append_run(run(median), 10);
+    }
+    for median in [100, 110, 120, 130] {
+        assert!(history.contains_run(&run(median)), "{median}");
+    }
+    assert!(!history.contains_run(&run(140)));
+    // Samples that straddle two runs are not a run of the history.
+    let mut straddling = run(110);
+    if let Some(total) = straddling.phases.first_mut() {
+        total.samples_ns = [vec![110; 3], vec![120; 2]].concat();
+    }
+    assert!(!history.contains_run(&straddling));
 }
 
 #[test]
@@ -694,6 +719,23 @@ fn write_refuses_bad_input() {
     invalid(store.write(&run, &slug, "", false));
     invalid(store.write(&run, &slug, ".hidden", false));
     assert!(!dir.path().join("baselines").exists());
+
+    // A blessed file broken by hand is refused, not merged into.
+    let change = store.write(&run, &slug, SET, false).expect("blessed");
+    let mut broken = store.load_worktree(&slug, SET).expect("load").expect("present");
+    broken.benchmarks.push(broken.benchmarks[0].clone());
+    std::fs::write(&change.path, broken.to_json()).expect("break it");
+    let before = std::fs::read(&change.path).expect("read");
+    let message = invalid(store.write(&run, &slug, SET, false));
+    assert!(
+        message.contains("cannot be added to; restore it with `git checkout --"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read(&change.path).expect("read"),
+        before,
+        "left as it was"
+    );
 }
 
 #[test]
@@ -1128,6 +1170,29 @@ fn an_update_blesses_the_runs_finished_before_one_stopped() {
     assert!(!lines.is_empty());
     let path = dir.path().join(baseline_path(&slug()));
     assert!(path.is_file(), "the two runs finished are blessed");
+
+    // A later run that cannot even start (a shape list removed meanwhile) keeps the first.
+    let (dir, _repo) = init_repo();
+    let store = open(dir.path());
+    let mut measured = 0;
+    let (_, stopped) = request
+        .run(
+            &store,
+            &mut || {
+                measured += 1;
+                if measured == 2 {
+                    return Err(Error::io("shapes.csv", std::io::ErrorKind::NotFound.into()));
+                }
+                Ok((record(vec![benchmark("alexnet/train/b128/f32/wgpu", 100)]), None))
+            },
+            &mut |_, _| {},
+        )
+        .expect("the first run is blessed");
+    assert!(matches!(stopped, Some(Error::Io { .. })), "{stopped:?}");
+    assert!(
+        dir.path().join(baseline_path(&slug())).is_file(),
+        "the run finished is blessed"
+    );
 
     let error = UpdateRequest {
         runs: Some(0),

@@ -27,9 +27,9 @@ pub struct UpdateRequest {
 impl UpdateRequest {
     /// Blesses into `store` the record of [`UpdateRequest::from`], or runs that `measure` takes
     /// (each a fresh sweep: its record, and beside it the error that stopped it). `on_run`
-    /// hears each run after the first as it starts, with how many are wanted. A run that
-    /// stops early ends the measuring: the runs finished are blessed, and the error comes
-    /// beside the lines that say what changed.
+    /// hears each run after the first as it starts, with how many are wanted. A run after the
+    /// first that stops early or cannot start ends the measuring: the runs finished are
+    /// blessed, and the error comes beside the lines that say what changed.
     pub fn run(
         &self,
         store: &GitBaselineStore,
@@ -50,12 +50,16 @@ impl UpdateRequest {
                 records.push(first);
                 for run in 2..=wanted {
                     on_run(run, wanted);
-                    let (record, error) = measure()?;
-                    if let Some(error) = error {
-                        stopped = Some(error);
-                        break;
+                    // A run that stops early, or fails before it measures anything (a shape
+                    // list removed meanwhile, a device that no longer opens), ends the
+                    // measuring; the runs that finished are still blessed.
+                    match measure() {
+                        Ok((record, None)) => records.push(record),
+                        Ok((_, Some(error))) | Err(error) => {
+                            stopped = Some(error);
+                            break;
+                        }
                     }
-                    records.push(record);
                 }
             }
         }

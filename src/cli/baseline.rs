@@ -34,8 +34,8 @@ pub struct UpdateArgs {
     /// Commit the changed baseline files with git.
     #[arg(long, conflicts_with = "dry_run")]
     pub commit: bool,
-    /// Commit message (default: one listing what changed).
-    #[arg(long, requires = "commit")]
+    /// Commit message (default: one listing what changed; not empty, as git requires).
+    #[arg(long, requires = "commit", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub message: Option<String>,
     /// Blessed runs to measure now, each a fresh sweep (device opened, verified and warmed up
     /// again), so a young baseline already knows how runs drift apart. Default: 3 when a

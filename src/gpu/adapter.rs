@@ -119,6 +119,19 @@ pub(super) fn select(selector: Option<&str>) -> Result<wgpu::Adapter> {
 }
 
 /// [`select`] among `adapters`.
+/// Whether an adapter `name` matches `selector` (lowercase): a substring of the name, except
+/// that a number (one that is no adapter's index) matches only a whole word, as `4090` in
+/// "RTX 4090": `5` must not pick "llvmpipe (LLVM 15.0.6, 256 bits)".
+fn name_matches(name: &str, selector: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    if selector.bytes().all(|b| b.is_ascii_digit()) {
+        name.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| word == selector)
+    } else {
+        name.contains(selector)
+    }
+}
+
 fn select_among(adapters: Vec<wgpu::Adapter>, selector: Option<&str>) -> Result<wgpu::Adapter> {
     if adapters.is_empty() {
         return Err(DeviceError::NoAdapter.into());
@@ -145,7 +158,7 @@ fn select_among(adapters: Vec<wgpu::Adapter>, selector: Option<&str>) -> Result<
                 .or_else(|| {
                     summaries
                         .iter()
-                        .find(|s| s.fingerprint.name.to_ascii_lowercase().contains(&lower))
+                        .find(|s| name_matches(&s.fingerprint.name, &lower))
                         .map(|s| s.index)
                 })
         }
@@ -164,4 +177,21 @@ fn select_among(adapters: Vec<wgpu::Adapter>, selector: Option<&str>) -> Result<
         .into_iter()
         .nth(index)
         .expect("index comes from the same list"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_matches;
+
+    #[test]
+    fn a_number_matches_a_name_only_as_a_whole_word() {
+        let llvmpipe = "llvmpipe (LLVM 15.0.6, 256 bits)";
+        assert!(name_matches(llvmpipe, "llvmpipe"));
+        assert!(name_matches(llvmpipe, "256"));
+        assert!(!name_matches(llvmpipe, "5"), "a digit inside 256 or 15");
+        assert!(!name_matches(llvmpipe, "2"));
+        assert!(name_matches("NVIDIA GeForce RTX 4090", "4090"));
+        assert!(name_matches("NVIDIA GeForce RTX 4090", "rtx 40"));
+        assert!(!name_matches("NVIDIA H200", "20"));
+    }
 }

@@ -494,6 +494,12 @@ pub fn verify_forced_user_kernel(
         return Ok(());
     };
     if !variant.is_user() {
+        for backend in backends.iter().filter(|b| !has_variants(b.kind())) {
+            notices.push(format!(
+                "--kernel {variant}: the {} backend runs its own kernels",
+                backend.kind().as_str()
+            ));
+        }
         return Ok(());
     }
     let mut precisions: Vec<Precision> = jobs.iter().map(|j| j.precision).collect();

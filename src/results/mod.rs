@@ -383,14 +383,30 @@ impl BenchmarkResult {
         }
     }
 
-    /// Whether the last run of this (history) result is `run`: the same rounds and the same
-    /// samples of every phase, so blessing `run` again would repeat it.
-    pub fn ends_with_run(&self, run: &BenchmarkResult) -> bool {
-        self.round_sizes().ends_with(&run.round_sizes())
-            && run.phases.iter().all(|theirs| {
-                self.phase(theirs.phase)
-                    .is_some_and(|mine| mine.samples_ns.ends_with(&theirs.samples_ns))
-            })
+    /// Whether this (history) result already holds `run`: from the start of one of its runs,
+    /// the same rounds and the same samples of every phase, so blessing `run` again would
+    /// repeat it (blessing a record twice, whichever run it became, must not count it twice).
+    pub fn contains_run(&self, run: &BenchmarkResult) -> bool {
+        let rounds = self.round_sizes();
+        let theirs = run.round_sizes();
+        let len: usize = theirs.iter().sum();
+        let mut round_start = 0;
+        let mut sample_start = 0;
+        for size in self.run_sizes() {
+            if rounds.get(round_start..round_start + theirs.len()) == Some(theirs.as_slice())
+                && run.phases.iter().all(|p| {
+                    self.phase(p.phase).is_some_and(|mine| {
+                        mine.samples_ns.get(sample_start..sample_start + len) == Some(p.samples_ns.as_slice())
+                    })
+                })
+            {
+                return true;
+            }
+            let end = (round_start + size).min(rounds.len());
+            sample_start += rounds[round_start.min(end)..end].iter().sum::<usize>();
+            round_start = end;
+        }
+        false
     }
 
     /// Appends the phase and layer samples of `other` to those of `self` and recomputes the

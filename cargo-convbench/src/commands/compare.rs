@@ -15,6 +15,10 @@ use convbench::results::RunRecord;
 /// `cargo convbench compare`.
 pub fn run(args: &Global, a: &CompareArgs) -> Result<u8> {
     let format: Format = a.run.format.parse()?;
+    // Before the sweep: a format compare cannot render should not cost a whole run.
+    if format == Format::Csv {
+        return Err(convbench::report::ReportError::CompareCsv.into());
+    }
     if let Some(out) = &a.run.out {
         crate::output::check_writable(out)?;
     }

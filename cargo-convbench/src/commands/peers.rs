@@ -1,7 +1,7 @@
 //! `cargo convbench peers`: another framework and convbench on one selection, rounds
 //! interleaved, into one record; prints the seeds' table of backends.
 
-use crate::output::{check_writable, print, write_atomic};
+use crate::output::{check_writable, print, refuse_out_over_inputs, write_atomic};
 use crate::progress::run_sweep;
 use convbench::cli::Global;
 use convbench::cli::peers::PeersArgs;
@@ -15,6 +15,9 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
     }
     let request = a.request()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
+    if let Some(out) = &a.run.out {
+        refuse_out_over_inputs(out, &a.run, &workspace)?;
+    }
     let session = PeerSession::prepare(request, &workspace.target_dir.join("convbench/peers"))?
         .with_interrupt(crate::interrupt::install());
     let (record, error) = session.run(

@@ -1,7 +1,7 @@
 //! `cargo convbench run`: benchmark models and suites, sweeping batches, precisions and
 //! backends; print a table (or JSON, CSV, Markdown) and optionally write the record.
 
-use crate::output::{check_writable, print, write_atomic};
+use crate::output::{check_writable, print, refuse_out_over_inputs, write_atomic};
 use crate::progress::run_sweep;
 use convbench::Result;
 use convbench::cli::Global;
@@ -16,6 +16,9 @@ pub fn run(args: &Global, a: &RunArgs) -> Result<u8> {
         check_writable(out)?;
     }
     let workspace = config::load(args.manifest_path.as_deref())?;
+    if let Some(out) = &a.out {
+        refuse_out_over_inputs(out, a, &workspace)?;
+    }
     let (record, error) = run_sweep(&a.request(), &workspace, args.quiet, a.out.as_deref())?;
     if !record.benchmarks.is_empty() {
         print(&report::render_with_layers(&record, format, a.layers));

@@ -28,10 +28,11 @@ fn print_variant_tables(tables: &VariantTables, shapes: usize) {
             }
         }
         VariantTables::Sweep { seeds, tables } => {
-            let (first, last, count) = (seeds.start, seeds.end, seeds.end - seeds.start);
+            // The range as people read it: both ends included.
+            let (first, last, count) = (seeds.start, seeds.end - 1, seeds.end - seeds.start);
             for table in tables {
                 print(&format!(
-                    "{}: kernel variants over seeds {first}..{last} ({count} seeds, {shapes} random shapes each, and one spanning 3 workgroups where none does)\n{}",
+                    "{}: kernel variants over seeds {first} to {last} ({count} seeds, {shapes} random shapes each, and one spanning 3 workgroups where none does)\n{}",
                     table.label,
                     report::variant_sweep_table(&table.rows)
                 ));

@@ -297,6 +297,48 @@ fn plot_refuses_to_write_over_one_of_its_records() {
     );
 }
 
+/// `run --out` naming a file the run reads (a shape list, the manifest) is exit 2 before
+/// anything runs, and the file is untouched.
+#[test]
+fn run_refuses_to_write_its_record_over_one_of_its_inputs() {
+    let package = crate::support::Package::plain();
+    std::fs::write(package.path("s.csv"), "2,3,8,8,4,3,3,1,1\n").expect("write");
+    let manifest = std::fs::read(package.path("Cargo.toml")).expect("read");
+    for (out, extra) in [
+        ("s.csv", vec!["--shapes", "s.csv"]),
+        ("./Cargo.toml", vec!["--model", "lenet"]),
+    ] {
+        let output = package
+            .convbench()
+            .args([
+                "run",
+                "--backend",
+                "cpu",
+                "--batch",
+                "1",
+                "--samples",
+                "1",
+                "--rounds",
+                "1",
+            ])
+            .args(["--warmup", "0", "--warmup-ms", "0", "--out", out])
+            .args(&extra)
+            .output()
+            .expect("run");
+        assert_code(&output, 2);
+        let stderr = stderr_of(&output);
+        assert!(
+            stderr.contains("--out") && stderr.contains("one of this command's inputs"),
+            "{stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(package.path("s.csv")).expect("read"),
+        "2,3,8,8,4,3,3,1,1\n"
+    );
+    assert_eq!(std::fs::read(package.path("Cargo.toml")).expect("read"), manifest);
+}
+
 /// Output lost to a full disk is not success: exit 3, naming stdout (a closed pipe stays 0).
 #[cfg(target_os = "linux")]
 #[test]

@@ -26,6 +26,16 @@ fn example_workspace() -> Package {
     package
 }
 
+/// Adds the line `setting` to the declaration of `conv-plain` in the example's manifest.
+fn amend_conv_plain(package: &Package, setting: &str) {
+    let manifest = package.path("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let source = "source = \"kernels/conv_plain.wgsl\"\n";
+    let amended = text.replace(source, &format!("{source}{setting}\n"));
+    assert_ne!(amended, text);
+    std::fs::write(&manifest, amended).expect("write");
+}
+
 #[test]
 fn init_is_idempotent_and_never_overwrites_without_force() {
     let package = Package::plain();
@@ -260,14 +270,7 @@ fn a_kernel_covering_fewer_outputs_than_it_declares_fails_on_every_seed() {
     // The plain kernel writes one element per invocation; declared as four, convbench dispatches
     // a quarter of the workgroups it needs, which covers every output of a shape that fits in
     // one workgroup of 64.
-    let manifest = package.path("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).expect("read");
-    let wrong = text.replace(
-        "source = \"kernels/conv_plain.wgsl\"\n",
-        "source = \"kernels/conv_plain.wgsl\"\noutputs-per-invocation = 4\n",
-    );
-    assert_ne!(wrong, text);
-    std::fs::write(&manifest, wrong).expect("write");
+    amend_conv_plain(&package, "outputs-per-invocation = 4");
     let seeds = 12;
     let output = package
         .convbench()
@@ -309,15 +312,8 @@ fn a_kernel_whose_only_matches_no_layer_is_refused_not_silently_unused() {
         return;
     }
     let package = example_workspace();
-    let manifest = package.path("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).expect("read");
     // LeNet's convolutions are 5x5.
-    let narrowed = text.replace(
-        "source = \"kernels/conv_plain.wgsl\"\n",
-        "source = \"kernels/conv_plain.wgsl\"\nonly = { kernel = [7, 7] }\n",
-    );
-    assert_ne!(narrowed, text);
-    std::fs::write(&manifest, narrowed).expect("write");
+    amend_conv_plain(&package, "only = { kernel = [7, 7] }");
     let output = package
         .convbench()
         .args([
