@@ -426,6 +426,16 @@ impl Config {
         if self.baseline_dir.as_os_str().is_empty() {
             return Err(ConfigError::EmptyBaselineDir.into());
         }
+        if self
+            .baseline_dir
+            .components()
+            .any(|part| part.as_os_str() == ".git")
+        {
+            return Err(ConfigError::BaselineDirInGit {
+                dir: self.baseline_dir.clone(),
+            }
+            .into());
+        }
         self.ci.validate()?;
         self.compare_config().validate()
     }
@@ -983,6 +993,23 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
             matches!(config_error(&error), ConfigError::NoBaselineRuns),
             "{error:?}"
         );
+        for dir in [".git/baselines", "sub/.git/b"] {
+            let in_git = Config {
+                baseline_dir: PathBuf::from(dir),
+                ..Config::default()
+            };
+            let error = in_git.validate().expect_err("inside .git");
+            assert_eq!(error.kind(), ErrorKind::InvalidInput);
+            assert!(
+                matches!(config_error(&error), ConfigError::BaselineDirInGit { .. }),
+                "{error:?}"
+            );
+        }
+        let dotted = Config {
+            baseline_dir: PathBuf::from("perf/.gitlab-baselines"),
+            ..Config::default()
+        };
+        dotted.validate().expect("a folder that only starts like .git");
         let half = Config {
             precisions: vec!["f8".into()],
             ..Config::default()

@@ -653,7 +653,7 @@ fn parent(path: &Path) -> &Path {
 /// Fails when something other than a regular file is at `path` (a symbolic link is not
 /// followed: the rename would replace the link itself, not its target); the file's metadata
 /// when one is there.
-fn refuse_unless_regular_file(path: &Path) -> Result<Option<std::fs::Metadata>> {
+pub fn refuse_unless_regular_file(path: &Path) -> Result<Option<std::fs::Metadata>> {
     let metadata = match std::fs::symlink_metadata(path) {
         Ok(metadata) => metadata,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),

@@ -26,6 +26,9 @@ pub struct BaseRevision {
     pub oid: String,
     /// How it was chosen, for reports, e.g. `merge-base of HEAD and origin/main (1a2b3c4)`.
     pub description: String,
+    /// Whether it is `HEAD` itself for want of a default branch: the branch's own baseline is
+    /// then the one it is judged against, edits included (reports say so).
+    pub head_for_want_of_a_branch: bool,
 }
 
 impl BaseRevision {
@@ -428,6 +431,7 @@ impl GitBaselineStore {
             None => Ok(BaseRevision {
                 description: format!("HEAD ({}), no default branch found", short(head)),
                 oid: head.to_string(),
+                head_for_want_of_a_branch: true,
             }),
         }
     }
@@ -456,6 +460,7 @@ impl GitBaselineStore {
         Ok(BaseRevision {
             oid: commit.id().to_string(),
             description: format!("{rev} ({})", short(commit.id())),
+            head_for_want_of_a_branch: false,
         })
     }
 
@@ -527,6 +532,7 @@ impl GitBaselineStore {
             Ok(base) => Ok(BaseRevision {
                 oid: base.to_string(),
                 description: format!("merge-base of HEAD and {name} ({})", short(base)),
+                head_for_want_of_a_branch: false,
             }),
             // A shallow clone may fail on the missing parents with other codes: same cause.
             Err(error) if error.code() == ErrorCode::NotFound || self.repo.is_shallow() => {

@@ -263,6 +263,10 @@ fn without_a_default_branch_the_base_is_head() {
     let store = open(dir.path());
     let base = store.resolve_base_from(None, None).expect("HEAD");
     assert_eq!(base.oid, head.to_string());
+    assert!(base.head_for_want_of_a_branch, "reports warn of it");
+    let named = store.resolve_base_from(Some("trunk"), None).expect("trunk");
+    assert_eq!(named.oid, head.to_string());
+    assert!(!named.head_for_want_of_a_branch);
 }
 
 #[test]

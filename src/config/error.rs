@@ -163,6 +163,16 @@ pub enum ConfigError {
     /// `baseline-dir` is the empty path.
     #[error("`baseline-dir` is empty; leave it out for the default `{DEFAULT_BASELINE_DIR}`")]
     EmptyBaselineDir,
+    /// `baseline-dir` is inside git's own `.git` folder, where nothing is committed.
+    #[error(
+        "`baseline-dir` {} is inside `.git`, where git keeps its own files and nothing is \
+         committed; use a folder of the working tree such as the default `{DEFAULT_BASELINE_DIR}`",
+        dir.display()
+    )]
+    BaselineDirInGit {
+        /// The configured folder.
+        dir: PathBuf,
+    },
     /// `ci.comment-on` is not one of its values.
     #[error("comment-on `{value}` is not one of always, change, regression")]
     UnknownCommentOn {

@@ -93,6 +93,12 @@ pub fn load_baseline(
     let (store, base) = open_base(workspace, source.rev.as_deref())?;
     let mut record = RunRecord::new(Some(base.oid.clone()));
     let mut notes = Vec::new();
+    if base.head_for_want_of_a_branch {
+        notes.push(
+            "the repository has no main or master branch, so the base is HEAD itself and this              branch's own edits to its baseline count; pass --baseline-rev with the branch it              merges into"
+                .to_string(),
+        );
+    }
     let slugs: BTreeSet<String> = current.benchmarks.iter().map(|b| b.adapter.slug()).collect();
     for slug in &slugs {
         let path = store.repo_path(slug, &source.set)?;

@@ -149,8 +149,42 @@ pub fn emit(dir: &Path, kernels: &KernelSet) -> Result<Emitted> {
 /// name; see [`crate::fs::write_atomically`] for what else is refused.
 pub fn write_sources(dir: &Path, sources: &[FinalSource]) -> Result<()> {
     crate::fs::create_output_folder(dir)?;
+    // Every name is checked before the first is written: a folder or link in the way of one
+    // must not leave the others half replaced.
+    for source in sources {
+        crate::fs::refuse_unless_regular_file(&dir.join(&source.name))?;
+    }
     for source in sources {
         crate::fs::write_atomically(&dir.join(&source.name), source.text.as_bytes())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_folder_in_the_way_of_one_source_leaves_every_other_unwritten() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let source = |name: &str| FinalSource {
+            name: name.to_string(),
+            origin: "test".to_string(),
+            precision: Precision::F32,
+            subgroups: false,
+            constants: Vec::new(),
+            text: "// a kernel\n".to_string(),
+        };
+        std::fs::create_dir(dir.path().join("b.f32.wgsl")).expect("mkdir");
+        let sources = [source("a.f32.wgsl"), source("b.f32.wgsl")];
+        let error = write_sources(dir.path(), &sources).expect_err("a folder in the way");
+        assert!(error.to_string().contains("b.f32.wgsl"), "{error}");
+        assert!(
+            !dir.path().join("a.f32.wgsl").exists(),
+            "nothing written before the check"
+        );
+        std::fs::remove_dir(dir.path().join("b.f32.wgsl")).expect("rmdir");
+        write_sources(dir.path(), &sources).expect("written");
+        assert!(dir.path().join("a.f32.wgsl").is_file() && dir.path().join("b.f32.wgsl").is_file());
+    }
 }

@@ -8,7 +8,20 @@ use crate::compare::{CI_CONFIDENCE, Comparison, PhaseComparison, Verdict};
 /// One line counting the rows of each verdict, worst first, verdicts without rows left
 /// out: `2 regressions, 1 inconclusive, 41 unchanged`; `nothing to compare` without rows.
 pub fn verdict_summary(comparison: &Comparison) -> String {
-    let summary = summarize(&comparison.rows.iter().collect::<Vec<_>>());
+    let mut summary = summarize(&comparison.rows.iter().collect::<Vec<_>>());
+    // Regressions under `fail-threshold` are alerts: say so, or "2 regressions" beside exit 0
+    // reads as a gate that did not work.
+    let alerts = comparison.count(Verdict::Regression) - comparison.failing_regressions();
+    if let Some(fail) = comparison.config.fail_threshold
+        && alerts > 0
+    {
+        let verb = if alerts == 1 { "is" } else { "are" };
+        summary.push_str(&format!(
+            "; {alerts} of the regressions {verb} within the fail threshold of {}: alerts, not \
+             failures",
+            percent(fail)
+        ));
+    }
     if comparison.current_incomplete {
         format!("{summary}; the run was interrupted, so what it did not measure fails the gate")
     } else {

@@ -387,6 +387,22 @@ fn verdict_summary_counts_worst_first() {
     };
     assert_eq!(verdict_summary(&empty), "nothing to compare");
     assert_eq!(comparison_markdown(&empty), "**nothing to compare**\n");
+
+    // Regressions within the fail threshold are alerts, and the summary says so.
+    let mut lenient = comparison();
+    lenient.config.fail_threshold = Some(5.0);
+    assert_eq!(lenient.failing_regressions(), 0);
+    assert!(
+        verdict_summary(&lenient).ends_with(
+            "; 2 of the regressions are within the fail threshold of +500.0%: alerts, not failures"
+        ),
+        "{}",
+        verdict_summary(&lenient)
+    );
+    let mut strict = comparison();
+    strict.config.fail_threshold = Some(0.0);
+    assert_eq!(strict.failing_regressions(), 2);
+    assert!(!verdict_summary(&strict).contains("alerts"));
 }
 
 #[test]
