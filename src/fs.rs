@@ -420,6 +420,20 @@ pub fn read_text(path: &Path, max_bytes: u64) -> Result<String> {
 /// How long [`lock`] waits for another holder before it gives up.
 pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// How long [`lock`] waits before it tells the notice set by [`on_lock_wait`].
+pub const LOCK_NOTICE_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+static LOCK_WAIT_NOTICE: std::sync::OnceLock<fn(&Path, &'static str)> = std::sync::OnceLock::new();
+
+/// Sets what [`lock`] calls, once per lock and with the lock file and what it guards, when it
+/// has waited [`LOCK_NOTICE_AFTER`] for another holder: the binary prints a line on stderr, so
+/// that a command blocked behind another convbench (a blessing, a tune) says why it waits
+/// rather than hanging silently for up to [`LOCK_WAIT`]. The library prints nothing itself;
+/// the first notice set for the process stays.
+pub fn on_lock_wait(notice: fn(&Path, &'static str)) {
+    let _ = LOCK_WAIT_NOTICE.set(notice);
+}
+
 /// An exclusive advisory lock on a file, released when dropped, and by the operating system
 /// when the process ends however it ends (so a killed convbench never leaves a stale lock).
 #[derive(Debug)]
@@ -442,10 +456,17 @@ pub fn lock(path: &Path, what: &'static str) -> Result<FileLock> {
         .open(path)
         .map_err(|source| Error::io(path, source))?;
     let started = std::time::Instant::now();
+    let mut told = false;
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(FileLock { _file: file }),
             Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < LOCK_WAIT => {
+                if !told && started.elapsed() >= LOCK_NOTICE_AFTER {
+                    told = true;
+                    if let Some(notice) = LOCK_WAIT_NOTICE.get() {
+                        notice(path, what);
+                    }
+                }
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
             Err(std::fs::TryLockError::WouldBlock) => {

@@ -90,6 +90,16 @@ fn parse() -> Args {
 /// Runs the command and returns the process exit code.
 pub fn main_impl() -> ExitCode {
     let args = parse();
+    if !args.global.quiet {
+        convbench::fs::on_lock_wait(|path, what| {
+            eprintln!(
+                "waiting for the lock on the {what} ({}): another convbench holds it; this one \
+                 goes on when it is released, or gives up after {} minutes",
+                path.display(),
+                convbench::fs::LOCK_WAIT.as_secs() / 60
+            );
+        });
+    }
     let result = match &args.command {
         Command::Adapters(a) => commands::adapters::run(&args.global, a),
         Command::List(a) => commands::list::run(&args.global, a),

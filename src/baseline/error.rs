@@ -165,8 +165,9 @@ pub enum BaselineError {
     },
     /// An adapter slug or set name that would escape its folder or make an odd file name.
     #[error(
-        "{what} `{name}` cannot name a baseline file: it must be non-empty, must not start with \
-         `.` and must not contain `/`, `\\` or control characters"
+        "{what} `{name}` cannot name a baseline file: it must be non-empty, at most {} bytes long, \
+         must not start with `.` and must not contain `/`, `\\` or control characters",
+        super::MAX_NAME_BYTES
     )]
     BadName {
         /// `adapter slug` or `baseline set`.
@@ -190,6 +191,15 @@ pub enum BaselineError {
         alpha: f64,
         /// The smallest step given, in percent.
         min_step_percent: f64,
+    },
+    /// `baseline update` given a flag of `run`'s that shapes the output, which it does not write.
+    #[error(
+        "baseline update prints what it blessed and takes no {flag}; to keep the record too, \
+         run `cargo convbench run --out FILE` and then `cargo convbench baseline update --from FILE`"
+    )]
+    UpdateTakesNoOutput {
+        /// The flag, e.g. `--out` or `--format json`.
+        flag: String,
     },
     /// The record to bless comes from an interrupted run.
     #[error("the record comes from an interrupted run; bless a complete one (run the benchmarks again)")]

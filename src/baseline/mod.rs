@@ -117,9 +117,21 @@ impl BaselineChange {
     }
 }
 
-/// Refuses slugs and set names that would escape their folder or make odd file names.
+/// The longest adapter slug or set name, in bytes: with `.json.lock` after it, a file name
+/// stays under the 255 bytes most file systems allow.
+pub const MAX_NAME_BYTES: usize = 200;
+
+/// Refuses a baseline set name that cannot name a file (see [`BaselineError::BadName`]):
+/// commands check `--set` before they measure, so a bad name does not cost a run.
+pub fn check_set_name(set: &str) -> Result<()> {
+    check_name("baseline set", set)
+}
+
+/// Refuses slugs and set names that would escape their folder or make odd file names (or
+/// names too long for one).
 fn check_name(what: &'static str, name: &str) -> Result<()> {
     let odd = name.is_empty()
+        || name.len() > MAX_NAME_BYTES
         || name.starts_with('.')
         || name.chars().any(|c| c == '/' || c == '\\' || c.is_control());
     if odd {

@@ -37,6 +37,7 @@ impl UpdateRequest {
         on_run: &mut dyn FnMut(usize, usize),
     ) -> Result<(Vec<String>, Option<Error>)> {
         check_runs(self.runs)?;
+        super::check_set_name(&self.set)?;
         let mut records = Vec::new();
         let mut stopped = None;
         match &self.from {

@@ -22,8 +22,9 @@ pub enum BaselineAction {
 /// Arguments of `baseline update`.
 #[derive(Debug, clap::Args)]
 pub struct UpdateArgs {
-    /// Bless a saved record instead of running now.
-    #[arg(long, value_name = "FILE")]
+    /// Bless a saved record instead of running now (the flags that shape a run are then
+    /// refused).
+    #[arg(long, value_name = "FILE", conflicts_with_all = crate::cli::FRESH_RUN_FLAGS)]
     pub from: Option<PathBuf>,
     /// Baseline set (file name under `baselines/<adapter>/`).
     #[arg(long, default_value = "default")]
@@ -48,6 +49,20 @@ pub struct UpdateArgs {
 }
 
 impl UpdateArgs {
+    /// Refuses the flags of `run` that shape the output (`--out`, a `--format` other than
+    /// `table`): `baseline update` prints what it blessed, and a flag silently ignored would
+    /// leave the user without the file they asked for.
+    pub fn refuse_output_flags(&self) -> crate::Result<()> {
+        let flag = if self.run.out.is_some() {
+            "--out".to_string()
+        } else if self.run.format != "table" {
+            format!("--format {}", self.run.format)
+        } else {
+            return Ok(());
+        };
+        Err(crate::baseline::BaselineError::UpdateTakesNoOutput { flag }.into())
+    }
+
     /// The library's request to bless (the runs themselves come from `run`).
     pub fn request(&self) -> UpdateRequest {
         UpdateRequest {

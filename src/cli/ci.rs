@@ -26,8 +26,9 @@ pub struct PostArgs {
 /// Arguments of `ci`.
 #[derive(Debug, clap::Args)]
 pub struct CiArgs {
-    /// Saved records to judge (one per runner); without them, the benchmarks run now.
-    #[arg(long, value_name = "FILE", num_args = 1..)]
+    /// Saved records to judge (one per runner); without them, the benchmarks run now (the
+    /// flags that shape a run are then refused).
+    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = crate::cli::FRESH_RUN_FLAGS)]
     pub results: Vec<PathBuf>,
     /// Do not post the PR comment (the `workflow_run` job posts it).
     #[arg(long)]

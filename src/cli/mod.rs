@@ -182,6 +182,34 @@ impl KernelArgs {
     }
 }
 
+/// The ids of the [`RunArgs`] flags that only shape a fresh run. A subcommand that can take a
+/// saved record instead (`baseline update --from`, `compare --results`, `ci --results`)
+/// declares its record flag in conflict with each, so none of them is silently ignored: clap
+/// names both flags and exits 2. `--adapter` is left out (it is also read from
+/// `CONVBENCH_ADAPTER`, which a saved record should not make an error), and so is `--format`,
+/// which renders the saved record too.
+pub const FRESH_RUN_FLAGS: &[&str] = &[
+    "model",
+    "suite",
+    "batch",
+    "precision",
+    "stage",
+    "shapes",
+    "backend",
+    "tf32",
+    "shaders",
+    "samples",
+    "rounds",
+    "warmup",
+    "warmup_ms",
+    "no_verify",
+    "data_grad",
+    "layers",
+    "kernel",
+    "no_tune",
+    "out",
+];
+
 /// Arguments of `run` (also used by `compare`, `baseline update` and `ci` to run fresh).
 #[derive(Debug, Clone, clap::Args)]
 pub struct RunArgs {
@@ -211,7 +239,8 @@ pub struct RunArgs {
     /// Also compute the first layer's input gradient (Torch and Chainer skip it).
     #[arg(long)]
     pub data_grad: bool,
-    /// Record and show the per-layer breakdown.
+    /// Record and show the per-layer breakdown (shown in the table and md formats; json holds
+    /// it; csv has one row per benchmark and phase, so `report --pivot --rows layer` gives it).
     #[arg(long)]
     pub layers: bool,
     /// Which kernels run.

@@ -13,7 +13,8 @@ pub struct ReportArgs {
     /// github-action-benchmark (its customSmallerIsBetter JSON).
     #[arg(long, default_value = "table")]
     pub format: String,
-    /// Also show the per-layer breakdown (table format); with --pivot, use --rows layer.
+    /// Also show the per-layer breakdown (table and md formats; json holds it already, csv has no
+    /// room for it); with --pivot, use --rows layer.
     #[arg(long, conflicts_with = "pivot")]
     pub layers: bool,
     /// Show one grid of median times of the records' benchmarks (rows by columns) instead.
@@ -28,8 +29,9 @@ pub struct ReportArgs {
     /// The phase the pivot shows: total, forward, grad-input, grad-params, update, ...
     #[arg(long, default_value = "total", requires = "pivot")]
     pub phase: String,
-    /// Also show each pivot cell's ratio to this backend's cell (this / reference, <1 faster).
-    #[arg(long, value_name = "BACKEND", requires = "pivot")]
+    /// Also show each pivot cell's ratio to this backend's cell (this / reference, <1 faster),
+    /// or to this precision's (`--ratio-to f32`: each f16 cell against the f32 one).
+    #[arg(long, value_name = "BACKEND|PRECISION", requires = "pivot")]
     pub ratio_to: Option<String>,
 }
 

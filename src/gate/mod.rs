@@ -145,6 +145,7 @@ fn open_base(workspace: &Workspace, rev: Option<&str>) -> Result<(GitBaselineSto
 /// `--baseline-file` is readable later; otherwise the repository and the base revision
 /// exist.
 pub fn check_base(workspace: &Workspace, source: &BaselineSource) -> Result<()> {
+    crate::baseline::check_set_name(&source.set)?;
     if source.file.is_some() {
         return Ok(());
     }

@@ -284,13 +284,16 @@ pub fn check_variant(
 }
 
 /// [`check_variant`] for every variant in `variants` and every op it implements, at each of
-/// `precisions` the backend supports: the rows of the conformance table, in op order.
+/// `precisions` the backend supports: the rows of the conformance table, in op order. `interrupt`
+/// set stops it before the next variant ([`super::Interrupted::Variants`]); `on_row` has heard
+/// each row finished before.
 pub fn check_all(
     backend: &dyn Backend,
     variants: &[Variant],
     precisions: &[Precision],
     shapes: usize,
     seed: u64,
+    interrupt: &super::Interrupt,
     on_row: &mut dyn FnMut(&Row),
 ) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
@@ -300,6 +303,7 @@ pub fn check_all(
                 continue;
             }
             for &variant in variants {
+                interrupt.check(&super::Interrupted::Variants)?;
                 if let Some(row) = check_variant(backend, variant, op, precision, shapes, seed)? {
                     on_row(&row);
                     rows.push(row);
@@ -345,19 +349,37 @@ pub struct SweepRow {
 
 /// [`check_all`] once per seed of `seeds`, each with fresh shapes and data: per op, variant and
 /// precision, the worst ratio and its seed, and every seed that failed. `on_seed` is called
-/// before each seed (for progress). Failures do not stop the sweep: they are its result.
+/// before each seed (for progress). Failures do not stop the sweep: they are its result. An
+/// error (a device lost, `interrupt` set before a seed) stops it, and is returned beside the
+/// lines of the seeds finished before it.
 pub fn sweep(
     backend: &dyn Backend,
     variants: &[Variant],
     precisions: &[Precision],
     shapes: usize,
     seeds: std::ops::Range<u64>,
+    interrupt: &super::Interrupt,
     on_seed: &mut dyn FnMut(u64),
-) -> Result<Vec<SweepRow>> {
+) -> (Vec<SweepRow>, Option<Error>) {
     let mut lines: Vec<SweepRow> = Vec::new();
     for seed in seeds {
+        if let Err(e) = interrupt.check(&super::Interrupted::Variants) {
+            return (lines, Some(e));
+        }
         on_seed(seed);
-        for row in check_all(backend, variants, precisions, shapes, seed, &mut |_| {})? {
+        let rows = match check_all(
+            backend,
+            variants,
+            precisions,
+            shapes,
+            seed,
+            interrupt,
+            &mut |_| {},
+        ) {
+            Ok(rows) => rows,
+            Err(e) => return (lines, Some(e)),
+        };
+        for row in rows {
             let same = |line: &&mut SweepRow| {
                 line.worst.op == row.op
                     && line.worst.variant == row.variant
@@ -385,7 +407,7 @@ pub fn sweep(
             }
         }
     }
-    Ok(lines)
+    (lines, None)
 }
 
 /// Verifies a user kernel on `shapes` random shapes at each of `precisions` it runs in, before
@@ -397,7 +419,15 @@ pub fn verify_user_kernel(
     shapes: usize,
     seed: u64,
 ) -> Result<Vec<Row>> {
-    let rows = check_all(backend, &[variant], precisions, shapes, seed, &mut |_| {})?;
+    let rows = check_all(
+        backend,
+        &[variant],
+        precisions,
+        shapes,
+        seed,
+        &super::Interrupt::default(),
+        &mut |_| {},
+    )?;
     if let Some(failed) = rows.iter().find(|row| !row.passed()) {
         return Err(failure(failed, seed));
     }
@@ -431,12 +461,31 @@ pub fn check_backends(
     precisions: &[Precision],
     shapes: usize,
     seed: u64,
+    interrupt: &super::Interrupt,
 ) -> (Vec<BackendRows<Row>>, Option<Error>) {
     let mut tables = Vec::new();
     for backend in backends.iter().filter(|b| has_variants(b.kind())) {
-        let rows = match check_all(backend.as_ref(), variants, precisions, shapes, seed, &mut |_| {}) {
+        let mut done = Vec::new();
+        let rows = match check_all(
+            backend.as_ref(),
+            variants,
+            precisions,
+            shapes,
+            seed,
+            interrupt,
+            &mut |row| done.push(row.clone()),
+        ) {
             Ok(rows) => rows,
-            Err(e) => return (tables, Some(e)),
+            Err(e) => {
+                // The variants checked before the stop are shown.
+                if !done.is_empty() {
+                    tables.push(BackendRows {
+                        label: super::backend_label(backend.as_ref()),
+                        rows: done,
+                    });
+                }
+                return (tables, Some(e));
+            }
         };
         let failed = rows
             .iter()
@@ -498,21 +547,30 @@ pub fn sweep_backends(
     precisions: &[Precision],
     shapes: usize,
     seeds: std::ops::Range<u64>,
+    interrupt: &super::Interrupt,
     on_seed: &mut dyn FnMut(u64),
 ) -> (Vec<BackendRows<SweepRow>>, Option<Error>) {
     let mut tables = Vec::new();
     for backend in backends.iter().filter(|b| has_variants(b.kind())) {
-        let lines = match sweep(
+        let (lines, error) = sweep(
             backend.as_ref(),
             variants,
             precisions,
             shapes,
             seeds.clone(),
+            interrupt,
             on_seed,
-        ) {
-            Ok(lines) => lines,
-            Err(e) => return (tables, Some(e)),
-        };
+        );
+        if error.is_some() {
+            // The seeds finished before the stop are shown.
+            if !lines.is_empty() {
+                tables.push(BackendRows {
+                    label: super::backend_label(backend.as_ref()),
+                    rows: lines,
+                });
+            }
+            return (tables, error);
+        }
         let failed = lines
             .iter()
             .filter(|line| !line.failed_seeds.is_empty())
@@ -536,7 +594,14 @@ mod tests {
     #[test]
     fn a_backend_without_variants_has_no_table() {
         let backends: Vec<Box<dyn Backend>> = vec![Box::new(crate::backend::cpu::CpuBackend::new())];
-        let (tables, error) = check_backends(&backends, &[Variant::Direct], &[Precision::F32], 1, 7);
+        let (tables, error) = check_backends(
+            &backends,
+            &[Variant::Direct],
+            &[Precision::F32],
+            1,
+            7,
+            &crate::harness::Interrupt::default(),
+        );
         assert!(tables.is_empty() && error.is_none(), "{tables:?} {error:?}");
         let (lines, error) = sweep_backends(
             &backends,
@@ -544,6 +609,7 @@ mod tests {
             &[Precision::F32],
             1,
             7..9,
+            &crate::harness::Interrupt::default(),
             &mut |_| {},
         );
         assert!(lines.is_empty() && error.is_none(), "{lines:?} {error:?}");

@@ -59,6 +59,22 @@ pub enum Interrupted {
         /// The round it ran.
         round: usize,
     },
+    /// `verify`, between two kernel variants or two seeds of a sweep.
+    #[error(
+        "interrupted before every kernel variant was checked; the table above shows those that were \
+         (a seed sweep: the seeds finished)"
+    )]
+    Variants,
+    /// `verify`, between the networks' benchmarks.
+    #[error(
+        "interrupted before every benchmark was verified ({verified} of {total} were; the table above shows them)"
+    )]
+    Verifications {
+        /// Verifications finished.
+        verified: usize,
+        /// Verifications asked for.
+        total: usize,
+    },
     /// `ab`, before its first pair.
     #[error("interrupted before a pair was measured")]
     FirstPair,

@@ -355,8 +355,10 @@ pub struct BackendSummary {
 /// (each with fresh random data), without timing anything: `cargo convbench verify`'s networks.
 /// A job in a precision a backend lacks is an error when `explicit_precisions` (the user named
 /// the precisions), else skipped with a notice (once per backend and precision). Returns the
-/// summaries of the backends that verified anything, in order; the first op beyond its bound
-/// is the error.
+/// summaries of the backends that verified anything, in order, and beside them the error that
+/// stopped the checking, if one did: the first op beyond its bound, a device error, or
+/// `options.interrupt` set ([`Interrupted::Verifications`]); the summaries then hold what was
+/// verified before it. A request that cannot start (`repeat` 0) is the `Err`.
 pub fn verify_jobs(
     backends: &[Box<dyn Backend>],
     jobs: &[sweep::Job],
@@ -364,11 +366,13 @@ pub fn verify_jobs(
     repeat: usize,
     explicit_precisions: bool,
     on_event: &mut dyn FnMut(VerifyEvent<'_>),
-) -> Result<Vec<BackendSummary>> {
+) -> Result<(Vec<BackendSummary>, Option<Error>)> {
     if repeat == 0 {
         return Err(SweepError::ZeroCount { flag: "--repeat" }.into());
     }
     let several_stages = sweep::Job::stages_differ(jobs);
+    let total = jobs.len() * backends.len() * repeat;
+    let mut verified = 0;
     let mut summaries = Vec::new();
     for backend in backends {
         let mut found = BackendSummary {
@@ -376,10 +380,12 @@ pub fn verify_jobs(
             precisions: BTreeMap::new(),
         };
         let mut missing = Vec::new();
-        for job in jobs {
+        let mut stopped = None;
+        'jobs: for job in jobs {
             if !backend.supports(job.precision) {
                 if explicit_precisions {
-                    return Err(unsupported(backend.as_ref(), job.precision));
+                    stopped = Some(unsupported(backend.as_ref(), job.precision));
+                    break;
                 }
                 if !missing.contains(&job.precision) {
                     missing.push(job.precision);
@@ -392,23 +398,45 @@ pub fn verify_jobs(
             }
             let label = job.label(several_stages);
             for _ in 0..repeat {
-                let summary = verify_target(
-                    backend.as_ref(),
-                    &job.target,
-                    job.batch,
-                    job.precision,
-                    &options.at(job.stage),
-                    &mut |event| on_event(VerifyEvent::Benchmark { label: &label, event }),
-                )?;
-                found.precisions.entry(job.precision).or_default().merge(summary);
-                on_event(VerifyEvent::Verified);
+                let summary = options
+                    .interrupt
+                    .check(&Interrupted::Verifications { verified, total })
+                    .and_then(|()| {
+                        verify_target(
+                            backend.as_ref(),
+                            &job.target,
+                            job.batch,
+                            job.precision,
+                            &options.at(job.stage),
+                            &mut |event| on_event(VerifyEvent::Benchmark { label: &label, event }),
+                        )
+                    });
+                match summary {
+                    Ok(summary) => {
+                        found.precisions.entry(job.precision).or_default().merge(summary);
+                        verified += 1;
+                        on_event(VerifyEvent::Verified);
+                    }
+                    Err(e) => {
+                        // An interrupt inside the benchmark says how far the whole run got.
+                        stopped = Some(if e.kind() == crate::ErrorKind::Interrupted {
+                            Interrupted::Verifications { verified, total }.into()
+                        } else {
+                            e
+                        });
+                        break 'jobs;
+                    }
+                }
             }
         }
         if !found.precisions.is_empty() {
             summaries.push(found);
         }
+        if stopped.is_some() {
+            return Ok((summaries, stopped));
+        }
     }
-    Ok(summaries)
+    Ok((summaries, None))
 }
 
 /// One timed iteration: nanoseconds per phase (in plan order), per op (may be empty), total.
@@ -857,10 +885,11 @@ mod tests {
         }];
         let options = RunOptions::default();
         let mut verified = 0;
-        let summaries = verify_jobs(&backends, &jobs, &options, 2, true, &mut |event| {
+        let (summaries, error) = verify_jobs(&backends, &jobs, &options, 2, true, &mut |event| {
             verified += usize::from(matches!(event, VerifyEvent::Verified));
         })
         .expect("lenet verifies on the cpu");
+        assert!(error.is_none(), "{error:?}");
         assert_eq!(verified, 2);
         assert_eq!(summaries.len(), 1);
         assert_eq!(summaries[0].label, backend_label(backends[0].as_ref()));

@@ -628,6 +628,18 @@ impl SweepRequest {
     }
 }
 
+/// Refuses a precision one of the backends cannot run before anything is measured: `--precision
+/// f32,f16` on an adapter without `SHADER_F16` used to time every f32 benchmark first and then
+/// stop, exit 3, at the first f16 one.
+fn check_precisions(backends: &[Box<dyn Backend>], jobs: &[Job]) -> Result<()> {
+    for backend in backends {
+        if let Some(job) = jobs.iter().find(|job| !backend.supports(job.precision)) {
+            return Err(unsupported(backend.as_ref(), job.precision));
+        }
+    }
+    Ok(())
+}
+
 /// Progress of a sweep, for the binary to draw.
 #[derive(Debug)]
 pub enum SweepEvent<'a> {
@@ -692,6 +704,7 @@ impl Sweep {
         let jobs = request
             .selection
             .jobs(&workspace.config, real_gpu, &mut notices)?;
+        check_precisions(&backends, &jobs)?;
         check_forced_variant_runs(&choice, &jobs, request.data_grad)?;
         verify_forced_user_kernel(&choice, &backends, &jobs, &mut notices)?;
         let options = RunOptions {

@@ -385,12 +385,14 @@ pub fn tune_all(
     let mut results = Vec::with_capacity(ops.len());
     let mut unverified = Vec::new();
     for (index, job) in ops.iter().enumerate() {
-        if interrupt.requested() {
-            let stopped = Error::from(super::Interrupted::Tuning {
+        let stopped = || {
+            Error::from(super::Interrupted::Tuning {
                 tuned: index,
                 ops: ops.len(),
-            });
-            return Ok((results, Some(stopped)));
+            })
+        };
+        if interrupt.requested() {
+            return Ok((results, Some(stopped())));
         }
         let label = format!(
             "[{}/{}] {} {} {}",
@@ -400,9 +402,13 @@ pub fn tune_all(
             shape_key(&job.op),
             job.precision
         );
-        let result = tune_op(backend, job, kernels, options, &mut |event| {
+        let result = match tune_op_until(backend, job, kernels, options, interrupt, &mut |event| {
             on_event(TuneProgress::Op { label: &label, event })
-        })?;
+        }) {
+            Ok(result) => result,
+            Err(e) if e.kind() == crate::ErrorKind::Interrupted => return Ok((results, Some(stopped()))),
+            Err(e) => return Err(e),
+        };
         for v in &result.variants {
             if let Outcome::Failed { ratio } = v.outcome {
                 on_event(TuneProgress::Rejected {
@@ -457,6 +463,27 @@ pub fn tune_op(
     options: &TuneOptions,
     on_event: &mut dyn FnMut(TuneEvent),
 ) -> Result<TuneResult> {
+    tune_op_until(
+        backend,
+        job,
+        kernels,
+        options,
+        &super::Interrupt::default(),
+        on_event,
+    )
+}
+
+/// [`tune_op`], stopped before the next variant is timed when `interrupt` is set (an op of a
+/// large network times a dozen variants for minutes on a software adapter): the
+/// [`Error::Interrupted`] is the `Err`, and the op is not tuned.
+fn tune_op_until(
+    backend: &dyn Backend,
+    job: &TuneJob,
+    kernels: &KernelSet,
+    options: &TuneOptions,
+    interrupt: &super::Interrupt,
+    on_event: &mut dyn FnMut(TuneEvent),
+) -> Result<TuneResult> {
     // A variant with no timed run has no median to compare.
     if options.samples == 0 {
         return Err(crate::harness::SweepError::ZeroCount { flag: "--samples" }.into());
@@ -494,6 +521,8 @@ pub fn tune_op(
     let (_, mut loaded) = verify::load_variants(backend, &job.op, job.precision, &passed, None, &mut rng)?;
     let mut best: Option<(Variant, f64)> = None;
     for (index, &variant) in passed.iter().enumerate() {
+        // Which op it was is told by the caller ([`tune_all`]'s count of those tuned).
+        interrupt.check(&super::Interrupted::Tuning { tuned: 0, ops: 1 })?;
         on_event(TuneEvent::Timing(variant));
         for _ in 0..options.warmup_iterations.max(1) {
             loaded.run(index..index + 1, true)?;

@@ -6,7 +6,7 @@
 use super::conformance::{self, BackendRows, Row, SweepRow};
 use super::select::KernelChoice;
 use super::sweep::{DeviceRequest, Job, KernelRequest, Selection, VerifyScope};
-use super::{BackendSummary, RunOptions, VerifyEvent, verify_jobs};
+use super::{BackendSummary, Interrupt, RunOptions, VerifyEvent, verify_jobs};
 use crate::backend::Backend;
 use crate::config::Workspace;
 use crate::kernels::user::KernelSet;
@@ -83,7 +83,14 @@ pub struct VerifySession<'w> {
 
 impl VerifyRequest {
     /// Opens the backends and resolves the kernels, in a workspace whose own kernels are `mine`.
-    pub fn prepare(self, workspace: &Workspace, mine: KernelSet) -> Result<VerifySession<'_>> {
+    /// `interrupt` set stops the checking between two variants, seeds or benchmarks, keeping
+    /// what was checked before (the binary's SIGINT and SIGTERM).
+    pub fn prepare(
+        self,
+        workspace: &Workspace,
+        mine: KernelSet,
+        interrupt: Interrupt,
+    ) -> Result<VerifySession<'_>> {
         let mut notices = Vec::new();
         let backends = self.device.open(&mut notices)?;
         let kernels = KernelChoice::resolve(
@@ -96,6 +103,7 @@ impl VerifyRequest {
         let scope = self.selection.clone().verify_scope(&workspace.config);
         let options = RunOptions {
             kernels,
+            interrupt,
             ..RunOptions::default()
         };
         Ok(VerifySession {
@@ -127,8 +135,14 @@ impl VerifySession<'_> {
         let seed = request.seed.unwrap_or_else(rand::random);
         Ok(match request.seeds {
             None => {
-                let (tables, error) =
-                    conformance::check_backends(&self.backends, &variants, precisions, shapes, seed);
+                let (tables, error) = conformance::check_backends(
+                    &self.backends,
+                    &variants,
+                    precisions,
+                    shapes,
+                    seed,
+                    &self.options.interrupt,
+                );
                 (VariantTables::Seed { seed, tables }, error)
             }
             Some(seeds) => {
@@ -140,6 +154,7 @@ impl VerifySession<'_> {
                     precisions,
                     shapes,
                     seeds.clone(),
+                    &self.options.interrupt,
                     &mut |seed| on_seed(seed, seed - first + 1),
                 );
                 (VariantTables::Sweep { seeds, tables }, error)
@@ -160,13 +175,13 @@ impl VerifySession<'_> {
     }
 
     /// Verifies every op of `jobs` on every backend, [`VerifyRequest::repeat`] times: per
-    /// backend, the worst ratio of error to bound of each op; the first op beyond its bound is
-    /// the error.
+    /// backend, the worst ratio of error to bound of each op, and beside them what stopped the
+    /// checking early (the first op beyond its bound, an interrupt), as [`verify_jobs`] says.
     pub fn networks(
         &self,
         jobs: &[Job],
         on_event: &mut dyn FnMut(VerifyEvent<'_>),
-    ) -> Result<Vec<BackendSummary>> {
+    ) -> Result<(Vec<BackendSummary>, Option<Error>)> {
         verify_jobs(
             &self.backends,
             jobs,

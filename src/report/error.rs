@@ -91,6 +91,23 @@ pub enum ReportError {
         /// The record's file.
         path: PathBuf,
     },
+    /// `report --layers` of a record none of whose benchmarks has the per-layer breakdown.
+    #[error(
+        "record {} has no per-layer breakdown to show; re-run the benchmarks with `cargo \
+         convbench run --layers --out FILE`, or leave out --layers",
+        path.display()
+    )]
+    NoLayersToShow {
+        /// The record's file.
+        path: PathBuf,
+    },
+    /// `report --layers --format csv`: the CSV has one row per benchmark and phase.
+    #[error(
+        "the CSV has one row per benchmark and phase and no room for layers; for one row per \
+         layer use `cargo convbench report --pivot --rows layer --format csv FILE`, or pass \
+         --layers with --format table, md or json"
+    )]
+    CsvLayers,
     /// Layer rows asked of records none of which has the per-layer breakdown.
     #[error(
         "no benchmark in the records has a per-layer breakdown; re-run with `run --layers`, or \
@@ -107,17 +124,20 @@ pub enum ReportError {
         /// The phase asked for.
         phase: Phase,
     },
-    /// `--ratio-to` names a backend no benchmark ran on.
+    /// `--ratio-to` names neither a backend nor a precision of the benchmarks.
     #[error(
-        "no benchmark in the records ran on backend `{reference}` (present: {}); pass one of \
-         those to --ratio-to, or add a record of `{reference}`",
-        present.join(", ")
+        "no benchmark in the records ran on backend or in precision `{reference}` (backends: {}; \
+         precisions: {}); pass one of those to --ratio-to, or add a record of `{reference}`",
+        present.join(", "),
+        precisions.join(", ")
     )]
     NoReferenceBackend {
-        /// The backend given.
+        /// The name given.
         reference: String,
         /// The backends present, sorted.
         present: Vec<String>,
+        /// The precisions present, sorted.
+        precisions: Vec<String>,
     },
     /// A benchmark id in more than one of the records: the two would show as one.
     #[error(

@@ -1,7 +1,7 @@
 //! GitHub-flavoured Markdown, for job summaries and PR comments.
 
 use super::cells::{self, Column};
-use crate::results::RunRecord;
+use crate::results::{BenchmarkResult, RunRecord};
 
 /// Escapes text from a record for a GitHub Markdown table cell or paragraph.
 ///
@@ -73,6 +73,19 @@ pub fn markdown(record: &RunRecord) -> String {
     let rows: Vec<Vec<String>> = record.benchmarks.iter().map(cells::benchmark_row).collect();
     let mut text = table_text(&cells::BENCHMARK_COLUMNS, rows.iter().map(Vec::as_slice));
     for line in cells::adapter_lines(record) {
+        text.push('\n');
+        text.push_str(&escape_markdown(&line));
+        text.push('\n');
+    }
+    text
+}
+
+/// The per-layer table of `benchmark` ([`layers_table`](super::layers_table)) as a GitHub
+/// Markdown table, then its footer lines (the total, the roof), each its own paragraph.
+pub fn layers_markdown(benchmark: &BenchmarkResult) -> String {
+    let (rows, footer) = cells::layer_rows(benchmark);
+    let mut text = table_text(&cells::LAYER_COLUMNS, rows.iter().map(Vec::as_slice));
+    for line in footer {
         text.push('\n');
         text.push_str(&escape_markdown(&line));
         text.push('\n');

@@ -59,7 +59,7 @@ pub use history::{
 pub use history_run::{History, HistoryRequest};
 pub use kernels::{contract_json, emitted_json, ops_table};
 pub use listing::listing;
-pub use markdown::{escape_markdown, markdown};
+pub use markdown::{escape_markdown, layers_markdown, markdown};
 pub use pivot::{
     Pivot, PivotAxis, PivotCell, PivotRows, PivotSpec, parse_phase, parse_phases, pivot, pivot_csv,
     pivot_json, pivot_markdown, pivot_table, render_pivot,
@@ -186,13 +186,24 @@ pub fn render(record: &RunRecord, format: Format) -> String {
     }
 }
 
-/// [`render`], followed in the table format by each benchmark's per-layer table
-/// ([`layers_table`]) when `layers` (`run --layers`, `report --layers`).
+/// [`render`], followed in the table and Markdown formats by each benchmark's per-layer table
+/// ([`layers_table`], [`layers_markdown`]) when `layers` (`run --layers`, `report
+/// --layers`). JSON holds the layers already; CSV has one row per benchmark and phase and no
+/// room for them (`report --pivot --rows layer --format csv` gives one row per layer), so
+/// `report` refuses `--layers` there and `run` says so.
 pub fn render_with_layers(record: &RunRecord, format: Format, layers: bool) -> String {
     let mut text = render(record, format);
-    if layers && format == Format::Table {
+    if layers {
         for b in record.benchmarks.iter().filter(|b| !b.layers.is_empty()) {
-            text.push_str(&format!("\n{}\n{}", b.id, layers_table(b)));
+            match format {
+                Format::Table => text.push_str(&format!("\n{}\n{}", b.id, layers_table(b))),
+                Format::Markdown => text.push_str(&format!(
+                    "\n**{}**\n\n{}",
+                    markdown::escape_markdown(&b.id),
+                    markdown::layers_markdown(b)
+                )),
+                Format::Json | Format::Csv => {}
+            }
         }
     }
     text

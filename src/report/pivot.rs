@@ -121,7 +121,8 @@ pub struct PivotSpec {
     /// The phase whose median each cell shows; for layer rows, `total` is the sum of the
     /// layer's phases.
     pub phase: Phase,
-    /// The backend each ratio is taken against, if any.
+    /// The backend (or, where no backend has the name, the precision) each ratio is taken
+    /// against, if any.
     pub ratio_to: Option<String>,
 }
 
@@ -154,9 +155,9 @@ impl PivotSpec {
 pub struct PivotCell {
     /// Median of the phase (ns).
     pub median_ns: f64,
-    /// `median / reference median` for the same coordinates on the reference backend; `None`
-    /// on the reference backend itself, without `--ratio-to`, or when the reference lacks
-    /// that cell.
+    /// `median / reference median` for the same coordinates on the reference backend (or in
+    /// the reference precision); `None` on the reference itself, without `--ratio-to`, or when
+    /// the reference lacks that cell.
     pub ratio: Option<f64>,
 }
 
@@ -169,7 +170,7 @@ pub struct Pivot {
     pub columns: Vec<PivotAxis>,
     /// The phase shown, snake_case.
     pub phase: String,
-    /// The reference backend of the ratios.
+    /// The reference backend (or precision) of the ratios.
     pub ratio_to: Option<String>,
     /// `model` or `model/layer (op)`, then the stage and the coordinates not in the columns
     /// when they vary (`lenet, b64, cpu`), in first-seen order.
@@ -219,14 +220,22 @@ impl Point {
         }
     }
 
-    /// Every coordinate but the backend, to find the reference cell.
-    fn key_without_backend(&self) -> (String, Stage, usize, String) {
-        (
-            self.subject.clone(),
-            self.stage,
-            self.batch,
-            self.precision.clone(),
-        )
+    /// The value of the reference's axis ([`Point::value`] of the backend or the precision).
+    fn reference_value(&self, axis: PivotAxis) -> &str {
+        match axis {
+            PivotAxis::Precision => &self.precision,
+            _ => &self.backend,
+        }
+    }
+
+    /// Every coordinate but the reference's axis, to find the reference cell.
+    fn key_without(&self, axis: PivotAxis) -> (String, Stage, Vec<Value>) {
+        let values = ALL_AXES
+            .into_iter()
+            .filter(|other| *other != axis)
+            .map(|other| self.value(other))
+            .collect();
+        (self.subject.clone(), self.stage, values)
     }
 }
 
@@ -293,15 +302,22 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
         .into());
     }
     let backends: BTreeSet<&str> = points.iter().map(|point| point.backend.as_str()).collect();
-    if let Some(reference) = &spec.ratio_to
-        && !backends.contains(reference.as_str())
-    {
-        return Err(ReportError::NoReferenceBackend {
-            reference: reference.clone(),
-            present: backends.into_iter().map(String::from).collect(),
+    let precisions: BTreeSet<&str> = points.iter().map(|point| point.precision.as_str()).collect();
+    // The reference is a backend, or else a precision (`--ratio-to f32`: each f16 cell against
+    // the f32 cell of the same model, batch and backend).
+    let reference_axis = match &spec.ratio_to {
+        Some(reference) if backends.contains(reference.as_str()) => PivotAxis::Backend,
+        Some(reference) if precisions.contains(reference.as_str()) => PivotAxis::Precision,
+        Some(reference) => {
+            return Err(ReportError::NoReferenceBackend {
+                reference: reference.clone(),
+                present: backends.into_iter().map(String::from).collect(),
+                precisions: precisions.into_iter().map(String::from).collect(),
+            }
+            .into());
         }
-        .into());
-    }
+        None => PivotAxis::Backend,
+    };
 
     let varies = |values: BTreeSet<Value>| values.len() > 1;
     let stage_varies = points
@@ -346,11 +362,11 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
             .collect();
     }
 
-    let reference_medians: HashMap<(String, Stage, usize, String), f64> = match &spec.ratio_to {
+    let reference_medians: HashMap<(String, Stage, Vec<Value>), f64> = match &spec.ratio_to {
         Some(reference) => points
             .iter()
-            .filter(|p| p.backend == *reference)
-            .map(|p| (p.key_without_backend(), p.median_ns))
+            .filter(|p| p.reference_value(reference_axis) == reference)
+            .map(|p| (p.key_without(reference_axis), p.median_ns))
             .collect(),
         None => HashMap::new(),
     };
@@ -373,8 +389,8 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
             .into());
         }
         let ratio = match &spec.ratio_to {
-            Some(reference) if point.backend != *reference => reference_medians
-                .get(&point.key_without_backend())
+            Some(reference) if point.reference_value(reference_axis) != reference => reference_medians
+                .get(&point.key_without(reference_axis))
                 .filter(|reference_ns| **reference_ns > 0.0)
                 .map(|reference_ns| point.median_ns / reference_ns),
             _ => None,

@@ -2,7 +2,7 @@
 //! into one grid, or exported for a benchmark dashboard.
 
 use super::{
-    DashboardFormat, PivotSpec, ReportError, ReportFormat, pivot, render_dashboard, render_pivot,
+    DashboardFormat, Format, PivotSpec, ReportError, ReportFormat, pivot, render_dashboard, render_pivot,
     render_with_layers,
 };
 use crate::Result;
@@ -16,7 +16,7 @@ pub struct ReportRequest {
     pub files: Vec<PathBuf>,
     /// A [`ReportFormat`] by name.
     pub format: String,
-    /// Also the per-layer breakdown (table format).
+    /// Also the per-layer breakdown (table and Markdown formats; JSON holds it already).
     pub layers: bool,
     /// One grid of the records' median times instead.
     pub pivot: bool,
@@ -55,7 +55,14 @@ impl ReportRequest {
             }
             .into());
         };
-        Ok(render_with_layers(&read(file)?, format, self.layers))
+        if self.layers && format == Format::Csv {
+            return Err(ReportError::CsvLayers.into());
+        }
+        let record = read(file)?;
+        if self.layers && record.benchmarks.iter().all(|b| b.layers.is_empty()) {
+            return Err(ReportError::NoLayersToShow { path: file.clone() }.into());
+        }
+        Ok(render_with_layers(&record, format, self.layers))
     }
 
     /// One record in a dashboard's format.
@@ -71,6 +78,28 @@ impl ReportRequest {
             return Err(ReportError::DashboardFlags { format }.into());
         }
         Ok(render_dashboard(&read(file)?, format))
+    }
+
+    /// The records of an interrupted run ([`RunRecord::complete`] false) whose mark the output
+    /// asked for cannot carry: the table, Markdown and JSON say "incomplete" themselves, but a
+    /// CSV, a dashboard's JSON and a pivot have no place for it, so the binary warns of each
+    /// of these on stderr. Records that do not read are left to [`ReportRequest::render`].
+    pub fn unmarked_incomplete(&self) -> Vec<PathBuf> {
+        let marked = !self.pivot
+            && matches!(
+                self.format.parse(),
+                Ok(ReportFormat::Text(
+                    Format::Table | Format::Markdown | Format::Json
+                ))
+            );
+        if marked {
+            return Vec::new();
+        }
+        self.files
+            .iter()
+            .filter(|file| read(file).is_ok_and(|record| !record.complete))
+            .cloned()
+            .collect()
     }
 }
 

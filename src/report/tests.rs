@@ -1037,6 +1037,47 @@ fn pivot_by_layer_sums_a_layers_phases_for_total_and_takes_one_phase_otherwise()
     assert_eq!(forward.cells[1][2].map(|cell| cell.median_ns), Some(20_000.0));
 }
 
+/// `--columns precision --ratio-to f32` gave no ratio at all: the reference was looked for
+/// among the backends only. A precision is a reference too: each f16 cell against the f32
+/// cell of the same model, batch and backend.
+#[test]
+fn a_pivot_by_precision_takes_its_ratios_to_a_reference_precision() {
+    let mut record = pivot_record();
+    let f16: Vec<BenchmarkResult> = record
+        .benchmarks
+        .iter()
+        .map(|b| {
+            let mut half = b.clone();
+            half.precision = Precision::F16;
+            half.id = BenchmarkResult::make_id(&b.model, b.stage, b.batch, Precision::F16, &b.backend);
+            for phase in &mut half.phases {
+                phase.summary.median_ns /= 2.0;
+            }
+            half
+        })
+        .collect();
+    record.benchmarks.extend(f16);
+    let spec = pivot_spec(PivotRows::Model, &[PivotAxis::Precision], Some("f32"));
+    let grid = pivot(std::slice::from_ref(&record), &spec).expect("a valid pivot");
+    assert_eq!(grid.column_labels, ["f16", "f32"]);
+    assert_eq!(grid.row_labels.len(), 3, "{:?}", grid.row_labels);
+    for row in &grid.cells {
+        assert_eq!(row[0].and_then(|cell| cell.ratio), Some(0.5), "{grid:?}");
+        assert_eq!(row[1].and_then(|cell| cell.ratio), None, "the reference itself");
+    }
+    assert!(pivot_table(&grid).contains("(0.50x)"), "{}", pivot_table(&grid));
+    // A backend keeps its meaning beside precisions.
+    let by_backend = pivot_spec(PivotRows::Model, &[PivotAxis::Backend], Some("cpu"));
+    let grid = pivot(&[record], &by_backend).expect("a valid pivot");
+    assert!(
+        grid.cells
+            .iter()
+            .flatten()
+            .flatten()
+            .any(|cell| cell.ratio.is_some())
+    );
+}
+
 #[test]
 fn pivot_bad_input_is_invalid_input_naming_the_thing() {
     let record = pivot_record();
@@ -1045,8 +1086,8 @@ fn pivot_bad_input_is_invalid_input_naming_the_thing() {
     let unknown = pivot_spec(PivotRows::Model, &[PivotAxis::Backend], Some("burn-wgpu"));
     let refused = pivot(std::slice::from_ref(&record), &unknown).expect_err("no burn-wgpu");
     assert!(
-        matches!(report_error(&refused), ReportError::NoReferenceBackend { reference, present }
-            if reference == "burn-wgpu" && present == &["cpu", "wgpu"]),
+        matches!(report_error(&refused), ReportError::NoReferenceBackend { reference, present, precisions }
+            if reference == "burn-wgpu" && present == &["cpu", "wgpu"] && precisions == &["f32"]),
         "{refused:?}"
     );
     let text = error(std::slice::from_ref(&record), &unknown);

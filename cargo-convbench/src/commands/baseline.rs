@@ -12,6 +12,7 @@ use convbench::config;
 /// `cargo convbench baseline update`.
 pub fn run(args: &Global, command: &BaselineCommand) -> Result<u8> {
     let BaselineAction::Update(a) = &command.action;
+    a.refuse_output_flags()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?
         .with_keep_runs(workspace.config.baseline_runs);

@@ -49,6 +49,7 @@ pub fn run_ci(args: &Global, a: &CiArgs) -> Result<u8> {
     if let Some(out) = &a.run.out {
         crate::output::check_writable(out)?;
     }
+    convbench::baseline::check_set_name(&a.baseline.set)?;
     let env = ActionsEnv::from_env()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let request = a.request();

@@ -12,9 +12,11 @@ use convbench::config;
 /// Lists models, suites and kernels.
 pub fn run(args: &Global, a: &ListArgs) -> Result<u8> {
     // Outside a cargo workspace, or with a configuration that does not load, the zoo alone:
-    // `list` answers what convbench can run before anything is set up.
+    // `list` answers what convbench can run before anything is set up. A workspace named with
+    // --manifest-path is what the user asked about, so its failure is the answer (exit 2 or 3).
     let workspace = match config::load(args.manifest_path.as_deref()) {
         Ok(workspace) => Some(workspace),
+        Err(error) if args.manifest_path.is_some() => return Err(error),
         Err(error) => {
             if !args.quiet {
                 eprintln!("notice: listing convbench's own models and kernels only: {error}");

@@ -19,6 +19,20 @@ pub fn run(args: &Global, a: &RunArgs) -> Result<u8> {
     if let Some(out) = &a.out {
         refuse_out_over_inputs(out, a, &workspace)?;
     }
+    if a.layers && format == Format::Csv && !args.quiet {
+        eprintln!(
+            "notice: the CSV has one row per benchmark and phase, without the layers; {}",
+            match &a.out {
+                Some(out) => format!(
+                    "`cargo convbench report --pivot --rows layer --format csv {}` gives one row per layer",
+                    out.display()
+                ),
+                None => "keep the record with --out FILE, and `cargo convbench report --pivot --rows \
+                         layer --format csv FILE` gives one row per layer"
+                    .to_string(),
+            }
+        );
+    }
     let (record, error) = run_sweep(&a.request(), &workspace, args.quiet, a.out.as_deref())?;
     if !record.benchmarks.is_empty() {
         print(&report::render_with_layers(&record, format, a.layers));

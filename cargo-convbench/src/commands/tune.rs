@@ -11,6 +11,8 @@ use convbench::{ErrorKind, Result};
 
 /// `cargo convbench tune`.
 pub fn run(args: &Global, a: &TuneArgs) -> Result<u8> {
+    // Installed first, so that a signal while the ops are planned stops before the first.
+    let interrupt = crate::interrupt::install();
     let workspace = config::load(args.manifest_path.as_deref())?;
     let session = a.request().prepare(&workspace)?;
     let say = |line: &str| {
@@ -27,9 +29,9 @@ pub fn run(args: &Global, a: &TuneArgs) -> Result<u8> {
         session.adapter_label(),
         session.variants()
     ));
-    // SIGINT or SIGTERM stops after the op being tuned: every finished op is already in the
-    // cache, and the table shows them.
-    let (results, stopped) = session.run(&crate::interrupt::install(), &mut |event| match event {
+    // SIGINT or SIGTERM stops before the next variant is timed: every finished op is already in
+    // the cache, and the table shows them.
+    let (results, stopped) = session.run(&interrupt, &mut |event| match event {
         TuneProgress::Op {
             label,
             event: TuneEvent::Verifying,

@@ -58,7 +58,11 @@ pub fn run(args: &Global, a: &VerifyArgs) -> Result<u8> {
         }
         TintCheck::Unavailable(_) => {}
     }
-    let session = a.request().prepare(&workspace, mine)?;
+    // SIGINT or SIGTERM stops the checking between two variants, seeds or benchmarks: what was
+    // checked is printed, then the interruption (exit 130 or 143).
+    let session = a
+        .request()
+        .prepare(&workspace, mine, crate::interrupt::install())?;
     if !args.quiet {
         for n in &session.notices {
             eprintln!("notice: {n}");
@@ -86,7 +90,8 @@ pub fn run(args: &Global, a: &VerifyArgs) -> Result<u8> {
         VerifyEvent::Verified => progress.finish_one(),
     });
     progress.finish();
-    for backend in summaries? {
+    let (summaries, stopped) = summaries?;
+    for backend in summaries {
         let rows: Vec<(Precision, &Summary)> = backend.precisions.iter().map(|(p, s)| (*p, s)).collect();
         print(&format!(
             "{}\n{}",
@@ -94,5 +99,5 @@ pub fn run(args: &Global, a: &VerifyArgs) -> Result<u8> {
             report::verification_table(&rows)
         ));
     }
-    Ok(0)
+    stopped.map_or(Ok(0), Err)
 }

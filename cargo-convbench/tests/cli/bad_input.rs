@@ -166,7 +166,7 @@ fn report_pivot_bad_input_exits_2_naming_it() {
     };
     assert_invalid(
         &pivot(&["--pivot", "--ratio-to", "cuda"]),
-        &["`cuda`", "present: wgpu", "--ratio-to"],
+        &["`cuda`", "backends: wgpu", "--ratio-to"],
     );
     assert_invalid(
         &pivot(&["--pivot", "--rows", "layer"]),
@@ -254,4 +254,81 @@ fn a_kernel_source_that_is_a_fifo_exits_2_without_hanging() {
         .output()
         .expect("kernels");
     assert_invalid(&output, &["kernel `piped`", "pipe.wgsl", "a named pipe (FIFO)"]);
+}
+
+/// A flag that shapes a fresh run, given with a saved record (`--from`, `--results`), was
+/// silently ignored: the user believed they had judged or blessed a selection they had not.
+#[test]
+fn flags_of_a_fresh_run_are_refused_beside_a_saved_record() {
+    let package = Package::git();
+    package.cpu_record("rec.json");
+    for (args, ignored) in [
+        (
+            &["baseline", "update", "--from", "rec.json", "--batch", "8"][..],
+            "--batch",
+        ),
+        (
+            &["compare", "--results", "rec.json", "--model", "alexnet"],
+            "--model",
+        ),
+        (&["compare", "--results", "rec.json", "--out", "x.json"], "--out"),
+        (&["ci", "--results", "rec.json", "--layers"], "--layers"),
+    ] {
+        let output = package.convbench().args(args).output().expect("the command runs");
+        let record_flag = if args.contains(&"--from") {
+            "--from"
+        } else {
+            "--results"
+        };
+        assert_invalid(&output, &[record_flag, "cannot be used with", ignored]);
+    }
+    assert!(!package.path("x.json").exists());
+}
+
+/// `baseline update --out` and `--format json` wrote and printed nothing of what they asked.
+#[test]
+fn baseline_update_refuses_the_output_flags_it_cannot_honour() {
+    let package = Package::git();
+    for (flag, value) in [("--out", "kept.json"), ("--format", "json")] {
+        let output = package
+            .convbench()
+            .args(["baseline", "update", "--backend", "cpu", flag, value])
+            .output()
+            .expect("baseline update");
+        assert_invalid(&output, &["takes no", flag, "--from FILE"]);
+    }
+    assert!(!package.path("kept.json").exists());
+}
+
+/// A set name too long for a file name failed with the operating system's error (exit 3) after
+/// the whole run: it is refused first, exit 2.
+#[test]
+fn a_set_name_too_long_for_a_file_is_refused_before_anything_runs() {
+    let package = Package::git();
+    package.cpu_record("rec.json");
+    let long = "s".repeat(300);
+    for args in [
+        &["baseline", "update", "--from", "rec.json", "--set", &long][..],
+        &["compare", "--results", "rec.json", "--set", &long],
+    ] {
+        let output = package.convbench().args(args).output().expect("the command runs");
+        assert_invalid(&output, &["baseline set", "at most 200 bytes"]);
+    }
+}
+
+/// `list --manifest-path` of a workspace that does not exist listed convbench's own models and
+/// exited 0: the workspace named is what was asked about.
+#[test]
+fn list_of_a_named_workspace_that_does_not_exist_fails() {
+    let output = convbench()
+        .args(["list", "--manifest-path", "/nonexistent/convbench/Cargo.toml"])
+        .output()
+        .expect("list");
+    assert_ne!(output.status.code(), Some(0), "{}", stderr_of(&output));
+    assert!(
+        stderr_of(&output).contains("/nonexistent/convbench/Cargo.toml"),
+        "{}",
+        stderr_of(&output)
+    );
+    assert_eq!(stdout_of(&output), "");
 }

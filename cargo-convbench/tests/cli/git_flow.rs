@@ -90,6 +90,38 @@ fn concurrent_baseline_updates_keep_both_runs_and_commit_both() {
     assert_eq!(package.git_ok(&["status", "--porcelain", "--", "baselines"]), "");
 }
 
+/// A blessing blocked behind another holder of the baselines' lock said nothing for up to ten
+/// minutes: it now says what it waits for, and goes on once the lock is released.
+#[test]
+fn a_blessing_waiting_for_the_lock_says_so_and_goes_on_when_it_is_released() {
+    let package = Package::git();
+    package.cpu_record("rec.json");
+    let lock_path = package.path(".git/convbench-baselines.lock");
+    let lock = std::fs::File::create(&lock_path).expect("create the lock file");
+    lock.lock().expect("hold the baselines' lock");
+    let update = std::process::Command::new(assert_cmd::cargo::cargo_bin("cargo-convbench"))
+        .current_dir(package.root())
+        .arg("--manifest-path")
+        .arg(package.path("Cargo.toml"))
+        .args(["baseline", "update", "--from", "rec.json"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("baseline update");
+    // Past the notice's second, then let it go.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    drop(lock);
+    let output = update.wait_with_output().expect("baseline update ends");
+    assert_code(&output, 0);
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("waiting for the lock on the baselines")
+            && stderr.contains("convbench-baselines.lock"),
+        "{stderr}"
+    );
+    assert!(stdout_of(&output).contains("lenet/train/b1/f32/cpu"));
+}
+
 #[test]
 fn compare_with_the_blessed_record_finds_no_change() {
     let (package, _) = Package::blessed();

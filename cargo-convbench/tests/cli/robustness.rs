@@ -247,6 +247,65 @@ fn sigint_during_tune_exits_130_keeping_the_finished_ops() {
     assert!(!cache["entries"].as_object().expect("entries").is_empty());
 }
 
+/// SIGINT during a seed sweep of `verify`: it printed nothing of the seeds it had checked. It
+/// now stops before the next variant, prints the table of the seeds finished, and exits 130.
+#[cfg(unix)]
+#[test]
+fn sigint_during_a_verify_seed_sweep_prints_the_seeds_finished_and_exits_130() {
+    use std::io::BufRead;
+    if gpu_adapters("sigint_during_a_verify_seed_sweep_prints_the_seeds_finished_and_exits_130").is_none() {
+        return;
+    }
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("cargo-convbench"))
+        .args(["verify", "--variants", "--kernel", "direct", "--precision", "f32"])
+        .args(["--seed", "1", "--seeds", "10000"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn verify");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut seen = String::new();
+    // Seed 3 starting: seeds 1 and 2 are finished.
+    while !seen.contains("verify: seed 3 (3 of 10000)") {
+        let mut line = String::new();
+        let read = stderr.read_line(&mut line).expect("read stderr");
+        assert!(read > 0, "verify ended before seed 3:\n{seen}");
+        seen.push_str(&line);
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).expect("read stderr");
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(output.status.code(), Some(130), "{seen}{rest}");
+    assert!(
+        rest.contains("interrupted before every kernel variant was checked"),
+        "{rest}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("kernel variants over seeds 1 to 10000"),
+        "{stdout}"
+    );
+    // Every line of the table counts the seeds finished: 2, or 3 where the stop came after.
+    let counts: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split_whitespace().collect();
+            // `│ op direct f32 SEEDS ...`
+            (cells.get(2) == Some(&"direct")).then(|| cells.get(4).copied().unwrap_or(""))
+        })
+        .collect();
+    assert!(!counts.is_empty(), "{stdout}");
+    assert!(
+        counts.iter().all(|count| ["2", "3"].contains(count)),
+        "{counts:?}\n{stdout}"
+    );
+}
+
 /// A deadline shorter than any kernel (`CONVBENCH_GPU_TIMEOUT=1ns`) turns every submission into
 /// a hang: the error names the kernel and the way out, exit 3, no hung process.
 #[test]

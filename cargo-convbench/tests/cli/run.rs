@@ -155,6 +155,96 @@ fn report_renders_a_saved_record_as_csv_md_and_table() {
     );
 }
 
+/// `--layers` with `--format md` dropped the per-layer tables without a word, and with csv
+/// (which has no room for them) said nothing either: md shows them, `run` says where the CSV
+/// of layers is, and `report` refuses csv and a record without layers.
+#[test]
+fn layers_show_in_markdown_and_csv_says_where_they_are() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--layers", "--format", "md"])
+        .args(tiny(&[]))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let markdown = stdout_of(&output);
+    assert!(markdown.contains("**lenet/train/b1/f32/cpu**"), "{markdown}");
+    assert!(markdown.lines().any(|l| l.starts_with("| layer |")), "{markdown}");
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--layers", "--format", "csv"])
+        .args(tiny(&[]))
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    assert!(
+        stderr_of(&output).contains("--rows layer --format csv"),
+        "{}",
+        stderr_of(&output)
+    );
+    let report = |args: &[&str], file: &Path| {
+        convbench()
+            .arg("report")
+            .arg(file)
+            .args(args)
+            .output()
+            .expect("report")
+    };
+    let output = report(&["--layers", "--format", "md"], &out);
+    assert_code(&output, 0);
+    assert!(stdout_of(&output).lines().any(|l| l.starts_with("| layer |")));
+    let output = report(&["--layers", "--format", "csv"], &out);
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output).contains("--pivot --rows layer"),
+        "{}",
+        stderr_of(&output)
+    );
+    let plain = dir.path().join("plain.json");
+    run_to_file(&plain);
+    let output = report(&["--layers"], &plain);
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output).contains("no per-layer breakdown"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+/// The record of an interrupted run says "incomplete" in a table, Markdown and JSON; a CSV,
+/// a dashboard's JSON and a pivot cannot, so `report` warns on stderr.
+#[test]
+fn report_warns_where_its_format_cannot_mark_an_incomplete_record() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    let mut record = run_to_file(&out);
+    record.complete = false;
+    write_record(&out, &record);
+    for (args, warns) in [
+        (&["--format", "csv"][..], true),
+        (&["--format", "bmf"], true),
+        (&["--pivot"], true),
+        (&["--format", "table"], false),
+        (&["--format", "md"], false),
+    ] {
+        let output = convbench()
+            .arg("report")
+            .arg(&out)
+            .args(args)
+            .output()
+            .expect("report");
+        assert_code(&output, 0);
+        assert_eq!(
+            stderr_of(&output).contains("comes from an interrupted run"),
+            warns,
+            "{args:?}: {}",
+            stderr_of(&output)
+        );
+    }
+}
+
 #[test]
 fn report_reads_the_checked_in_version_1_record() {
     let render = |format: &str| {
