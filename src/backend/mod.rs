@@ -221,6 +221,13 @@ pub trait Backend {
     fn max_tensor_bytes(&self) -> u64;
     /// Allocates the program's tensors and prepares its ops.
     fn load(&self, program: &Program) -> Result<Box<dyn Loaded + '_>>;
+    /// Fails, without allocating anything, when [`Backend::load`] would refuse `program` for
+    /// want of memory: a sweep asks before it verifies a benchmark (at a small batch), so that
+    /// a batch the machine cannot hold is refused before minutes of verification rather than
+    /// after. The default knows nothing and passes.
+    fn check_holds(&self, _program: &Program) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A program loaded on a backend.

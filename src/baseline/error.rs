@@ -46,6 +46,18 @@ pub enum BaselineError {
         /// The root of the working tree.
         workdir: PathBuf,
     },
+    /// The baseline folder is a file or a link to something else than a folder.
+    #[error(
+        "baseline directory {} is {what}, not a folder; move it away, or set `baseline-dir` in \
+         the configuration to another folder",
+        dir.display()
+    )]
+    DirNotAFolder {
+        /// The baseline folder, as configured.
+        dir: PathBuf,
+        /// `a file`, `a link to a file` or `a link to nothing`.
+        what: &'static str,
+    },
     /// git failed at a step (only its message is shown: git2's `Display` adds its class and code).
     #[error("{context}: {}", source.message())]
     Git {

@@ -117,6 +117,30 @@ fn canonical_or_normal(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
 }
 
+/// Refuses a baseline folder that is something else (a file, a link to nothing or to a file):
+/// every read and write under it would fail with the operating system's "Not a directory".
+/// A folder not yet there is fine (the first blessing creates it).
+fn refuse_unless_folder(dir: &Path) -> Result<()> {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        return Ok(());
+    };
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let what = if !meta.file_type().is_symlink() {
+        "a file"
+    } else if dir.exists() {
+        "a link to a file"
+    } else {
+        "a link to nothing"
+    };
+    Err(BaselineError::DirNotAFolder {
+        dir: dir.to_path_buf(),
+        what,
+    }
+    .into())
+}
+
 impl GitBaselineStore {
     /// Opens the git repository that contains `workspace_root`.
     ///
@@ -148,6 +172,7 @@ impl GitBaselineStore {
             })?
             .to_path_buf();
 
+        refuse_unless_folder(&workspace_root.join(baseline_dir))?;
         let workdir_canonical = canonical_or_normal(&workdir);
         let wanted = canonical_or_normal(&canonical_or_normal(workspace_root).join(baseline_dir));
         let relative =
@@ -272,9 +297,30 @@ impl GitBaselineStore {
         // Held from the first read to the last commit: a concurrent `baseline update` waits, then
         // merges into what this one blessed.
         let _lock = if dry_run { None } else { Some(store.lock()?) };
+        let committing = commit && !dry_run;
+        if committing && store.repo.head_detached().unwrap_or(false) {
+            lines.push(
+                "note: HEAD is detached, so the commit is on no branch; `git switch -c NAME` keeps it"
+                    .to_string(),
+            );
+        }
         for (slug, part) in &by_slug {
+            // Changes already in the file are committed with this blessing: say so.
+            let repo_path = store.repo_path(slug, set)?;
+            let changed_before = committing
+                && store
+                    .repo
+                    .status_file(&repo_path)
+                    .is_ok_and(|status| !status.is_empty() && !status.is_ignored());
             let change = store.write(part, slug, set, dry_run)?;
             lines.push(change.describe(dry_run));
+            if changed_before {
+                lines.push(format!(
+                    "note: {} had changes not committed before this update (a `baseline update` \
+                     without --commit, or an edit by hand); they are in this commit too",
+                    repo_path.display()
+                ));
+            }
             // Committed when written, and also when this run changed nothing but the file
             // differs from HEAD's (an earlier update without --commit): `--commit` leaves the
             // blessed file committed either way.

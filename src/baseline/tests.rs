@@ -832,6 +832,13 @@ fn bless_with_commit_commits_a_file_an_earlier_update_left_uncommitted() {
         lines.iter().any(|line| line.starts_with("committed ")),
         "{lines:?}"
     );
+    // What the earlier blessing (or a hand) changed goes into the commit, and it says so.
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains("had changes not committed before this update")),
+        "{lines:?}"
+    );
     assert!(
         repo.status_file(&path).expect("status").is_empty(),
         "now committed"
@@ -839,7 +846,21 @@ fn bless_with_commit_commits_a_file_an_earlier_update_left_uncommitted() {
 
     let lines = store.bless(&run, SET, false, true, None).expect("nothing new");
     assert!(
-        !lines.iter().any(|line| line.starts_with("committed ")),
+        !lines
+            .iter()
+            .any(|line| line.starts_with("committed ") || line.starts_with("note: ")),
+        "{lines:?}"
+    );
+
+    // On a detached HEAD the commit is on no branch: said, so it is not lost.
+    let head = repo.head().expect("HEAD").target().expect("a commit");
+    repo.set_head_detached(head).expect("detach HEAD");
+    let other = record(vec![benchmark("alexnet/train/b64/f32/wgpu", 100)]);
+    let lines = store
+        .bless(&other, SET, false, true, None)
+        .expect("bless on a detached HEAD");
+    assert!(
+        lines.iter().any(|line| line.contains("HEAD is detached")),
         "{lines:?}"
     );
 }

@@ -61,8 +61,9 @@ pub struct AbArgs {
     /// Judge each layer too (shader mode): times every op, on both sides alike.
     #[arg(long)]
     pub layers: bool,
-    /// Slowdown that counts as a regression, as a fraction (default: the config's threshold).
-    #[arg(long)]
+    /// Slowdown that counts as a regression, as a fraction or a percentage (`0.05` or `5%`;
+    /// default: the config's threshold).
+    #[arg(long, value_parser = crate::cli::fraction)]
     pub threshold: Option<f64>,
     /// Write the verdicts and every raw pair as JSON to this file (atomically).
     #[arg(long, value_name = "FILE")]

@@ -38,8 +38,9 @@ pub struct BisectArgs {
     /// Which kernels run.
     #[command(flatten)]
     pub kernels: KernelArgs,
-    /// Slowdown that counts, as a fraction (default: the config's threshold).
-    #[arg(long)]
+    /// Slowdown that counts, as a fraction or a percentage (`0.05` or `5%`; default: the
+    /// config's threshold).
+    #[arg(long, value_parser = crate::cli::fraction)]
     pub threshold: Option<f64>,
 }
 

@@ -26,8 +26,8 @@ pub struct HistoryArgs {
     /// Significance of a change point: the largest permutation p-value accepted.
     #[arg(long, default_value_t = HistoryRequest::default().alpha)]
     pub alpha: f64,
-    /// Smallest relative step reported as a change point, in percent.
-    #[arg(long, default_value_t = HistoryRequest::default().min_step_percent)]
+    /// Smallest relative step reported as a change point, in percent (`5` or `5%`).
+    #[arg(long, default_value_t = HistoryRequest::default().min_step_percent, value_parser = crate::cli::percent)]
     pub min_step: f64,
     /// Write the dashboard to DIR/index.html: one self-contained page with a chart per
     /// benchmark and phase, a filter and the change points.

@@ -58,6 +58,30 @@ fn whole_number(text: &str, min: u64, max: u64) -> Result<u64, String> {
     Ok(value)
 }
 
+/// A slowdown flag's value (`--threshold`, `--fail-threshold`): a fraction (`0.05`) or a
+/// percentage (`5%`), as a fraction. The range is checked with the configuration's
+/// ([`crate::compare::CompareConfig::validate`]: not negative, below 1), so that `--threshold
+/// 5`, meant as 5%, is refused rather than read as 500%.
+pub fn fraction(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let (number, scale) = match text.strip_suffix('%') {
+        Some(number) => (number.trim(), 100.0),
+        None => (text, 1.0),
+    };
+    number.parse::<f64>().map(|value| value / scale).map_err(|_| {
+        format!("`{text}` is not a number; give a fraction such as 0.05 or a percentage such as 5%")
+    })
+}
+
+/// A percentage flag's value (`history --min-step`): a number, with or without `%`.
+pub fn percent(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let number = text.strip_suffix('%').unwrap_or(text).trim();
+    number
+        .parse::<f64>()
+        .map_err(|_| format!("`{text}` is not a number; give a percentage such as 5 or 5%"))
+}
+
 /// Train or eval, on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum StageArg {
@@ -285,13 +309,14 @@ pub struct BaselineArgs {
     /// Baseline set (file name under `baselines/<adapter>/`).
     #[arg(long, default_value = "default")]
     pub set: String,
-    /// Slowdown that counts as a regression, as a fraction (default 0.05, or the config's).
-    #[arg(long)]
+    /// Slowdown that counts as a regression, as a fraction or a percentage (`0.05` or `5%`;
+    /// default: the config's, else 5%).
+    #[arg(long, value_parser = fraction)]
     pub threshold: Option<f64>,
     /// Slowdown above which a regression fails the gate (default: the config's
     /// `compare.fail-threshold`, else every regression fails). Smaller significant slowdowns
     /// are reported as alerts, and the gate passes.
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(long, value_name = "FRACTION", value_parser = fraction)]
     pub fail_threshold: Option<f64>,
     /// Compare numbers from different adapters anyway.
     #[arg(long)]

@@ -126,8 +126,21 @@ impl CompareConfig {
     /// least one bootstrap resample, and every glob parses. [`compare`] does not fail: it
     /// ignores a glob that does not parse, so call this on user input first.
     pub fn validate(&self) -> crate::Result<()> {
-        const FRACTION: &str = "is not a non-negative fraction; use e.g. 0.05 for 5%";
+        const FRACTION: &str =
+            "is not a non-negative fraction; use e.g. 0.05 (or 5% on the command line) for 5%";
+        const WHOLE: &str = "is 100% or more: a threshold is a fraction below 1, e.g. 0.05 (or 5% on the \
+                             command line) for 5%";
         let fraction = |value: f64| value.is_finite() && value >= 0.0;
+        // 5 meant as 5% would silently be 500%: a fraction of 1 or more is refused.
+        let problem = |value: f64| {
+            if !fraction(value) {
+                Some(FRACTION)
+            } else if value >= 1.0 {
+                Some(WHOLE)
+            } else {
+                None
+            }
+        };
         let invalid = |setting, value: String, problem| {
             Err(CompareError::Setting {
                 setting,
@@ -136,8 +149,8 @@ impl CompareConfig {
             }
             .into())
         };
-        if !fraction(self.threshold) {
-            return invalid("threshold", self.threshold.to_string(), FRACTION);
+        if let Some(problem) = problem(self.threshold) {
+            return invalid("threshold", self.threshold.to_string(), problem);
         }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return invalid(
@@ -147,13 +160,9 @@ impl CompareConfig {
             );
         }
         if let Some(fail) = self.fail_threshold
-            && !fraction(fail)
+            && let Some(problem) = problem(fail)
         {
-            return invalid(
-                "fail threshold",
-                fail.to_string(),
-                "is not a non-negative fraction; use e.g. 0.10 for 10%",
-            );
+            return invalid("fail threshold", fail.to_string(), problem);
         }
         if self.bootstrap_resamples == 0 {
             return Err(CompareError::NoResamples.into());
@@ -166,8 +175,8 @@ impl CompareConfig {
                 }
                 .into());
             }
-            if !fraction(*threshold) {
-                return invalid("threshold", format!("{threshold} for `{pattern}`"), FRACTION);
+            if let Some(problem) = problem(*threshold) {
+                return invalid("threshold", format!("{threshold} for `{pattern}`"), problem);
             }
         }
         Ok(())

@@ -473,6 +473,24 @@ fn iterate(loaded: &mut dyn Loaded, plan: &Plan, method: TimingMethod, per_op: b
     })
 }
 
+/// Fails when `backend` could not hold the program of `target` at `batch` ([`Backend::check_holds`]),
+/// planned as [`measure`] plans it; nothing is allocated.
+pub fn check_holds(
+    backend: &dyn Backend,
+    target: &Target,
+    batch: usize,
+    precision: Precision,
+    options: &RunOptions,
+) -> Result<()> {
+    check_batch(batch)?;
+    let plan_options = PlanOptions {
+        stage: options.stage,
+        data_grad: options.data_grad,
+        max_tensor_bytes: backend.max_tensor_bytes(),
+    };
+    backend.check_holds(&target.plan(batch, precision, plan_options)?.program)
+}
+
 /// Measures `target` at `batch` and `precision` on `backend` (verify first with
 /// [`verify_target`] when wanted; this function only times).
 pub fn measure(

@@ -14,8 +14,8 @@ use super::plan::PlanOptions;
 use super::select::{KernelChoice, has_variants};
 use super::tune::TuneCache;
 use super::{
-    Event, Interrupt, Interrupted, RunOptions, SweepError, Target, conformance, measure, unsupported,
-    verify_target,
+    Event, Interrupt, Interrupted, RunOptions, SweepError, Target, check_holds, conformance, measure,
+    unsupported, verify_target,
 };
 use crate::backend::cpu::CpuBackend;
 use crate::backend::wgpu::WgpuBackend;
@@ -412,6 +412,25 @@ impl KernelChoice {
                         cache.adapter.driver, cache.adapter.driver_info
                     ));
                 }
+                // A winner this build or workspace lacks (a user kernel removed or renamed, a
+                // variant of another convbench version) leaves its ops to the heuristic: said.
+                let mut unknown: Vec<&str> = cache
+                    .entries
+                    .values()
+                    .map(|entry| entry.winner.as_str())
+                    .filter(|winner| Variant::parse_in(winner, kernels).is_err())
+                    .collect();
+                unknown.sort_unstable();
+                unknown.dedup();
+                if !unknown.is_empty() {
+                    notices.push(format!(
+                        "the tune cache names {} winner{} this build or workspace does not have ({}); \
+                         their ops use the shape heuristic until `cargo convbench tune` runs again",
+                        unknown.len(),
+                        if unknown.len() == 1 { "" } else { "s" },
+                        unknown.join(", ")
+                    ));
+                }
                 Ok(KernelChoice::Tuned {
                     cache,
                     kernels: kernels.clone(),
@@ -776,6 +795,13 @@ impl Sweep {
                     if options.verify && !verified.contains(&key) {
                         if !backend.supports(job.precision) {
                             return (record, Some(unsupported(backend.as_ref(), job.precision)));
+                        }
+                        // A batch the backend cannot hold is refused before it is verified.
+                        if let Err(e) =
+                            check_holds(backend.as_ref(), &job.target, job.batch, job.precision, &options)
+                        {
+                            record.complete = false;
+                            return (record, Some(e));
                         }
                         if let Err(e) = verify_target(
                             backend.as_ref(),

@@ -214,7 +214,22 @@ pub fn comparison_text(
     let mut text = String::new();
     match format {
         super::Format::Json => {
-            text = serde_json::to_string_pretty(comparison).unwrap_or_default();
+            // The comparison's own fields at the top, and beside them what the table and
+            // Markdown print around it: where the baseline came from and the notes.
+            #[derive(serde::Serialize)]
+            struct WithOrigin<'a> {
+                #[serde(flatten)]
+                comparison: &'a Comparison,
+                baseline: &'a str,
+                #[serde(skip_serializing_if = "<[String]>::is_empty")]
+                notes: &'a [String],
+            }
+            text = serde_json::to_string_pretty(&WithOrigin {
+                comparison,
+                baseline: origin,
+                notes,
+            })
+            .unwrap_or_default();
         }
         super::Format::Markdown => {
             for n in notes {

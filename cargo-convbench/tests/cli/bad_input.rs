@@ -332,3 +332,52 @@ fn list_of_a_named_workspace_that_does_not_exist_fails() {
     );
     assert_eq!(stdout_of(&output), "");
 }
+
+/// A `baselines` that is a file or a dangling link failed every command with the operating
+/// system's "Not a directory" (exit 3): it is named, with what to do, exit 2.
+#[test]
+fn a_baseline_folder_that_is_not_a_folder_is_named() {
+    let package = Package::git();
+    package.cpu_record("rec.json");
+    let baselines = package.path("baselines");
+    std::fs::write(&baselines, "not a folder\n").expect("write a file in the way");
+    for (what, args) in [
+        ("a file", &["baseline", "update", "--from", "rec.json"][..]),
+        ("a file", &["compare", "--results", "rec.json"]),
+        ("a file", &["history"]),
+    ] {
+        let output = package.convbench().args(args).output().expect("the command runs");
+        assert_invalid(&output, &["baselines", what, "baseline-dir"]);
+    }
+    std::fs::remove_file(&baselines).expect("remove the file");
+    std::os::unix::fs::symlink(package.path("nowhere"), &baselines).expect("a dangling link");
+    let output = package
+        .convbench()
+        .args(["baseline", "update", "--from", "rec.json"])
+        .output()
+        .expect("baseline update");
+    assert_invalid(&output, &["a link to nothing"]);
+}
+
+/// A batch the cpu backend cannot hold was refused only after its benchmark was verified (at a
+/// small batch, for minutes on a large network): it is refused first, exit 3.
+#[test]
+fn a_batch_the_cpu_cannot_hold_is_refused_before_it_is_verified() {
+    let started = Instant::now();
+    let output = convbench()
+        .args(["run", "--backend", "cpu", "--model", "vgg16", "--batch", "1024"])
+        .args(["--samples", "1", "--rounds", "1"])
+        .output()
+        .expect("run");
+    assert_code(&output, 3);
+    assert!(
+        stderr_of(&output).contains("MiB of host memory"),
+        "{}",
+        stderr_of(&output)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "refused after {:?}: vgg16 was verified first",
+        started.elapsed()
+    );
+}

@@ -507,12 +507,17 @@ fn numeric_flag_cases(cases: &mut Vec<Case>) {
     for (flag, value, expected) in [
         ("--threshold", "0", 0),
         ("--threshold", "-1", 2),
-        ("--threshold", MAX_F64, 0),
+        ("--threshold", MAX_F64, 2),
+        ("--threshold", "5", 2),
+        ("--threshold", "5%", 0),
+        ("--threshold", "five", 2),
         ("--threshold", "NaN", 2),
         ("--threshold", "inf", 2),
         ("--fail-threshold", "0", 0),
         ("--fail-threshold", "-1", 2),
         ("--fail-threshold", "NaN", 2),
+        ("--fail-threshold", "10", 2),
+        ("--fail-threshold", "10%", 0),
     ] {
         cases.push(
             Case::new(
@@ -612,7 +617,8 @@ fn configuration_cases(cases: &mut Vec<Case>) {
         ("threshold", "-1", 2),
         ("threshold", "nan", 2),
         ("threshold", "inf", 2),
-        ("threshold", MAX_F64, 0),
+        ("threshold", MAX_F64, 2),
+        ("threshold", "5", 2),
         ("alpha", "0", 2),
         ("alpha", "-1", 2),
         ("alpha", "1", 2),

@@ -179,6 +179,12 @@ fn compare_md_and_json_formats_carry_the_verdicts() {
         .collect();
     assert_eq!(verdicts.len(), 7, "{json}");
     assert!(verdicts.iter().all(|v| *v == "regression"), "{verdicts:?}");
+    // Where the baseline came from, as the table and Markdown say it.
+    let origin = json["baseline"].as_str().expect("the baseline's origin");
+    assert!(
+        markdown.contains(&format!("baseline: {origin}")),
+        "{origin}\n{markdown}"
+    );
 }
 
 #[test]

@@ -544,3 +544,47 @@ fn ci_in_ab_mode_says_so_in_the_comment() {
     assert!(body.contains("lenet/train/b1/f32/wgpu"), "{body}");
     assert!(package.path("ab.json").is_file(), "--out keeps every pair");
 }
+
+/// A tune cache whose winner this build or workspace lacks (a user kernel removed since it was
+/// tuned) left its op to the heuristic without a word: `run` names the winner and what to do.
+#[test]
+fn a_tuned_winner_this_build_lacks_is_named() {
+    let test = "a_tuned_winner_this_build_lacks_is_named";
+    let Some(adapters) = gpu_adapters(test) else {
+        return;
+    };
+    let package = Package::plain();
+    for adapter in &adapters {
+        let fingerprint: convbench::results::AdapterFingerprint =
+            serde_json::from_value(adapter["fingerprint"].clone()).expect("a fingerprint");
+        let cache = serde_json::json!({
+            "format_version": convbench::harness::tune::TUNE_FORMAT_VERSION,
+            "adapter": adapter["fingerprint"],
+            "entries": {
+                "conv2d_forward some-shape f32": {
+                    "op": "conv2d_forward",
+                    "shape": "some-shape",
+                    "precision": "f32",
+                    "winner": "user:gone",
+                    "median_ns": {}
+                }
+            }
+        });
+        let path = package.path(&format!("target/convbench/tune-{}.json", fingerprint.slug()));
+        std::fs::create_dir_all(path.parent().expect("a folder")).expect("create the cache folder");
+        std::fs::write(&path, cache.to_string()).expect("write the tune cache");
+    }
+    let output = package
+        .convbench()
+        .env("CARGO_TARGET_DIR", package.path("target"))
+        .arg("run")
+        .args(tiny(&[]))
+        .output()
+        .expect("run");
+    assert_code(&output, 0);
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("user:gone") && stderr.contains("`cargo convbench tune` runs again"),
+        "{stderr}"
+    );
+}
