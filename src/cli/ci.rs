@@ -26,9 +26,15 @@ pub struct PostArgs {
 /// Arguments of `ci`.
 #[derive(Debug, clap::Args)]
 pub struct CiArgs {
-    /// Saved records to judge (one per runner); without them, the benchmarks run now (the
-    /// flags that shape a run are then refused).
-    #[arg(long, value_name = "FILE", num_args = 1.., conflicts_with_all = crate::cli::FRESH_RUN_FLAGS)]
+    /// Saved records to judge (one per runner) in baseline mode; without them, the benchmarks
+    /// run now (the flags that shape a run or an A/B comparison are then refused).
+    #[arg(
+        long,
+        value_name = "FILE",
+        num_args = 1..,
+        conflicts_with_all = crate::cli::FRESH_RUN_FLAGS,
+        conflicts_with_all = ["mode", "pairs", "first_look", "budget"]
+    )]
     pub results: Vec<PathBuf>,
     /// Do not post the PR comment (the `workflow_run` job posts it).
     #[arg(long)]

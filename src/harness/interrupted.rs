@@ -61,13 +61,14 @@ pub enum Interrupted {
     },
     /// `verify`, between two kernel variants or two seeds of a sweep.
     #[error(
-        "interrupted before every kernel variant was checked; the table above shows those that were \
-         (a seed sweep: the seeds finished)"
+        "interrupted before every kernel variant was checked; those that were (in a seed sweep, the \
+         seeds finished) are in the table printed, if any"
     )]
     Variants,
     /// `verify`, between the networks' benchmarks.
     #[error(
-        "interrupted before every benchmark was verified ({verified} of {total} were; the table above shows them)"
+        "interrupted before every benchmark was verified ({verified} of {total} were{})",
+        if *verified == 0 { "" } else { "; the table shows them" }
     )]
     Verifications {
         /// Verifications finished.

@@ -273,6 +273,8 @@ fn flags_of_a_fresh_run_are_refused_beside_a_saved_record() {
         ),
         (&["compare", "--results", "rec.json", "--out", "x.json"], "--out"),
         (&["ci", "--results", "rec.json", "--layers"], "--layers"),
+        (&["ci", "--results", "rec.json", "--mode", "ab"], "--mode"),
+        (&["ci", "--results", "rec.json", "--pairs", "3"], "--pairs"),
     ] {
         let output = package.convbench().args(args).output().expect("the command runs");
         let record_flag = if args.contains(&"--from") {
