@@ -27,7 +27,7 @@
 //! baseline-runs = 10            # blessed runs kept per benchmark
 //!
 //! [workspace.metadata.convbench.compare]
-//! threshold = 0.05              # 5 %
+//! threshold = 0.05              # 5 % (a string "5%" reads the same)
 //! alpha = 0.01
 //! min-samples = 5
 //! fail-on-inconclusive = false
@@ -118,12 +118,15 @@ impl Default for Config {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct CompareSettings {
-    /// Relative change of the median that matters, as a fraction: `0.05` is 5 %.
+    /// Relative change of the median that matters, as a fraction: `0.05` is 5 % (`"5%"` reads
+    /// the same).
+    #[serde(deserialize_with = "fraction::one")]
     pub threshold: f64,
     /// Per-benchmark thresholds (fractions) keyed by a glob on the benchmark id. When several
     /// globs match an id, the longest glob wins (more literal text is more specific), ties
     /// going to the alphabetically first: TOML tables have no reliable order, so the rule
     /// must not depend on one.
+    #[serde(deserialize_with = "fraction::map")]
     pub thresholds: BTreeMap<String, f64>,
     /// False discovery rate across all benchmarks and phases.
     pub alpha: f64,
@@ -135,8 +138,68 @@ pub struct CompareSettings {
     pub fail_on_inconclusive: bool,
     /// Slowdown above which a regression fails the gate; smaller significant regressions are
     /// alerts only. Unset: every regression fails.
-    #[serde(alias = "fail_threshold", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        alias = "fail_threshold",
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "fraction::option"
+    )]
     pub fail_threshold: Option<f64>,
+}
+
+/// The config's thresholds, read as a number (`0.05`) or as a percentage string (`"5%"`), as the
+/// command line reads them; the range is checked by [`CompareConfig::validate`].
+mod fraction {
+    use serde::{Deserialize, Deserializer, de};
+    use std::collections::BTreeMap;
+
+    struct Fraction(f64);
+
+    impl<'de> Deserialize<'de> for Fraction {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(Visitor)
+        }
+    }
+
+    struct Visitor;
+
+    impl de::Visitor<'_> for Visitor {
+        type Value = Fraction;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a fraction such as 0.05 or a percentage such as \"5%\"")
+        }
+
+        fn visit_f64<E: de::Error>(self, value: f64) -> Result<Fraction, E> {
+            Ok(Fraction(value))
+        }
+
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<Fraction, E> {
+            Ok(Fraction(value as f64))
+        }
+
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<Fraction, E> {
+            Ok(Fraction(value as f64))
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Fraction, E> {
+            crate::compare::parse_fraction(text)
+                .map(Fraction)
+                .map_err(E::custom)
+        }
+    }
+
+    pub fn one<'de, D: Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+        Fraction::deserialize(deserializer).map(|f| f.0)
+    }
+
+    pub fn option<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
+        one(deserializer).map(Some)
+    }
+
+    pub fn map<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, f64>, D::Error> {
+        let map = BTreeMap::<String, Fraction>::deserialize(deserializer)?;
+        Ok(map.into_iter().map(|(key, f)| (key, f.0)).collect())
+    }
 }
 
 /// When `ci` and `comment` post a new pull-request comment. An existing convbench comment is
@@ -956,6 +1019,29 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         assert_eq!(config.baseline_dir, Path::new("b"));
         assert_eq!(config.compare.min_samples, 7);
         assert!(config.compare.fail_on_inconclusive);
+    }
+
+    #[test]
+    fn thresholds_read_as_percentages_too() {
+        let config: Config = toml::from_str(
+            "[compare]\nthreshold = \"5%\"\nfail-threshold = \" 12.5 % \"\nthresholds = { \"vgg-a/*\" = \"10%\", \
+             \"*\" = 0.2 }\n",
+        )
+        .expect("parse");
+        assert!((config.compare.threshold - 0.05).abs() < 1e-12);
+        assert_eq!(config.compare.fail_threshold, Some(0.125));
+        assert!((config.compare.thresholds["vgg-a/*"] - 0.10).abs() < 1e-12);
+        assert_eq!(config.compare.thresholds["*"], 0.2);
+        // An integer is a number too (and then refused by `validate` as 100% or more).
+        let config: Config = toml::from_str("[compare]\nthreshold = 0\n").expect("parse");
+        assert_eq!(config.compare.threshold, 0.0);
+        let error = toml::from_str::<Config>("[compare]\nthreshold = \"five\"\n").expect_err("not a number");
+        assert!(error.to_string().contains("`five` is not a number"), "{error}");
+        let error = toml::from_str::<Config>("[compare]\nthreshold = true\n").expect_err("not a number");
+        assert!(
+            error.to_string().contains("a percentage such as \"5%\""),
+            "{error}"
+        );
     }
 
     #[test]

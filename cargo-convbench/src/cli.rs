@@ -87,6 +87,21 @@ fn parse() -> Args {
     args
 }
 
+/// The commands that read no workspace (`report`, `plot`, `adapters` without `--calibrate`) still
+/// take the global `--manifest-path`: a workspace named there that does not load is the error it
+/// is for every other command (exit 2 or 3), not silently ignored.
+fn check_manifest_path(args: &Args) -> convbench::Result<()> {
+    let reads_no_workspace = match &args.command {
+        Command::Report(_) | Command::Plot(_) => true,
+        Command::Adapters(a) => !a.calibrate,
+        _ => false,
+    };
+    match &args.global.manifest_path {
+        Some(path) if reads_no_workspace => convbench::config::load(Some(path)).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
 /// Runs the command and returns the process exit code.
 pub fn main_impl() -> ExitCode {
     let args = parse();
@@ -100,7 +115,7 @@ pub fn main_impl() -> ExitCode {
             );
         });
     }
-    let result = match &args.command {
+    let result = check_manifest_path(&args).and_then(|()| match &args.command {
         Command::Adapters(a) => commands::adapters::run(&args.global, a),
         Command::List(a) => commands::list::run(&args.global, a),
         Command::Kernels(a) => commands::kernels::run(&args.global, a),
@@ -118,7 +133,7 @@ pub fn main_impl() -> ExitCode {
         Command::Bisect(a) => commands::bisect::run(&args.global, a),
         Command::Ci(a) => commands::ci::run_ci(&args.global, a),
         Command::Comment(a) => commands::ci::run_comment(&args.global, a),
-    };
+    });
     if let Some(error) = crate::output::stdout_error() {
         // The output is lost, so success cannot be claimed; a regression's exit 1 or a
         // command's own error keeps its code (the gate's verdict matters more).

@@ -55,7 +55,7 @@ pub enum BaselineError {
     DirNotAFolder {
         /// The baseline folder, as configured.
         dir: PathBuf,
-        /// `a file`, `a link to a file` or `a link to nothing`.
+        /// `a file`, `a link to a file`, `a link to nothing` or one that cannot be followed.
         what: &'static str,
     },
     /// git failed at a step (only its message is shown: git2's `Display` adds its class and code).
@@ -194,15 +194,14 @@ pub enum BaselineError {
         runs: usize,
     },
     /// `history --alpha` outside (0, 1), or `--min-step` negative or not finite.
-    #[error(
-        "--alpha {alpha} must lie strictly between 0 and 1 and --min-step {min_step_percent} must \
-         be a finite number, not negative"
-    )]
+    #[error("{flag} {value} {rule}")]
     BadChangePoints {
-        /// The significance level given.
-        alpha: f64,
-        /// The smallest step given, in percent.
-        min_step_percent: f64,
+        /// `--alpha` or `--min-step`.
+        flag: &'static str,
+        /// The value given.
+        value: f64,
+        /// What it must be.
+        rule: &'static str,
     },
     /// `baseline update` given a flag of `run`'s that shapes the output, which it does not write.
     #[error(

@@ -117,7 +117,8 @@ fn canonical_or_normal(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path))
 }
 
-/// Refuses a baseline folder that is something else (a file, a link to nothing or to a file):
+/// Refuses a baseline folder that is something else (a file, a link to nothing, to a file or
+/// in a loop):
 /// every read and write under it would fail with the operating system's "Not a directory".
 /// A folder not yet there is fine (the first blessing creates it).
 fn refuse_unless_folder(dir: &Path) -> Result<()> {
@@ -129,10 +130,14 @@ fn refuse_unless_folder(dir: &Path) -> Result<()> {
     }
     let what = if !meta.file_type().is_symlink() {
         "a file"
-    } else if dir.exists() {
-        "a link to a file"
     } else {
-        "a link to nothing"
+        match std::fs::metadata(dir) {
+            Ok(_) => "a link to a file",
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => "a link to nothing",
+            Err(_) => {
+                "a link that cannot be followed (a loop of links, or one into a folder you cannot read)"
+            }
+        }
     };
     Err(BaselineError::DirNotAFolder {
         dir: dir.to_path_buf(),
@@ -643,6 +648,33 @@ impl GitBaselineStore {
         parse_record(&bytes, &origin).map(Some)
     }
 
+    /// The sets of `slug` committed at `rev` (`<set>.json` in its folder), sorted; empty when
+    /// the folder is not there. A missing `--set` names them.
+    pub fn sets_at(&self, rev: &BaseRevision, slug: &str) -> Result<Vec<String>> {
+        check_name("adapter slug", slug)?;
+        let folder = self.baseline_dir.join(slug);
+        let tree = self.tree_at(&rev.oid)?;
+        let Ok(entry) = tree.get_path(&folder) else {
+            return Ok(Vec::new());
+        };
+        let Ok(subtree) = self.repo.find_tree(entry.id()) else {
+            return Ok(Vec::new());
+        };
+        let mut sets: Vec<String> = subtree
+            .iter()
+            .filter(|entry| entry.kind() == Some(ObjectType::Blob))
+            .filter_map(|entry| {
+                entry
+                    .name()
+                    .ok()
+                    .and_then(|name| name.strip_suffix(".json"))
+                    .map(String::from)
+            })
+            .collect();
+        sets.sort();
+        Ok(sets)
+    }
+
     /// The bytes of `path` (relative to the repository root) as committed at `rev`; `None`
     /// when the file does not exist there. `ab` reads the base revision's shaders with it.
     pub fn read_at(&self, rev: &BaseRevision, path: &Path) -> Result<Option<Vec<u8>>> {
@@ -889,13 +921,69 @@ impl GitBaselineStore {
                 Signature::now("convbench", "convbench@localhost").map_err(|e| git("make a signature", e))?
             }
         };
-        let message = message.map_or_else(|| default_message(change), str::to_string);
+        let message = match message {
+            Some(message) => message.to_string(),
+            // This update changed nothing, but the file differs from HEAD (an earlier `baseline
+            // update` without --commit wrote it): the message lists what the commit holds.
+            None if !change.has_changes() => {
+                default_message(&self.against_parent(parent.as_ref(), &tree, &repo_path, change)?)
+            }
+            None => default_message(change),
+        };
         let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
         let oid = self
             .repo
             .commit(Some("HEAD"), &signature, &signature, &message, &tree, &parents)
             .map_err(|e| git("create the commit", e))?;
         Ok(oid.to_string())
+    }
+
+    /// `change` with the benchmarks the file adds or updates in `tree` against its version in
+    /// `parent` (every benchmark when it had none), for a commit of changes an earlier update
+    /// left uncommitted.
+    fn against_parent(
+        &self,
+        parent: Option<&git2::Commit<'_>>,
+        tree: &Tree<'_>,
+        repo_path: &Path,
+        change: &BaselineChange,
+    ) -> Result<BaselineChange> {
+        let origin = repo_path.display().to_string();
+        let record_in = |tree: &Tree<'_>| -> Result<Vec<crate::results::BenchmarkResult>> {
+            match self.blob_in(tree, repo_path)? {
+                Some((_, bytes)) => Ok(parse_record(&bytes, &origin)?.benchmarks),
+                None => Ok(Vec::new()),
+            }
+        };
+        let old = match parent {
+            Some(parent) => {
+                let parent_tree = parent
+                    .tree()
+                    .map_err(|error| git_error(format_args!("cannot read HEAD's tree"), error))?;
+                record_in(&parent_tree)?
+            }
+            None => Vec::new(),
+        };
+        let old: BTreeMap<String, serde_json::Value> = old
+            .into_iter()
+            .map(|b| (b.id.clone(), serde_json::to_value(&b).unwrap_or_default()))
+            .collect();
+        let mut described = BaselineChange {
+            added: Vec::new(),
+            updated: Vec::new(),
+            unchanged_count: 0,
+            ..change.clone()
+        };
+        for benchmark in record_in(tree)? {
+            match old.get(&benchmark.id) {
+                None => described.added.push(benchmark.id),
+                Some(before) if *before != serde_json::to_value(&benchmark).unwrap_or_default() => {
+                    described.updated.push(benchmark.id)
+                }
+                Some(_) => described.unchanged_count += 1,
+            }
+        }
+        Ok(described)
     }
 
     /// The blessed medians of the baseline of `slug` and `set` through history: one point per

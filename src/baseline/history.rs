@@ -112,11 +112,19 @@ pub struct HistoryQuery {
 /// The change-point settings of `history --alpha ALPHA --min-step PERCENT`: invalid input unless
 /// `alpha` lies strictly between 0 and 1 and `min_step_percent` is finite and not negative.
 pub fn change_point_config(alpha: f64, min_step_percent: f64) -> crate::Result<ChangePointConfig> {
-    let valid = alpha > 0.0 && alpha < 1.0 && min_step_percent.is_finite() && min_step_percent >= 0.0;
-    if !valid {
+    if !(alpha > 0.0 && alpha < 1.0) {
         return Err(super::BaselineError::BadChangePoints {
-            alpha,
-            min_step_percent,
+            flag: "--alpha",
+            value: alpha,
+            rule: "must lie strictly between 0 and 1, e.g. 0.05",
+        }
+        .into());
+    }
+    if !(min_step_percent.is_finite() && min_step_percent >= 0.0) {
+        return Err(super::BaselineError::BadChangePoints {
+            flag: "--min-step",
+            value: min_step_percent,
+            rule: "must be a finite percentage of 0 or more, e.g. 5",
         }
         .into());
     }

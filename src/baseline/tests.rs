@@ -456,6 +456,9 @@ fn the_base_is_read_from_git_and_an_edited_worktree_is_detected() {
     // Another set exists on neither side.
     assert!(!store.worktree_differs(&base, &slug, "other").expect("compare"));
     assert!(store.load_at(&base, &slug, "other").expect("load").is_none());
+    // The sets committed at the base are named for a --set that is not there.
+    assert_eq!(store.sets_at(&base, &slug).expect("sets"), [SET]);
+    assert!(store.sets_at(&base, "no-such-adapter").expect("sets").is_empty());
 }
 
 #[test]
@@ -842,6 +845,18 @@ fn bless_with_commit_commits_a_file_an_earlier_update_left_uncommitted() {
     assert!(
         repo.status_file(&path).expect("status").is_empty(),
         "now committed"
+    );
+    // The message lists what the commit holds, though this update itself changed nothing.
+    let message = repo
+        .head()
+        .and_then(|head| head.peel_to_commit())
+        .expect("the new commit")
+        .message()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        message.ends_with("\n\nadded: alexnet/train/b128/f32/wgpu\n"),
+        "{message}"
     );
 
     let lines = store.bless(&run, SET, false, true, None).expect("nothing new");

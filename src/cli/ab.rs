@@ -63,7 +63,7 @@ pub struct AbArgs {
     pub layers: bool,
     /// Slowdown that counts as a regression, as a fraction or a percentage (`0.05` or `5%`;
     /// default: the config's threshold).
-    #[arg(long, value_parser = crate::cli::fraction)]
+    #[arg(long, value_parser = crate::cli::fraction, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
     /// Write the verdicts and every raw pair as JSON to this file (atomically).
     #[arg(long, value_name = "FILE")]

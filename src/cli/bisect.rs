@@ -40,7 +40,7 @@ pub struct BisectArgs {
     pub kernels: KernelArgs,
     /// Slowdown that counts, as a fraction or a percentage (`0.05` or `5%`; default: the
     /// config's threshold).
-    #[arg(long, value_parser = crate::cli::fraction)]
+    #[arg(long, value_parser = crate::cli::fraction, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
 }
 

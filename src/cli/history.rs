@@ -24,10 +24,10 @@ pub struct HistoryArgs {
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
     /// Significance of a change point: the largest permutation p-value accepted.
-    #[arg(long, default_value_t = HistoryRequest::default().alpha)]
+    #[arg(long, default_value_t = HistoryRequest::default().alpha, allow_negative_numbers = true)]
     pub alpha: f64,
     /// Smallest relative step reported as a change point, in percent (`5` or `5%`).
-    #[arg(long, default_value_t = HistoryRequest::default().min_step_percent, value_parser = crate::cli::percent)]
+    #[arg(long, default_value_t = HistoryRequest::default().min_step_percent, value_parser = crate::cli::percent, allow_hyphen_values = true)]
     pub min_step: f64,
     /// Write the dashboard to DIR/index.html: one self-contained page with a chart per
     /// benchmark and phase, a filter and the change points.

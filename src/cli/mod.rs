@@ -59,27 +59,39 @@ fn whole_number(text: &str, min: u64, max: u64) -> Result<u64, String> {
 }
 
 /// A slowdown flag's value (`--threshold`, `--fail-threshold`): a fraction (`0.05`) or a
-/// percentage (`5%`), as a fraction. The range is checked with the configuration's
-/// ([`crate::compare::CompareConfig::validate`]: not negative, below 1), so that `--threshold
-/// 5`, meant as 5%, is refused rather than read as 500%.
+/// percentage (`5%`), as a fraction, refused here, in the user's words, when negative or 1 or more
+/// (so that `--threshold 5`, meant as 5%, is not read as 500%); the config's are checked by
+/// [`crate::compare::CompareConfig::validate`].
 pub fn fraction(text: &str) -> Result<f64, String> {
+    let value = crate::compare::parse_fraction(text)?;
     let text = text.trim();
-    let (number, scale) = match text.strip_suffix('%') {
-        Some(number) => (number.trim(), 100.0),
-        None => (text, 1.0),
-    };
-    number.parse::<f64>().map(|value| value / scale).map_err(|_| {
-        format!("`{text}` is not a number; give a fraction such as 0.05 or a percentage such as 5%")
-    })
+    if value < 0.0 {
+        return Err(format!(
+            "`{text}` is negative: a slowdown threshold is 0 or more, e.g. 5%"
+        ));
+    }
+    // 5 meant as 5% would silently be 500%.
+    if value >= 1.0 {
+        return Err(format!(
+            "`{text}` is 100% or more: a threshold is a fraction below 1, e.g. 0.05 or 5%"
+        ));
+    }
+    Ok(value)
 }
 
 /// A percentage flag's value (`history --min-step`): a number, with or without `%`.
 pub fn percent(text: &str) -> Result<f64, String> {
     let text = text.trim();
     let number = text.strip_suffix('%').unwrap_or(text).trim();
-    number
-        .parse::<f64>()
-        .map_err(|_| format!("`{text}` is not a number; give a percentage such as 5 or 5%"))
+    match number.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        Ok(_) => Err(format!(
+            "`{text}` is not a finite percentage of 0 or more, e.g. 5 or 5%"
+        )),
+        Err(_) => Err(format!(
+            "`{text}` is not a number; give a percentage such as 5 or 5%"
+        )),
+    }
 }
 
 /// Train or eval, on the command line.
@@ -106,7 +118,7 @@ pub struct Global {
     /// Path to the workspace's Cargo.toml (for `[workspace.metadata.convbench]`).
     #[arg(long, global = true, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
-    /// No progress bars or notices on stderr.
+    /// No progress bars or notices on stderr (warnings and errors still show).
     #[arg(long, short, global = true)]
     pub quiet: bool,
 }
@@ -311,12 +323,12 @@ pub struct BaselineArgs {
     pub set: String,
     /// Slowdown that counts as a regression, as a fraction or a percentage (`0.05` or `5%`;
     /// default: the config's, else 5%).
-    #[arg(long, value_parser = fraction)]
+    #[arg(long, value_parser = fraction, allow_hyphen_values = true)]
     pub threshold: Option<f64>,
     /// Slowdown above which a regression fails the gate (default: the config's
     /// `compare.fail-threshold`, else every regression fails). Smaller significant slowdowns
     /// are reported as alerts, and the gate passes.
-    #[arg(long, value_name = "FRACTION", value_parser = fraction)]
+    #[arg(long, value_name = "FRACTION", value_parser = fraction, allow_hyphen_values = true)]
     pub fail_threshold: Option<f64>,
     /// Compare numbers from different adapters anyway.
     #[arg(long)]
@@ -377,6 +389,28 @@ mod tests {
             Ok(parsed) => parsed.args,
             Err(e) => panic!("`{line}` does not parse: {e}"),
         }
+    }
+
+    #[test]
+    fn thresholds_are_refused_in_the_users_words() {
+        let parsed = parse::<BaselineArgs>("--threshold 5% --fail-threshold 0.1");
+        assert!((parsed.threshold.expect("given") - 0.05).abs() < 1e-12);
+        assert_eq!(parsed.fail_threshold, Some(0.1));
+        for (line, says) in [
+            ("--threshold 100%", "`100%` is 100% or more"),
+            ("--threshold 5", "`5` is 100% or more"),
+            // A leading `-` reaches the parser, with or without `=`.
+            ("--threshold -5%", "`-5%` is negative"),
+            ("--fail-threshold -0.1", "`-0.1` is negative"),
+            ("--threshold five", "`five` is not a number"),
+        ] {
+            let error = Line::<BaselineArgs>::try_parse_from(line.split_whitespace())
+                .expect_err(line)
+                .to_string();
+            assert!(error.contains(says), "{line}: {error}");
+        }
+        assert_eq!(percent("5%"), Ok(5.0));
+        assert!(percent("-5").expect_err("negative").contains("0 or more"));
     }
 
     #[test]

@@ -121,6 +121,22 @@ impl Default for CompareConfig {
     }
 }
 
+/// A fraction as a user writes it: a number (`0.05`) or a percentage (`5%`), on the command line
+/// or in the config; the range is checked by [`CompareConfig::validate`].
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let (number, scale) = match text.strip_suffix('%') {
+        Some(number) => (number.trim(), 100.0),
+        None => (text, 1.0),
+    };
+    match number.parse::<f64>() {
+        Ok(value) if value.is_finite() => Ok(value / scale),
+        _ => Err(format!(
+            "`{text}` is not a number; give a fraction such as 0.05 or a percentage such as 5%"
+        )),
+    }
+}
+
 impl CompareConfig {
     /// Checks that thresholds are finite and non-negative, `alpha` is in `(0, 1)`, there is at
     /// least one bootstrap resample, and every glob parses. [`compare`] does not fail: it
@@ -159,6 +175,8 @@ impl CompareConfig {
                 "must lie strictly between 0 and 1, e.g. 0.05",
             );
         }
+        // A fail threshold at or below the threshold is accepted: every regression then fails, as
+        // without one (`--fail-threshold 0` undoes a config's), and the table says so.
         if let Some(fail) = self.fail_threshold
             && let Some(problem) = problem(fail)
         {

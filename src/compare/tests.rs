@@ -429,6 +429,17 @@ fn validate_names_the_bad_setting() {
 }
 
 #[test]
+fn fractions_read_as_numbers_or_percentages() {
+    assert_eq!(parse_fraction("0.05"), Ok(0.05));
+    assert_eq!(parse_fraction(" 12.5 % "), Ok(0.125));
+    assert_eq!(parse_fraction("-5%"), Ok(-0.05));
+    for bad in ["five", "%", "", "inf", "NaN%"] {
+        let message = parse_fraction(bad).expect_err(bad);
+        assert!(message.contains("is not a number"), "{bad}: {message}");
+    }
+}
+
+#[test]
 fn threshold_for_uses_the_first_matching_glob() {
     let config = CompareConfig {
         per_benchmark: vec![

@@ -104,12 +104,29 @@ pub fn load_baseline(
         let path = store.repo_path(slug, &source.set)?;
         match store.load_at(&base, slug, &source.set)? {
             Some(blessed) => record.benchmarks.extend(blessed.benchmarks),
-            None => notes.push(format!(
-                "no baseline {} at {}: every benchmark of this adapter is new; bless one with \
-                 `cargo convbench baseline update`",
-                path.display(),
-                base.description
-            )),
+            None => {
+                // Another set of this adapter there is more likely a typo of --set than a new
+                // adapter: name them.
+                let others = store.sets_at(&base, slug)?;
+                let fix = if others.is_empty() {
+                    "bless one with `cargo convbench baseline update`".to_string()
+                } else {
+                    let there = match others.as_slice() {
+                        [one] => format!("this adapter's one set there is {one}"),
+                        many => format!("this adapter's sets there are {}", many.join(", ")),
+                    };
+                    format!(
+                        "{there}; pass one with --set, or bless this one with `cargo convbench \
+                         baseline update --set {}`",
+                        source.set
+                    )
+                };
+                notes.push(format!(
+                    "no baseline {} at {}: every benchmark of this adapter is new; {fix}",
+                    path.display(),
+                    base.description
+                ))
+            }
         }
         if store.worktree_differs(&base, slug, &source.set)? {
             notes.push(format!(

@@ -463,11 +463,10 @@ pub fn check_backends(
     seed: u64,
     interrupt: &super::Interrupt,
 ) -> (Vec<BackendRows<Row>>, Option<Error>) {
-    let mut tables = Vec::new();
-    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
+    each_backend(backends, |backend| {
         let mut done = Vec::new();
-        let rows = match check_all(
-            backend.as_ref(),
+        match check_all(
+            backend,
             variants,
             precisions,
             shapes,
@@ -475,28 +474,38 @@ pub fn check_backends(
             interrupt,
             &mut |row| done.push(row.clone()),
         ) {
-            Ok(rows) => rows,
-            Err(e) => {
-                // The variants checked before the stop are shown.
-                if !done.is_empty() {
-                    tables.push(BackendRows {
-                        label: super::backend_label(backend.as_ref()),
-                        rows: done,
-                    });
-                }
-                return (tables, Some(e));
+            Ok(rows) => {
+                let failed = rows
+                    .iter()
+                    .find(|row| !row.passed())
+                    .map(|row| failure(row, seed));
+                (rows, failed)
             }
-        };
-        let failed = rows
-            .iter()
-            .find(|row| !row.passed())
-            .map(|row| failure(row, seed));
-        tables.push(BackendRows {
-            label: super::backend_label(backend.as_ref()),
-            rows,
-        });
-        if failed.is_some() {
-            return (tables, failed);
+            // The variants checked before the stop are shown.
+            Err(e) => (done, Some(e)),
+        }
+    })
+}
+
+/// Runs `check` on each of `backends` that has variants, in order, and makes a table of each
+/// one's rows; the first error `check` returns beside its rows (its own, or a failed row's) stops
+/// the rest and is returned beside the tables. A stopped backend's table is left out when it
+/// has no rows.
+fn each_backend<R>(
+    backends: &[Box<dyn Backend>],
+    mut check: impl FnMut(&dyn Backend) -> (Vec<R>, Option<Error>),
+) -> (Vec<BackendRows<R>>, Option<Error>) {
+    let mut tables = Vec::new();
+    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
+        let (rows, error) = check(backend.as_ref());
+        if error.is_none() || !rows.is_empty() {
+            tables.push(BackendRows {
+                label: super::backend_label(backend.as_ref()),
+                rows,
+            });
+        }
+        if error.is_some() {
+            return (tables, error);
         }
     }
     (tables, None)
@@ -550,10 +559,9 @@ pub fn sweep_backends(
     interrupt: &super::Interrupt,
     on_seed: &mut dyn FnMut(u64),
 ) -> (Vec<BackendRows<SweepRow>>, Option<Error>) {
-    let mut tables = Vec::new();
-    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
+    each_backend(backends, |backend| {
         let (lines, error) = sweep(
-            backend.as_ref(),
+            backend,
             variants,
             precisions,
             shapes,
@@ -563,28 +571,15 @@ pub fn sweep_backends(
         );
         if error.is_some() {
             // The seeds finished before the stop are shown.
-            if !lines.is_empty() {
-                tables.push(BackendRows {
-                    label: super::backend_label(backend.as_ref()),
-                    rows: lines,
-                });
-            }
-            return (tables, error);
+            return (lines, error);
         }
         let failed = lines
             .iter()
             .filter(|line| !line.failed_seeds.is_empty())
             .max_by(|x, y| x.worst.ratio.total_cmp(&y.worst.ratio))
             .map(|line| failure(&line.worst, line.worst_seed));
-        tables.push(BackendRows {
-            label: super::backend_label(backend.as_ref()),
-            rows: lines,
-        });
-        if failed.is_some() {
-            return (tables, failed);
-        }
-    }
-    (tables, None)
+        (lines, failed)
+    })
 }
 
 #[cfg(test)]

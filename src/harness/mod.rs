@@ -370,6 +370,19 @@ pub fn verify_jobs(
     if repeat == 0 {
         return Err(SweepError::ZeroCount { flag: "--repeat" }.into());
     }
+    // A batch a backend cannot hold is refused before anything is verified, as `run` refuses
+    // it: verification runs at a small batch, and would pass a benchmark `run` cannot time.
+    for backend in backends {
+        for job in jobs.iter().filter(|job| backend.supports(job.precision)) {
+            check_holds(
+                backend.as_ref(),
+                &job.target,
+                job.batch,
+                job.precision,
+                &options.at(job.stage),
+            )?;
+        }
+    }
     let several_stages = sweep::Job::stages_differ(jobs);
     let total = jobs.len() * backends.len() * repeat;
     let mut verified = 0;
@@ -483,12 +496,49 @@ pub fn check_holds(
     options: &RunOptions,
 ) -> Result<()> {
     check_batch(batch)?;
-    let plan_options = PlanOptions {
+    let plan = target.plan(batch, precision, plan_options(backend, options))?;
+    holds(backend, &plan.program, target, batch, precision)
+}
+
+/// [`Backend::check_holds`] of `program`, a shortfall naming the benchmark (the backend knows
+/// only its program).
+fn holds(
+    backend: &dyn Backend,
+    program: &crate::backend::Program,
+    target: &Target,
+    batch: usize,
+    precision: Precision,
+) -> Result<()> {
+    backend.check_holds(program).map_err(|error| match error {
+        Error::Backend(boxed) => match *boxed {
+            crate::backend::BackendError::HostMemoryShort {
+                needed_mib,
+                available_mib,
+                ..
+            } => crate::backend::BackendError::HostMemoryShort {
+                what: format!(
+                    "{} at batch {batch} in {precision} on the {} backend",
+                    target.name(),
+                    backend.kind().as_str()
+                ),
+                needed_mib,
+                available_mib,
+            }
+            .into(),
+            other => Error::Backend(Box::new(other)),
+        },
+        other => other,
+    })
+}
+
+/// How [`measure`] and [`check_holds`] plan a target: the run's stage and data-gradient choice,
+/// and the backend's largest tensor.
+fn plan_options(backend: &dyn Backend, options: &RunOptions) -> PlanOptions {
+    PlanOptions {
         stage: options.stage,
         data_grad: options.data_grad,
         max_tensor_bytes: backend.max_tensor_bytes(),
-    };
-    backend.check_holds(&target.plan(batch, precision, plan_options)?.program)
+    }
 }
 
 /// Measures `target` at `batch` and `precision` on `backend` (verify first with
@@ -508,12 +558,7 @@ pub fn measure(
     if options.samples == 0 {
         return Err(SweepError::ZeroCount { flag: "--samples" }.into());
     }
-    let plan_options = PlanOptions {
-        stage: options.stage,
-        data_grad: options.data_grad,
-        max_tensor_bytes: backend.max_tensor_bytes(),
-    };
-    let mut plan = target.plan(batch, precision, plan_options)?;
+    let mut plan = target.plan(batch, precision, plan_options(backend, options))?;
     if select::has_variants(backend.kind()) {
         select::choose(
             &mut plan.program,
@@ -521,6 +566,7 @@ pub fn measure(
             DeviceClass::of(backend.adapter()),
         );
     }
+    holds(backend, &plan.program, target, batch, precision)?;
     let mut loaded = backend.load(&plan.program)?;
     fill(loaded.as_mut(), &plan, &mut StdRng::seed_from_u64(0x00C0_FFEE))?;
     let method = backend.timing_method();

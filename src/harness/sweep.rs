@@ -793,10 +793,7 @@ impl Sweep {
                     let options = options.at(job.stage);
                     let key = (name, job.precision, job.stage, backend.kind());
                     if options.verify && !verified.contains(&key) {
-                        if !backend.supports(job.precision) {
-                            return (record, Some(unsupported(backend.as_ref(), job.precision)));
-                        }
-                        // A batch the backend cannot hold is refused before it is verified.
+                        // Precisions were checked by `prepare`; a batch the backend cannot hold is refused before it is verified.
                         if let Err(e) =
                             check_holds(backend.as_ref(), &job.target, job.batch, job.precision, &options)
                         {

@@ -385,14 +385,12 @@ pub fn tune_all(
     let mut results = Vec::with_capacity(ops.len());
     let mut unverified = Vec::new();
     for (index, job) in ops.iter().enumerate() {
-        let stopped = || {
-            Error::from(super::Interrupted::Tuning {
-                tuned: index,
-                ops: ops.len(),
-            })
+        let stop = super::Interrupted::Tuning {
+            tuned: index,
+            ops: ops.len(),
         };
-        if interrupt.requested() {
-            return Ok((results, Some(stopped())));
+        if let Err(e) = interrupt.check(&stop) {
+            return Ok((results, Some(e)));
         }
         let label = format!(
             "[{}/{}] {} {} {}",
@@ -402,11 +400,11 @@ pub fn tune_all(
             shape_key(&job.op),
             job.precision
         );
-        let result = match tune_op_until(backend, job, kernels, options, interrupt, &mut |event| {
+        let result = match tune_op_until(backend, job, kernels, options, (interrupt, &stop), &mut |event| {
             on_event(TuneProgress::Op { label: &label, event })
         }) {
             Ok(result) => result,
-            Err(e) if e.kind() == crate::ErrorKind::Interrupted => return Ok((results, Some(stopped()))),
+            Err(e) if e.kind() == crate::ErrorKind::Interrupted => return Ok((results, Some(e))),
             Err(e) => return Err(e),
         };
         for v in &result.variants {
@@ -468,20 +466,23 @@ pub fn tune_op(
         job,
         kernels,
         options,
-        &super::Interrupt::default(),
+        (
+            &super::Interrupt::default(),
+            &super::Interrupted::Tuning { tuned: 0, ops: 1 },
+        ),
         on_event,
     )
 }
 
 /// [`tune_op`], stopped before the next variant is timed when `interrupt` is set (an op of a
-/// large network times a dozen variants for minutes on a software adapter): the
-/// [`Error::Interrupted`] is the `Err`, and the op is not tuned.
+/// large network times a dozen variants for minutes on a software adapter): the `Err` is then
+/// `stop` (which op of how many), and the op is not tuned.
 fn tune_op_until(
     backend: &dyn Backend,
     job: &TuneJob,
     kernels: &KernelSet,
     options: &TuneOptions,
-    interrupt: &super::Interrupt,
+    (interrupt, stop): (&super::Interrupt, &super::Interrupted),
     on_event: &mut dyn FnMut(TuneEvent),
 ) -> Result<TuneResult> {
     // A variant with no timed run has no median to compare.
@@ -521,8 +522,7 @@ fn tune_op_until(
     let (_, mut loaded) = verify::load_variants(backend, &job.op, job.precision, &passed, None, &mut rng)?;
     let mut best: Option<(Variant, f64)> = None;
     for (index, &variant) in passed.iter().enumerate() {
-        // Which op it was is told by the caller ([`tune_all`]'s count of those tuned).
-        interrupt.check(&super::Interrupted::Tuning { tuned: 0, ops: 1 })?;
+        interrupt.check(stop)?;
         on_event(TuneEvent::Timing(variant));
         for _ in 0..options.warmup_iterations.max(1) {
             loaded.run(index..index + 1, true)?;

@@ -92,8 +92,18 @@ fn footer(comparison: &Comparison) -> Vec<String> {
     } else {
         "bootstrap of the change in median"
     };
+    // Every regression fails unless a fail threshold above the threshold makes the smaller
+    // ones alerts; one at or below it (`--fail-threshold 0`) is said to change nothing.
+    let fail = match config.fail_threshold {
+        Some(fail) if fail > config.threshold => format!(", fail threshold: {:.1}%", 100.0 * fail),
+        Some(fail) => format!(
+            ", fail threshold: {:.1}% (not above the threshold: every regression fails)",
+            100.0 * fail
+        ),
+        None => String::new(),
+    };
     let mut lines = vec![format!(
-        "threshold: {:.1}%{overrides}, false discovery rate: {}, CI: {:.0}% {interval}",
+        "threshold: {:.1}%{overrides}{fail}, false discovery rate: {}, CI: {:.0}% {interval}",
         100.0 * config.threshold,
         config.alpha,
         100.0 * CI_CONFIDENCE
@@ -221,7 +231,7 @@ pub fn comparison_text(
                 #[serde(flatten)]
                 comparison: &'a Comparison,
                 baseline: &'a str,
-                #[serde(skip_serializing_if = "<[String]>::is_empty")]
+                // Always present (empty without notes), so a script can read it unguarded.
                 notes: &'a [String],
             }
             text = serde_json::to_string_pretty(&WithOrigin {

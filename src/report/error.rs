@@ -139,6 +139,19 @@ pub enum ReportError {
         /// The precisions present, sorted.
         precisions: Vec<String>,
     },
+    /// `--ratio-to` gives no cell a ratio: every benchmark is the reference's own, or none has a
+    /// reference cell with the same other coordinates.
+    #[error(
+        "--ratio-to {reference}: no cell has a {reference} cell to divide by (one with the same \
+         coordinates but the {axis}); the records need benchmarks of a second {axis} beside \
+         {reference}, at the same models, batches and stages, or drop --ratio-to"
+    )]
+    NoRatios {
+        /// The reference given.
+        reference: String,
+        /// `backend` or `precision`.
+        axis: &'static str,
+    },
     /// A benchmark id in more than one of the records: the two would show as one.
     #[error(
         "benchmark {id} is in more than one record; pass records of different backends, batches \
@@ -244,12 +257,15 @@ pub enum ReportError {
     },
     /// A dashboard format with `--pivot` or `--layers`.
     #[error(
-        "--format {format} exports every benchmark and phase of the record; --pivot and --layers \
-         are for table, md, csv and json"
+        "--format {format} exports every benchmark and phase of the record, without {flag}; {flag} \
+         is for {formats}",
+        formats = if *flag == "--layers" { "table and md (json holds the layers already)" } else { "table, md, csv and json" }
     )]
     DashboardFlags {
         /// The dashboard format.
         format: DashboardFormat,
+        /// `--pivot` or `--layers`.
+        flag: &'static str,
     },
     /// `compare --format csv`.
     #[error("compare renders table, md or json; csv is for `run` and `report`")]

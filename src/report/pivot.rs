@@ -180,6 +180,10 @@ pub struct Pivot {
     pub column_labels: Vec<String>,
     /// One vector per row, one entry per column.
     pub cells: Vec<Vec<Option<PivotCell>>>,
+    /// Per column, whether it is the reference's own (`cpu` under `--ratio-to cpu --columns
+    /// backend`): its cells have no ratio, so the CSV gives it no ratio column.
+    #[serde(skip)]
+    pub reference_columns: Vec<bool>,
 }
 
 /// A coordinate value; batches order by size, names alphabetically.
@@ -401,6 +405,32 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
         });
     }
 
+    // `--ratio-to` asked for ratios: a grid with none (every benchmark is the reference's own, or
+    // none has a reference cell) would print the caption's promise over plain times.
+    if let Some(reference) = &spec.ratio_to
+        && cells.iter().flatten().flatten().all(|cell| cell.ratio.is_none())
+    {
+        return Err(ReportError::NoRatios {
+            reference: reference.clone(),
+            axis: if reference_axis == PivotAxis::Precision {
+                "precision"
+            } else {
+                "backend"
+            },
+        }
+        .into());
+    }
+    let reference_columns = match (
+        &spec.ratio_to,
+        spec.columns.iter().position(|axis| *axis == reference_axis),
+    ) {
+        (Some(reference), Some(at)) => column_keys
+            .iter()
+            .map(|key| key[at].label() == *reference)
+            .collect(),
+        _ => vec![false; column_keys.len()],
+    };
+
     let row_labels = row_keys
         .iter()
         .map(|(subject, stage, values)| {
@@ -424,6 +454,7 @@ pub fn pivot(records: &[RunRecord], spec: &PivotSpec) -> Result<Pivot> {
         row_labels,
         column_labels,
         cells,
+        reference_columns,
     })
 }
 
@@ -509,19 +540,28 @@ pub fn pivot_markdown(pivot: &Pivot) -> String {
 }
 
 /// The grid as CSV: a `row` column, then `<column> ms` per column and, with a reference
-/// backend, `<column> / <reference>` per column. Numbers are written in full; a missing cell
+/// backend or precision, `<column> / <reference>` per column but the reference's own. Numbers are written in full; a missing cell
 /// or ratio is an empty field (not `-`) so that spreadsheets and data-frame readers see a
 /// missing number rather than text.
 pub fn pivot_csv(pivot: &Pivot) -> String {
     let mut writer = ::csv::Writer::from_writer(Vec::new());
     let mut header = vec!["row".to_string()];
     header.extend(pivot.column_labels.iter().map(|label| format!("{label} ms")));
+    // A ratio column per column but the reference's own (whose ratios would all be empty).
+    let ratio_columns = |pivot: &Pivot| -> Vec<usize> {
+        match pivot.ratio_to {
+            Some(_) => (0..pivot.column_labels.len())
+                .filter(|&column| !pivot.reference_columns.get(column).copied().unwrap_or(false))
+                .collect(),
+            None => Vec::new(),
+        }
+    };
+    let ratio_columns = ratio_columns(pivot);
     if let Some(reference) = &pivot.ratio_to {
         header.extend(
-            pivot
-                .column_labels
+            ratio_columns
                 .iter()
-                .map(|label| format!("{label} / {reference}")),
+                .map(|&column| format!("{} / {reference}", pivot.column_labels[column])),
         );
     }
     writer
@@ -533,13 +573,15 @@ pub fn pivot_csv(pivot: &Pivot) -> String {
             cell.map(|cell| (cell.median_ns / 1e6).to_string())
                 .unwrap_or_default()
         }));
-        if pivot.ratio_to.is_some() {
-            row.extend(cells.iter().map(|cell| {
-                cell.and_then(|cell| cell.ratio)
-                    .map(|ratio| ratio.to_string())
-                    .unwrap_or_default()
-            }));
-        }
+        row.extend(ratio_columns.iter().map(|&column| {
+            cells
+                .get(column)
+                .copied()
+                .flatten()
+                .and_then(|cell| cell.ratio)
+                .map(|ratio| ratio.to_string())
+                .unwrap_or_default()
+        }));
         writer
             .write_record(&row)
             .expect("writing CSV to memory cannot fail");

@@ -75,7 +75,8 @@ impl ReportRequest {
             .into());
         };
         if self.pivot || self.layers {
-            return Err(ReportError::DashboardFlags { format }.into());
+            let flag = if self.pivot { "--pivot" } else { "--layers" };
+            return Err(ReportError::DashboardFlags { format, flag }.into());
         }
         Ok(render_dashboard(&read(file)?, format))
     }
@@ -148,6 +149,11 @@ mod tests {
             ..request(&["a.json"], "bmf")
         };
         let error = layers.render().expect_err("layers");
-        assert!(error.to_string().contains("--pivot and --layers"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("without --layers; --layers is for table and md"),
+            "{error}"
+        );
     }
 }

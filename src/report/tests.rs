@@ -403,6 +403,20 @@ fn verdict_summary_counts_worst_first() {
     strict.config.fail_threshold = Some(0.0);
     assert_eq!(strict.failing_regressions(), 2);
     assert!(!verdict_summary(&strict).contains("alerts"));
+
+    // The settings line shows the fail threshold, and says when it changes nothing.
+    lenient.config.fail_threshold = Some(0.10);
+    let text = comparison_table(&lenient);
+    assert!(
+        text.contains("threshold: 5.0%, fail threshold: 10.0%, false"),
+        "{text}"
+    );
+    let text = comparison_table(&strict);
+    assert!(
+        text.contains("fail threshold: 0.0% (not above the threshold: every regression fails)"),
+        "{text}"
+    );
+    assert!(!comparison_table(&comparison()).contains("fail threshold"));
 }
 
 #[test]
@@ -999,6 +1013,23 @@ fn pivot_spreads_backend_and_batch_over_columns_with_ratios_to_the_reference() {
     assert_eq!(wgpu_b1.median_ns, 500_000.0);
     assert_eq!(wgpu_b1.ratio, Some(0.25));
     assert_eq!(cells[3], None, "wgpu at batch 64 was not measured");
+}
+
+#[test]
+fn a_ratio_to_that_gives_no_cell_a_ratio_is_an_error() {
+    // Only the reference's own benchmarks: nothing to divide.
+    let mut cpu_only = pivot_record();
+    cpu_only.benchmarks.retain(|b| b.backend == "cpu");
+    let spec = pivot_spec(PivotRows::Model, &[PivotAxis::Precision], Some("cpu"));
+    let error = pivot(&[cpu_only], &spec).expect_err("no ratio");
+    assert!(
+        matches!(report_error(&error), ReportError::NoRatios { reference, axis: "backend" } if reference == "cpu"),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("a second backend beside cpu"),
+        "{error}"
+    );
 }
 
 #[test]

@@ -52,7 +52,8 @@ pub fn run(args: &Global, a: &CompareArgs) -> Result<u8> {
         format,
     )?);
     refuse_incomparable(&comparison)?;
-    if !args.quiet && nothing_compared(&comparison) {
+    // A warning, not a notice: it shows under --quiet too.
+    if nothing_compared(&comparison) {
         eprintln!(
             "warning: nothing was compared: no benchmark of {what} is in the baseline ({}); run \
              the benchmarks it holds, or bless these with `cargo convbench baseline update`",

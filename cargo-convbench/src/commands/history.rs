@@ -16,9 +16,7 @@ pub fn run(args: &Global, a: &HistoryArgs) -> Result<u8> {
     let query = request.query()?;
     let workspace = config::load(args.manifest_path.as_deref())?;
     let History { series, html, svg } = request.run(&query, &workspace, &mut |reason| {
-        if !args.quiet {
-            eprintln!("warning: skipped {reason}; the other commits are shown");
-        }
+        eprintln!("warning: skipped {reason}; the other commits are shown");
     })?;
     if let Some(path) = html {
         print_untrusted(&format!(

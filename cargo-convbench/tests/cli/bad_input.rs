@@ -168,6 +168,11 @@ fn report_pivot_bad_input_exits_2_naming_it() {
         &pivot(&["--pivot", "--ratio-to", "cuda"]),
         &["`cuda`", "backends: wgpu", "--ratio-to"],
     );
+    // The record's one backend: no cell has another to divide by.
+    assert_invalid(
+        &pivot(&["--pivot", "--ratio-to", "wgpu"]),
+        &["--ratio-to wgpu", "a second backend beside wgpu"],
+    );
     assert_invalid(
         &pivot(&["--pivot", "--rows", "layer"]),
         &["record-v1.json", "run --layers", "--rows model"],
@@ -319,20 +324,31 @@ fn a_set_name_too_long_for_a_file_is_refused_before_anything_runs() {
 }
 
 /// `list --manifest-path` of a workspace that does not exist listed convbench's own models and
-/// exited 0: the workspace named is what was asked about.
+/// exited 0, and `report`, `plot` and `adapters`, which read no workspace, ignored the flag: the
+/// workspace named is what was asked about.
 #[test]
-fn list_of_a_named_workspace_that_does_not_exist_fails() {
-    let output = convbench()
-        .args(["list", "--manifest-path", "/nonexistent/convbench/Cargo.toml"])
-        .output()
-        .expect("list");
-    assert_ne!(output.status.code(), Some(0), "{}", stderr_of(&output));
-    assert!(
-        stderr_of(&output).contains("/nonexistent/convbench/Cargo.toml"),
-        "{}",
-        stderr_of(&output)
-    );
-    assert_eq!(stdout_of(&output), "");
+fn a_named_workspace_that_does_not_exist_fails_every_command() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/record-v1.json");
+    let fixture = fixture.to_str().expect("a UTF-8 path");
+    for args in [
+        &["list"][..],
+        &["report", fixture],
+        &["plot", fixture, "--output", "/nonexistent-dir/chart.svg"],
+        &["adapters"],
+    ] {
+        let output = convbench()
+            .args(args)
+            .args(["--manifest-path", "/nonexistent/convbench/Cargo.toml"])
+            .output()
+            .expect("the command runs");
+        assert_ne!(output.status.code(), Some(0), "{args:?}: {}", stderr_of(&output));
+        assert!(
+            stderr_of(&output).contains("/nonexistent/convbench/Cargo.toml"),
+            "{args:?}: {}",
+            stderr_of(&output)
+        );
+        assert_eq!(stdout_of(&output), "", "{args:?}");
+    }
 }
 
 /// A `baselines` that is a file or a dangling link failed every command with the operating
@@ -359,27 +375,41 @@ fn a_baseline_folder_that_is_not_a_folder_is_named() {
         .output()
         .expect("baseline update");
     assert_invalid(&output, &["a link to nothing"]);
+    // A link to itself is a loop, not a link to nothing.
+    std::fs::remove_file(&baselines).expect("remove the link");
+    std::os::unix::fs::symlink(&baselines, &baselines).expect("a link loop");
+    let output = package
+        .convbench()
+        .args(["baseline", "update", "--from", "rec.json"])
+        .output()
+        .expect("baseline update");
+    assert_invalid(&output, &["a link that cannot be followed (a loop of links"]);
 }
 
 /// A batch the cpu backend cannot hold was refused only after its benchmark was verified (at a
 /// small batch, for minutes on a large network): it is refused first, exit 3.
 #[test]
 fn a_batch_the_cpu_cannot_hold_is_refused_before_it_is_verified() {
-    let started = Instant::now();
-    let output = convbench()
-        .args(["run", "--backend", "cpu", "--model", "vgg16", "--batch", "1024"])
-        .args(["--samples", "1", "--rounds", "1"])
-        .output()
-        .expect("run");
-    assert_code(&output, 3);
-    assert!(
-        stderr_of(&output).contains("MiB of host memory"),
-        "{}",
-        stderr_of(&output)
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(60),
-        "refused after {:?}: vgg16 was verified first",
-        started.elapsed()
-    );
+    // `verify` checks at a small batch, and passed a benchmark `run` cannot time; --no-verify
+    // named only "the cpu backend's program".
+    for command in [&["run"][..], &["run", "--no-verify"], &["verify"]] {
+        let started = Instant::now();
+        let output = convbench()
+            .args(command)
+            .args(["--backend", "cpu", "--model", "vgg16", "--batch", "1024"])
+            .output()
+            .expect("the command runs");
+        assert_code(&output, 3);
+        assert!(
+            stderr_of(&output).contains("vgg16 at batch 1024 in f32 on the cpu backend needs")
+                && stderr_of(&output).contains("MiB of host memory"),
+            "{command:?}: {}",
+            stderr_of(&output)
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{command:?} refused after {:?}: vgg16 was verified first",
+            started.elapsed()
+        );
+    }
 }

@@ -152,6 +152,31 @@ fn compare_with_a_40_percent_slower_record_exits_1_with_regression() {
 }
 
 #[test]
+fn a_set_not_at_the_base_names_the_sets_that_are() {
+    let (package, _) = Package::blessed();
+    let output = package
+        .convbench()
+        .args([
+            "compare",
+            "--results",
+            "rec.json",
+            "--baseline-rev",
+            "HEAD",
+            "--set",
+            "nosuch",
+        ])
+        .output()
+        .expect("compare");
+    // The note heads the comparison on stdout.
+    let stdout = stdout_of(&output);
+    assert!(
+        stdout.contains("nosuch.json at HEAD")
+            && stdout.contains("this adapter's one set there is default; pass one with --set"),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn compare_md_and_json_formats_carry_the_verdicts() {
     let (package, _) = Package::blessed();
     let compare = |format: &str| {
@@ -185,6 +210,8 @@ fn compare_md_and_json_formats_carry_the_verdicts() {
         markdown.contains(&format!("baseline: {origin}")),
         "{origin}\n{markdown}"
     );
+    // The notes are always there, an empty list when there are none.
+    assert!(json["notes"].is_array(), "{json}");
 }
 
 #[test]

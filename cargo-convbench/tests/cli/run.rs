@@ -224,6 +224,8 @@ fn report_warns_where_its_format_cannot_mark_an_incomplete_record() {
     write_record(&out, &record);
     for (args, warns) in [
         (&["--format", "csv"][..], true),
+        // A warning, not a notice: --quiet keeps it.
+        (&["--format", "csv", "--quiet"], true),
         (&["--format", "bmf"], true),
         (&["--pivot"], true),
         (&["--format", "table"], false),
@@ -301,9 +303,16 @@ fn report_exports_a_record_for_bencher_and_github_action_benchmark() {
     let pivot = render(&["--format", "bmf", "--pivot"]);
     assert_code(&pivot, 2);
     assert!(
-        stderr_of(&pivot).contains("--pivot and --layers are for"),
+        stderr_of(&pivot).contains("without --pivot; --pivot is for table, md, csv and json"),
         "{}",
         stderr_of(&pivot)
+    );
+    let layers = render(&["--format", "bmf", "--layers"]);
+    assert_code(&layers, 2);
+    assert!(
+        stderr_of(&layers).contains("--layers is for table and md (json holds the layers already)"),
+        "{}",
+        stderr_of(&layers)
     );
     let unknown = render(&["--format", "html"]);
     assert_code(&unknown, 2);
