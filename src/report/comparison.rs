@@ -119,7 +119,11 @@ fn footer(comparison: &Comparison) -> Vec<String> {
             && explained.insert(evidence.clone())
             && explained.len() <= 3
         {
-            lines.push(format!("inconclusive {}: {evidence}", row.benchmark_id));
+            lines.push(format!(
+                "inconclusive {} ({}): {evidence}",
+                row.benchmark_id,
+                cells::phase_label(row.phase)
+            ));
         }
     }
     for row in &comparison.rows {

@@ -420,6 +420,22 @@ fn verdict_summary_counts_worst_first() {
 }
 
 #[test]
+fn an_inconclusive_rows_evidence_names_its_benchmark_and_phase() {
+    let mut comparison = comparison();
+    let row = comparison
+        .rows
+        .iter_mut()
+        .find(|row| row.verdict == Verdict::Inconclusive)
+        .expect("an inconclusive row");
+    row.evidence = Some("3 rounds against 2 blessed runs".to_string());
+    let text = comparison_table(&comparison);
+    assert!(
+        text.contains("inconclusive vgg11/eval/b64/f16/wgpu (total): 3 rounds against 2 blessed runs"),
+        "{text}"
+    );
+}
+
+#[test]
 fn comparison_markdown_without_notable_rows_says_so() {
     let mut comparison = comparison();
     comparison.rows.retain(|row| row.verdict == Verdict::NoChange);
