@@ -69,13 +69,13 @@ impl Backend for CpuBackend {
         u64::MAX
     }
 
-    fn check_holds(&self, program: &Program) -> Result<()> {
+    fn check_holds(&self, program: &Program, what: &dyn Fn() -> String) -> Result<()> {
         let bytes = program.tensors.iter().map(|t| t.len as u64 * 4).sum();
-        super::check_host_memory(|| "the cpu backend's program".to_string(), bytes)
+        super::check_host_memory(what, bytes)
     }
 
     fn load(&self, program: &Program) -> Result<Box<dyn Loaded + '_>> {
-        self.check_holds(program)?;
+        self.check_holds(program, &|| "the cpu backend's program".to_string())?;
         let mut floats = Vec::with_capacity(program.tensors.len());
         let mut labels = Vec::with_capacity(program.tensors.len());
         for t in &program.tensors {

@@ -224,8 +224,9 @@ pub trait Backend {
     /// Fails, without allocating anything, when [`Backend::load`] would refuse `program` for
     /// want of memory: a sweep asks before it verifies a benchmark (at a small batch), so that
     /// a batch the machine cannot hold is refused before minutes of verification rather than
-    /// after. The default knows nothing and passes.
-    fn check_holds(&self, _program: &Program) -> Result<()> {
+    /// after. `what` names the program in the error (e.g. `vgg16 at batch 1024 in f32 on the cpu
+    /// backend`). The default knows nothing and passes.
+    fn check_holds(&self, _program: &Program, _what: &dyn Fn() -> String) -> Result<()> {
         Ok(())
     }
 }

@@ -964,10 +964,8 @@ impl GitBaselineStore {
             }
             None => Vec::new(),
         };
-        let old: BTreeMap<String, serde_json::Value> = old
-            .into_iter()
-            .map(|b| (b.id.clone(), serde_json::to_value(&b).unwrap_or_default()))
-            .collect();
+        let old: BTreeMap<String, crate::results::BenchmarkResult> =
+            old.into_iter().map(|b| (b.id.clone(), b)).collect();
         let mut described = BaselineChange {
             added: Vec::new(),
             updated: Vec::new(),
@@ -977,9 +975,7 @@ impl GitBaselineStore {
         for benchmark in record_in(tree)? {
             match old.get(&benchmark.id) {
                 None => described.added.push(benchmark.id),
-                Some(before) if *before != serde_json::to_value(&benchmark).unwrap_or_default() => {
-                    described.updated.push(benchmark.id)
-                }
+                Some(before) if *before != benchmark => described.updated.push(benchmark.id),
                 Some(_) => described.unchanged_count += 1,
             }
         }

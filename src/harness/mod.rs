@@ -500,8 +500,7 @@ pub fn check_holds(
     holds(backend, &plan.program, target, batch, precision)
 }
 
-/// [`Backend::check_holds`] of `program`, a shortfall naming the benchmark (the backend knows
-/// only its program).
+/// [`Backend::check_holds`] of `program`, a shortfall naming the benchmark.
 fn holds(
     backend: &dyn Backend,
     program: &crate::backend::Program,
@@ -509,25 +508,12 @@ fn holds(
     batch: usize,
     precision: Precision,
 ) -> Result<()> {
-    backend.check_holds(program).map_err(|error| match error {
-        Error::Backend(boxed) => match *boxed {
-            crate::backend::BackendError::HostMemoryShort {
-                needed_mib,
-                available_mib,
-                ..
-            } => crate::backend::BackendError::HostMemoryShort {
-                what: format!(
-                    "{} at batch {batch} in {precision} on the {} backend",
-                    target.name(),
-                    backend.kind().as_str()
-                ),
-                needed_mib,
-                available_mib,
-            }
-            .into(),
-            other => Error::Backend(Box::new(other)),
-        },
-        other => other,
+    backend.check_holds(program, &|| {
+        format!(
+            "{} at batch {batch} in {precision} on the {} backend",
+            target.name(),
+            backend.kind().as_str()
+        )
     })
 }
 

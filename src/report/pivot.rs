@@ -548,15 +548,12 @@ pub fn pivot_csv(pivot: &Pivot) -> String {
     let mut header = vec!["row".to_string()];
     header.extend(pivot.column_labels.iter().map(|label| format!("{label} ms")));
     // A ratio column per column but the reference's own (whose ratios would all be empty).
-    let ratio_columns = |pivot: &Pivot| -> Vec<usize> {
-        match pivot.ratio_to {
-            Some(_) => (0..pivot.column_labels.len())
-                .filter(|&column| !pivot.reference_columns.get(column).copied().unwrap_or(false))
-                .collect(),
-            None => Vec::new(),
-        }
+    let ratio_columns: Vec<usize> = match pivot.ratio_to {
+        Some(_) => (0..pivot.column_labels.len())
+            .filter(|&column| !pivot.reference_columns.get(column).copied().unwrap_or(false))
+            .collect(),
+        None => Vec::new(),
     };
-    let ratio_columns = ratio_columns(pivot);
     if let Some(reference) = &pivot.ratio_to {
         header.extend(
             ratio_columns
