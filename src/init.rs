@@ -9,6 +9,7 @@
 //! declared again. Nothing is ever overwritten without `--force`.
 
 use crate::config::{CONFIG_FILE_NAME, Workspace};
+use crate::kernels::user::KernelConfig;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -56,6 +57,31 @@ pub enum InitError {
         needs: &'static str,
         /// The flag that avoids it: `, or pass --no-workflows`, `, or pass another --kernel`.
         hint: &'static str,
+    },
+    /// A key on the way to the kernel's table holds something else (`kernels = "mine"`).
+    #[error(
+        "{}: `{key}` is {found}, not a table, so init cannot declare `[{table}]` there: make it a \
+         table, or declare the kernel by hand",
+        file.display()
+    )]
+    NotATable {
+        /// The configuration file or manifest.
+        file: PathBuf,
+        /// The dotted key that is not a table.
+        key: String,
+        /// What it is (`string`, `array`, ...).
+        found: &'static str,
+        /// The table init declares the kernel in.
+        table: String,
+    },
+    /// The file init declares the kernel in does not parse as TOML, or init's edit of it did not
+    /// read back as the declaration it meant.
+    #[error("{}: {reason}: fix the file, or declare the kernel by hand", file.display())]
+    BadToml {
+        /// The configuration file or manifest.
+        file: PathBuf,
+        /// Why.
+        reason: String,
     },
 }
 
@@ -131,6 +157,160 @@ fn in_the_way(root: &Path, path: &Path, hint: &'static str) -> Option<InitError>
     None
 }
 
+/// The declaration `init` writes for kernel `kernel`: a plain `conv2d_forward` in `source`.
+fn expected_declaration(source: &str, f16: bool) -> KernelConfig {
+    KernelConfig {
+        op: "conv2d_forward".to_string(),
+        source: PathBuf::from(source),
+        entry: "main".to_string(),
+        workgroup_size: None,
+        outputs_per_invocation: None,
+        outputs_per_workgroup: None,
+        f16,
+        only: Default::default(),
+    }
+}
+
+/// Declares kernel `kernel` (source `source`) in the workspace's configuration, `convbench.toml`
+/// when there is one, else the root `Cargo.toml` (`[package.metadata.convbench.kernels]` of a
+/// root package, `[workspace.metadata.convbench.kernels]` of a virtual manifest): the one line
+/// saying what became of the declaration. A declaration that says the same is left alone; one
+/// that says something else is kept unless `force`, and one in another file (a member crate's
+/// manifest) is always kept. The file is edited as TOML (`toml_edit`), so a `kernels` written as
+/// an inline table, dotted keys and comments survive, and the result is checked to parse.
+fn declare(workspace: &Workspace, kernel: &str, source: &str, f16: bool, force: bool) -> Result<String> {
+    let root = &workspace.root;
+    let config_file = root.join(CONFIG_FILE_NAME);
+    let file = if config_file.is_file() {
+        config_file
+    } else {
+        root.join("Cargo.toml")
+    };
+    let shown_file = |path: &Path| path.strip_prefix(root).unwrap_or(path).display().to_string();
+    let expected = expected_declaration(source, f16);
+    let same_file = |other: &Path| {
+        other == file
+            || matches!(
+                (other.canonicalize(), file.canonicalize()),
+                (Ok(a), Ok(b)) if a == b
+            )
+    };
+    if let Some(declared) = workspace.kernels.iter().find(|k| k.name == kernel) {
+        let shown = shown_file(&declared.file);
+        if declared.config == expected {
+            return Ok(format!(
+                "unchanged   kernel `{kernel}` is already declared in {shown}"
+            ));
+        }
+        if !same_file(&declared.file) {
+            return Ok(format!(
+                "kept        kernel `{kernel}` is declared differently in {shown} (edit it there, or pass \
+                 another --kernel)"
+            ));
+        }
+        if !force {
+            return Ok(format!(
+                "kept        kernel `{kernel}` is declared differently in {shown} (--force rewrites it)"
+            ));
+        }
+    }
+    let text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
+    let mut document: toml_edit::DocumentMut =
+        text.parse()
+            .map_err(|error: toml_edit::TomlError| InitError::BadToml {
+                file: file.clone(),
+                reason: error.message().to_string(),
+            })?;
+    let mut keys: Vec<&str> = Vec::new();
+    if file.file_name() == Some(std::ffi::OsStr::new("Cargo.toml")) {
+        let scope = if document.contains_key("package") {
+            "package"
+        } else {
+            "workspace"
+        };
+        keys.extend([scope, "metadata", "convbench"]);
+    }
+    keys.push("kernels");
+    let table = format!("{}.{kernel}", keys.join("."));
+    let mut item = document.as_item_mut();
+    for (at, key) in keys.iter().enumerate() {
+        let inline = item.is_inline_table();
+        let Some(parent) = item.as_table_like_mut() else {
+            unreachable!("each step checks that it reached a table");
+        };
+        let fresh = if inline {
+            toml_edit::Item::Value(toml_edit::InlineTable::new().into())
+        } else {
+            let mut table = toml_edit::Table::new();
+            table.set_implicit(true);
+            toml_edit::Item::Table(table)
+        };
+        item = parent.entry(key).or_insert(fresh);
+        if !item.is_table_like() {
+            return Err(InitError::NotATable {
+                file: file.clone(),
+                key: keys[..=at].join("."),
+                found: item.type_name(),
+                table,
+            }
+            .into());
+        }
+    }
+    let inline = item.is_inline_table();
+    let Some(kernels) = item.as_table_like_mut() else {
+        unreachable!("the loop reached a table");
+    };
+    let mut declaration = toml_edit::Table::new();
+    declaration["op"] = toml_edit::value(expected.op.as_str());
+    declaration["source"] = toml_edit::value(source);
+    declaration["entry"] = toml_edit::value(expected.entry.as_str());
+    declaration["f16"] = toml_edit::value(f16);
+    let rewritten = kernels.contains_key(kernel);
+    if inline {
+        kernels.insert(
+            kernel,
+            toml_edit::Item::Value(declaration.into_inline_table().into()),
+        );
+    } else {
+        declaration.decor_mut().set_prefix(format!(
+            "\n# A WGSL kernel under convbench's gate: `cargo convbench verify --variants`, then\n\
+             # `cargo convbench run --kernel user:{kernel}`. Its contract: `cargo convbench kernels \
+             --contract conv2d_forward`.\n"
+        ));
+        kernels.insert(kernel, toml_edit::Item::Table(declaration));
+    }
+    let written = document.to_string();
+    // What init wrote must read back as what it meant: a check, not a guess about the edit.
+    let reread: toml::Table = toml::from_str(&written).map_err(|error| InitError::BadToml {
+        file: file.clone(),
+        reason: format!("the edit did not parse: {error}"),
+    })?;
+    let declared = keys
+        .iter()
+        .chain(std::iter::once(&kernel))
+        .try_fold(&toml::Value::Table(reread), |value, key| value.get(key))
+        .cloned()
+        .and_then(|value| value.try_into::<KernelConfig>().ok());
+    if declared.as_ref() != Some(&expected) {
+        return Err(InitError::BadToml {
+            file: file.clone(),
+            reason: format!("the edit did not declare `[{table}]` as meant"),
+        }
+        .into());
+    }
+    crate::fs::write_atomically(&file, written.as_bytes())?;
+    let f16_note = if f16 {
+        ""
+    } else {
+        " (f16 = false: its source has no `alias T = f32;` line)"
+    };
+    let verb = if rewritten { "rewrote    " } else { "declared   " };
+    Ok(format!(
+        "{verb} kernel `{kernel}` in [{table}] of {}{f16_note}",
+        shown_file(&file)
+    ))
+}
+
 /// The workflow text for a user's repository: convbench from crates.io at this version.
 pub fn workflow_for_users(text: &str) -> String {
     text.replace(
@@ -191,36 +371,14 @@ pub fn init(workspace: &Workspace, kernel: &str, workflows: bool, force: bool) -
     ));
 
     let shown_source = source.display().to_string().replace('\\', "/");
-    if workspace.kernels.iter().any(|k| k.name == kernel) {
-        lines.push(format!("unchanged   kernel `{}` is already declared", kernel));
-    } else {
-        let body =
-            format!("op = \"conv2d_forward\"\nsource = \"{shown_source}\"\nentry = \"main\"\nf16 = true\n");
-        let config_file = root.join(CONFIG_FILE_NAME);
-        let (file, table) = if config_file.is_file() {
-            (config_file, format!("kernels.{}", kernel))
-        } else {
-            let manifest = std::fs::read_to_string(&cargo_toml).map_err(|e| Error::io(&cargo_toml, e))?;
-            let is_package = manifest.lines().any(|l| l.trim() == "[package]");
-            let scope = if is_package { "package" } else { "workspace" };
-            (
-                cargo_toml.clone(),
-                format!("{scope}.metadata.convbench.kernels.{}", kernel),
-            )
-        };
-        let mut text = std::fs::read_to_string(&file).map_err(|e| Error::io(&file, e))?;
-        if !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str(&format!(
-            "\n# A WGSL kernel under convbench's gate: `cargo convbench verify --variants`, then\n\
-             # `cargo convbench run --kernel user:{}`. Its contract: `cargo convbench kernels --contract conv2d_forward`.\n[{table}]\n{body}",
-            kernel
-        ));
-        crate::fs::write_atomically(&file, text.as_bytes())?;
-        let shown = file.strip_prefix(&root).unwrap_or(&file).display().to_string();
-        lines.push(format!("declared    kernel `{}` in [{table}] of {shown}", kernel));
-    }
+    let kernel_text =
+        std::fs::read_to_string(root.join(&source)).map_err(|e| Error::io(root.join(&source), e))?;
+    // A kernel file init kept (the user's own) runs in f16 only if it has the alias line that
+    // becomes `alias T = f16;`: declaring `f16 = true` without it would fail every command.
+    let f16 = kernel_text
+        .lines()
+        .any(|line| line.trim() == crate::kernels::registry::ALIAS_LINE);
+    lines.push(declare(workspace, kernel, &shown_source, f16, force)?);
 
     if workflows {
         for (name, text) in WORKFLOWS {
@@ -326,5 +484,155 @@ mod tests {
             "{lines:?}"
         );
         assert!(in_the_way.is_file());
+    }
+
+    /// The `Cargo.toml` of a package whose metadata says `tail`.
+    fn package_with(dir: &Path, tail: &str) -> PathBuf {
+        let manifest = dir.join("Cargo.toml");
+        std::fs::write(
+            &manifest,
+            format!("[package]\nname = \"mine\"\nversion = \"0.1.0\"\n\n{tail}"),
+        )
+        .expect("write");
+        manifest
+    }
+
+    /// The declaration of `kernel` in the TOML file `path`, at `keys`.
+    fn declared(path: &Path, keys: &[&str]) -> KernelConfig {
+        let text = std::fs::read_to_string(path).expect("read");
+        let value: toml::Value = toml::from_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        keys.iter()
+            .try_fold(&value, |value, key| value.get(key))
+            .unwrap_or_else(|| panic!("{keys:?} in\n{text}"))
+            .clone()
+            .try_into()
+            .expect("a kernel declaration")
+    }
+
+    #[test]
+    fn a_kernels_table_written_inline_or_dotted_gets_the_declaration_inside() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let workspace = outside_any_workspace(dir.path());
+        let at = ["package", "metadata", "convbench", "kernels", "mine"];
+        let expected = expected_declaration("kernels/mine.wgsl", true);
+        for tail in [
+            "[package.metadata]\nconvbench = { kernels = {} }\n",
+            "[package.metadata.convbench]\nkernels = { other = { op = \"conv2d_forward\", source = \"o.wgsl\" } }\n",
+            "[package.metadata]\nconvbench.kernels.other.op = \"conv2d_forward\"\nconvbench.kernels.other.source = \"o.wgsl\"\n",
+            "# mine\n[package.metadata.convbench.kernels.other]\nop = \"conv2d_forward\"\nsource = \"o.wgsl\"\n",
+        ] {
+            let manifest = package_with(dir.path(), tail);
+            let lines = init(&workspace, "mine", false, false).expect("init");
+            assert!(
+                lines.iter().any(|l| l.starts_with("declared    kernel `mine`")),
+                "{lines:?}"
+            );
+            assert_eq!(declared(&manifest, &at), expected, "{tail}");
+            let text = std::fs::read_to_string(&manifest).expect("read");
+            assert!(
+                text.contains(tail.lines().next().expect("a line")),
+                "kept: {text}"
+            );
+            if tail.contains("other") {
+                let other = declared(
+                    &manifest,
+                    &["package", "metadata", "convbench", "kernels", "other"],
+                );
+                assert_eq!(other.source, PathBuf::from("o.wgsl"), "{text}");
+            }
+        }
+        // In convbench.toml, inline too.
+        std::fs::write(dir.path().join(CONFIG_FILE_NAME), "kernels = {}\n").expect("write");
+        init(&workspace, "mine", false, false).expect("init");
+        assert_eq!(
+            declared(&dir.path().join(CONFIG_FILE_NAME), &["kernels", "mine"]),
+            expected
+        );
+        // A key that is not a table is named, and nothing is written.
+        std::fs::write(dir.path().join(CONFIG_FILE_NAME), "kernels = \"mine\"\n").expect("write");
+        let error = init(&workspace, "mine", false, false).expect_err("not a table");
+        assert!(
+            matches!(&error, Error::Init(e) if matches!(&**e, InitError::NotATable { key, found: "string", .. } if key == "kernels")),
+            "{error:?}"
+        );
+        assert!(
+            error.to_string().contains("`kernels` is string, not a table"),
+            "{error}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(CONFIG_FILE_NAME)).expect("read"),
+            "kernels = \"mine\"\n"
+        );
+    }
+
+    #[test]
+    fn a_declaration_that_differs_is_kept_unless_forced_and_a_kept_source_sets_f16() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let manifest = package_with(
+            dir.path(),
+            "[package.metadata.convbench.kernels.mine]\nop = \"conv2d_forward\"\nsource = \"kernels/mine.wgsl\"\nentry = \"other\"\n",
+        );
+        let before = std::fs::read_to_string(&manifest).expect("read");
+        let mut workspace = outside_any_workspace(dir.path());
+        workspace.kernels.push(crate::kernels::user::Declared {
+            name: "mine".to_string(),
+            config: declared(
+                &manifest,
+                &["package", "metadata", "convbench", "kernels", "mine"],
+            ),
+            base_dir: dir.path().to_path_buf(),
+            file: manifest.clone(),
+        });
+        let lines = init(&workspace, "mine", false, false).expect("init");
+        assert!(
+            lines.iter().any(|l| l
+                == "kept        kernel `mine` is declared differently in Cargo.toml (--force rewrites it)"),
+            "{lines:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&manifest).expect("read"), before);
+        let lines = init(&workspace, "mine", false, true).expect("init --force");
+        assert!(
+            lines.iter().any(|l| l.starts_with("rewrote     kernel `mine`")),
+            "{lines:?}"
+        );
+        let at = ["package", "metadata", "convbench", "kernels", "mine"];
+        assert_eq!(
+            declared(&manifest, &at),
+            expected_declaration("kernels/mine.wgsl", true)
+        );
+
+        // Declared elsewhere (a member crate): kept even with --force.
+        workspace.kernels[0].file = dir.path().join("member/Cargo.toml");
+        let lines = init(&workspace, "mine", false, true).expect("init --force");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("declared differently in member/Cargo.toml (edit it there")),
+            "{lines:?}"
+        );
+
+        // The user's own kernel file without the alias line is kept and declared without f16.
+        let other = tempfile::tempdir().expect("temporary directory");
+        let manifest = package_with(other.path(), "");
+        std::fs::create_dir_all(other.path().join("kernels")).expect("mkdir");
+        let source = SAMPLE_KERNEL.replace(crate::kernels::registry::ALIAS_LINE, "alias T = f32; // mine");
+        std::fs::write(other.path().join("kernels/mine.wgsl"), &source).expect("write");
+        let lines = init(&outside_any_workspace(other.path()), "mine", false, false).expect("init");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("kept        kernels/mine.wgsl")),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.ends_with("(f16 = false: its source has no `alias T = f32;` line)")),
+            "{lines:?}"
+        );
+        assert_eq!(
+            declared(&manifest, &at),
+            expected_declaration("kernels/mine.wgsl", false)
+        );
     }
 }
