@@ -232,6 +232,7 @@ fn declare(workspace: &Workspace, kernel: &str, source: &str, f16: bool, force: 
     }
     keys.push("kernels");
     let table = format!("{}.{kernel}", keys.join("."));
+    let document_tables = last_position(document.as_table());
     let mut item = document.as_item_mut();
     for (at, key) in keys.iter().enumerate() {
         let inline = item.is_inline_table();
@@ -277,6 +278,9 @@ fn declare(workspace: &Workspace, kernel: &str, source: &str, f16: bool, force: 
              # `cargo convbench run --kernel user:{kernel}`. Its contract: `cargo convbench kernels \
              --contract conv2d_forward`.\n"
         ));
+        // After everything else, as a table added by hand would be (toml_edit would otherwise
+        // place it right after its parent, e.g. between `[package]` and `[dependencies]`).
+        declaration.set_position(Some(document_tables + 1));
         kernels.insert(kernel, toml_edit::Item::Table(declaration));
     }
     let written = document.to_string();
@@ -309,6 +313,19 @@ fn declare(workspace: &Workspace, kernel: &str, source: &str, f16: bool, force: 
         "{verb} kernel `{kernel}` in [{table}] of {}{f16_note}",
         shown_file(&file)
     ))
+}
+
+/// The largest document position of `table` and the tables under it (0 for none).
+fn last_position(table: &toml_edit::Table) -> isize {
+    table
+        .iter()
+        .flat_map(|(_, item)| match item {
+            toml_edit::Item::Table(table) => vec![table],
+            toml_edit::Item::ArrayOfTables(tables) => tables.iter().collect(),
+            _ => Vec::new(),
+        })
+        .map(|table| table.position().unwrap_or(0).max(last_position(table)))
+        .fold(table.position().unwrap_or(0), isize::max)
 }
 
 /// The workflow text for a user's repository: convbench from crates.io at this version.

@@ -85,6 +85,16 @@ pub struct AbRow {
     pub base_median_ns: f64,
     /// Median whole-iteration time of the head (ns).
     pub head_median_ns: f64,
+    /// The base's time the change rests on (ns): the geometric mean of its times over the pairs
+    /// the trimmed mean kept (the middle 60% by ratio), so `head_ns / base_ns` is exactly
+    /// `1 + change`. Each side's median can disagree with the change, even in sign: the change
+    /// divides within pairs (the machine's drift cancels) and trims outliers, a median does
+    /// neither. 0 when not estimated (too few pairs, or a file written before it was kept).
+    #[serde(default)]
+    pub base_ns: f64,
+    /// The head's time the change rests on (ns); see [`AbRow::base_ns`].
+    #[serde(default)]
+    pub head_ns: f64,
     /// `exp(mean log-ratio) - 1`: `0.1` is 10 % slower.
     pub change: f64,
     /// 95 % confidence interval of the change.
@@ -116,6 +126,8 @@ impl AbRow {
             pairs: 0,
             base_median_ns: 0.0,
             head_median_ns: 0.0,
+            base_ns: 0.0,
+            head_ns: 0.0,
             change: 0.0,
             ci: (f64::NEG_INFINITY, f64::INFINITY),
             p_value: 1.0,
@@ -131,6 +143,16 @@ impl AbRow {
     /// interval unbounded: show neither).
     pub fn estimated(&self) -> bool {
         self.ci.0.is_finite() && self.ci.1.is_finite()
+    }
+
+    /// Each side's time as tables show it: [`AbRow::base_ns`] and [`AbRow::head_ns`], which
+    /// agree with the change, or the medians where those were not estimated.
+    pub fn sides_ns(&self) -> (f64, f64) {
+        if self.base_ns > 0.0 && self.head_ns > 0.0 {
+            (self.base_ns, self.head_ns)
+        } else {
+            (self.base_median_ns, self.head_median_ns)
+        }
     }
 }
 
@@ -248,6 +270,8 @@ fn row_of(input: &AbInput<'_>, alpha: f64) -> AbRow {
         pairs,
         base_median_ns: median(input.base_ns),
         head_median_ns: median(input.head_ns),
+        base_ns: 0.0,
+        head_ns: 0.0,
         change: 0.0,
         ci: (f64::NEG_INFINITY, f64::INFINITY),
         p_value: 1.0,
@@ -266,13 +290,30 @@ fn row_of(input: &AbInput<'_>, alpha: f64) -> AbRow {
     }
     // Yuen's test on the 20%-trimmed mean: a pair hit by a preemption (one side 40% slower
     // for one iteration, common on a loaded runner) moves neither the estimate nor the spread.
-    let mut sorted = ratios;
-    sorted.sort_by(f64::total_cmp);
+    // Each pair as (log-ratio, ln base, ln head), ordered by log-ratio.
+    let mut by_ratio: Vec<(f64, f64, f64)> = input
+        .base_ns
+        .iter()
+        .zip(input.head_ns)
+        .map(|(&base, &head)| {
+            let (base, head) = ((base as f64).ln(), (head as f64).ln());
+            (head - base, base, head)
+        })
+        .collect();
+    by_ratio.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let sorted: Vec<f64> = by_ratio.iter().map(|pair| pair.0).collect();
     let count = sorted.len();
     let n = count as f64;
     let cut = (TRIM * n).floor() as usize;
     let kept = &sorted[cut..count - cut];
     let mean = kept.iter().sum::<f64>() / kept.len() as f64;
+    // The sides over the same pairs: their geometric means divide to exactly exp(mean).
+    let kept_pairs = &by_ratio[cut..count - cut];
+    let side_mean = |side: fn(&(f64, f64, f64)) -> f64| {
+        (kept_pairs.iter().map(side).sum::<f64>() / kept_pairs.len() as f64).exp()
+    };
+    row.base_ns = side_mean(|pair| pair.1);
+    row.head_ns = side_mean(|pair| pair.2);
     let (low, high) = (sorted[cut], sorted[count - cut - 1]);
     let winsorized: Vec<f64> = sorted.iter().map(|d| d.clamp(low, high)).collect();
     let winsorized_mean = winsorized.iter().sum::<f64>() / n;
@@ -388,6 +429,52 @@ mod tests {
         assert_eq!(verdict_of(&base, &head), Verdict::NoChange);
         let (base, head) = simulate(&mut rng, 30, 0.10, 0.03, -0.10);
         assert_eq!(verdict_of(&base, &head), Verdict::Improvement);
+    }
+
+    /// The sides' medians disagree with the paired change in sign here: the head's median is
+    /// below the base's, yet in every pair but the drifting ones the head is 4% slower. The
+    /// table's columns are the times the change rests on, which divide to exactly 1 + change.
+    #[test]
+    fn the_sides_shown_agree_with_the_change_where_the_medians_do_not() {
+        // The machine slows from 100 us to 300 us per iteration half-way; the head is 4%
+        // slower in every pair but one, whose base was preempted (an outlier the trim drops).
+        // The base's median falls between the halves, the head's in the fast half.
+        let base: Vec<u64> = (0..12).map(|i| if i < 6 { 100_000 } else { 300_000 }).collect();
+        let mut head: Vec<u64> = base.iter().map(|&b| b * 104 / 100).collect();
+        head[6] = 104_000;
+        let rows = judge_pairs(
+            &[AbInput {
+                benchmark_id: "m/train/b1/f32/wgpu",
+                base_ns: &base,
+                head_ns: &head,
+                threshold: 0.05,
+            }],
+            0.01,
+        );
+        let row = &rows[0];
+        assert!(row.head_median_ns < row.base_median_ns, "{row:?}");
+        assert!((row.change - 0.04).abs() < 1e-9, "{row:?}");
+        let (base_ns, head_ns) = row.sides_ns();
+        assert!(
+            (head_ns / base_ns - 1.0 - row.change).abs() < 1e-9,
+            "{base_ns} {head_ns} {}",
+            row.change
+        );
+        assert!(head_ns > base_ns);
+        // Too few pairs: the medians, as before.
+        let rows = judge_pairs(
+            &[AbInput {
+                benchmark_id: "m/train/b1/f32/wgpu",
+                base_ns: &base[..3],
+                head_ns: &head[..3],
+                threshold: 0.05,
+            }],
+            0.01,
+        );
+        assert_eq!(
+            rows[0].sides_ns(),
+            (rows[0].base_median_ns, rows[0].head_median_ns)
+        );
     }
 
     #[test]

@@ -357,8 +357,9 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
                 None => row.benchmark_id.clone(),
             },
             phase: row.phase,
-            baseline_median_ns: Some(row.base_median_ns),
-            current_median_ns: Some(row.head_median_ns),
+            // The times the change rests on, so the comment's columns agree with its change.
+            baseline_median_ns: Some(row.sides_ns().0),
+            current_median_ns: Some(row.sides_ns().1),
             change: row.estimated().then_some(row.change),
             ci: row.estimated().then_some(row.ci),
             p_value: Some(row.p_value),

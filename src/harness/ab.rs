@@ -436,7 +436,8 @@ fn shader_sides(request: &AbRequest, workspace: &Workspace) -> Result<(ShaderSet
         return Ok((base, head, description));
     }
     let dir = request.shaders.clone().unwrap_or_else(|| repo_dir.clone());
-    for folder in [&repo_dir, &dir] {
+    // The folder given first: when both are missing, it is the one the user typed.
+    for folder in [&dir, &repo_dir] {
         if !folder.is_dir() {
             return Err(AbError::ShadersNotAFolder {
                 folder: folder.clone(),
@@ -763,6 +764,9 @@ fn run_opened(
     let mut measured = Vec::new();
     let mut skipped: Vec<AbRow> = Vec::new();
     let mut stopped = None;
+    // The benchmark an interruption cut short between two looks: its pairs are kept, but it
+    // never reached the look that would have settled it, so it gets no settled verdict.
+    let mut cut_short: Option<(String, usize)> = None;
     for (index, job) in jobs.iter().enumerate() {
         let (options, base_options) = (options.at(job.stage), base_options.at(job.stage));
         let id = BenchmarkResult::make_id(&job.target.name(), job.stage, job.batch, job.precision, "wgpu");
@@ -832,6 +836,7 @@ fn run_opened(
             match session.take(look - taken, request.pairs, &mut forward) {
                 Ok(()) => {}
                 Err(error @ Error::Interrupted(_)) => {
+                    cut_short = Some((id.clone(), session.samples.base_ns.len()));
                     stopped = Some(error);
                     break;
                 }
@@ -891,6 +896,15 @@ fn run_opened(
     }
     let adapter_label = device.gpu().summary().fingerprint.label();
     let mut outcome = AbOutcome::judge(description, adapter_label, measured, config, schedule.len());
+    if let Some((id, pairs)) = cut_short {
+        for row in outcome.rows.iter_mut().filter(|row| row.benchmark_id == id) {
+            row.verdict = Verdict::Inconclusive;
+            row.evidence = format!(
+                "interrupted after {pairs} pairs, before the look that would have settled it; {}",
+                row.evidence
+            );
+        }
+    }
     outcome.rows.extend(skipped);
     outcome.interrupted = stopped.is_some();
     outcome.timing = Some(head.timing_method());

@@ -13,9 +13,7 @@ pub enum Interrupted {
         target: String,
     },
     /// Warming up or sampling a benchmark.
-    #[error(
-        "interrupted before {target} at batch {batch} was measured in full; the rounds that finished are in the output"
-    )]
+    #[error("interrupted before {target} at batch {batch} was measured in full")]
     Measuring {
         /// The benchmark's name (model or suite layer).
         target: String,
@@ -50,9 +48,7 @@ pub enum Interrupted {
         pairs: usize,
     },
     /// `peers`, while a peer ran (it was stopped).
-    #[error(
-        "interrupted while the {peer} peer ran round {round}; the rounds that finished are in the output"
-    )]
+    #[error("interrupted while the {peer} peer ran round {round}")]
     Peer {
         /// The peer, by name.
         peer: String,

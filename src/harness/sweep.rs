@@ -501,6 +501,31 @@ pub fn check_forced_variant_runs(choice: &KernelChoice, jobs: &[Job], data_grad:
     .into())
 }
 
+/// With a forced variant, a notice for each backend that does not run WGSL variants (cpu,
+/// cuda): there the variant is not what runs.
+pub fn forced_kernel_notices(
+    choice: &KernelChoice,
+    backends: &[Box<dyn Backend>],
+    notices: &mut Vec<String>,
+) {
+    let KernelChoice::Force(variant) = choice else {
+        return;
+    };
+    for backend in backends.iter().filter(|b| !has_variants(b.kind())) {
+        notices.push(if variant.is_user() {
+            format!(
+                "{variant} is WGSL: the {} backend runs its own kernels",
+                backend.kind().as_str()
+            )
+        } else {
+            format!(
+                "--kernel {variant}: the {} backend runs its own kernels",
+                backend.kind().as_str()
+            )
+        });
+    }
+}
+
 /// Random shapes each user kernel is verified on before it runs (per op and precision).
 pub const USER_KERNEL_SHAPES: usize = 4;
 
@@ -516,27 +541,15 @@ pub fn verify_forced_user_kernel(
     let KernelChoice::Force(variant) = choice else {
         return Ok(());
     };
+    forced_kernel_notices(choice, backends, notices);
     if !variant.is_user() {
-        for backend in backends.iter().filter(|b| !has_variants(b.kind())) {
-            notices.push(format!(
-                "--kernel {variant}: the {} backend runs its own kernels",
-                backend.kind().as_str()
-            ));
-        }
         return Ok(());
     }
     let mut precisions: Vec<Precision> = jobs.iter().map(|j| j.precision).collect();
     precisions.sort_unstable();
     precisions.dedup();
     let seed: u64 = rand::random();
-    for backend in backends {
-        if !has_variants(backend.kind()) {
-            notices.push(format!(
-                "{variant} is WGSL: the {} backend runs its own kernels",
-                backend.kind().as_str()
-            ));
-            continue;
-        }
+    for backend in backends.iter().filter(|b| has_variants(b.kind())) {
         let rows = conformance::verify_user_kernel(
             backend.as_ref(),
             *variant,

@@ -75,6 +75,17 @@ pub enum SweepError {
         /// The precision asked for.
         precision: Precision,
     },
+    /// `verify --variants` where no backend runs WGSL kernel variants (`--backend cpu`): it
+    /// would check nothing.
+    #[error(
+        "--variants checks the WGSL kernel variants, and the {backends} backend runs its own \
+         kernels, so it would check nothing: pass --backend wgpu, or drop --variants to verify the \
+         networks on {backends}"
+    )]
+    NoVariantBackend {
+        /// The backends asked for, e.g. `cpu`.
+        backends: String,
+    },
     /// A count that must be at least 1 (`--samples`, `--rounds`, `--repeat`) is 0.
     #[error("{flag} must be at least 1")]
     ZeroCount {

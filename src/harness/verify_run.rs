@@ -100,6 +100,7 @@ impl VerifyRequest {
             &backends,
             &mut notices,
         )?;
+        super::sweep::forced_kernel_notices(&kernels, &backends, &mut notices);
         let scope = self.selection.clone().verify_scope(&workspace.config);
         let options = RunOptions {
             kernels,
@@ -160,6 +161,23 @@ impl VerifySession<'_> {
                 (VariantTables::Sweep { seeds, tables }, error)
             }
         })
+    }
+
+    /// Fails when no backend runs WGSL kernel variants (`--backend cpu`): `verify --variants`
+    /// would check nothing and exit 0.
+    pub fn check_variants_run(&self) -> Result<()> {
+        if self
+            .backends
+            .iter()
+            .any(|b| super::select::has_variants(b.kind()))
+        {
+            return Ok(());
+        }
+        let backends: Vec<&str> = self.backends.iter().map(|b| b.kind().as_str()).collect();
+        Err(super::SweepError::NoVariantBackend {
+            backends: backends.join(" and "),
+        }
+        .into())
     }
 
     /// The networks' benchmarks to verify.

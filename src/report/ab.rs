@@ -38,8 +38,8 @@ pub fn ab_table(description: &str, rows: &[AbRow]) -> String {
                 |layer| format!("layer {layer}"),
             ),
             row.pairs.to_string(),
-            format_duration_ns(row.base_median_ns),
-            format_duration_ns(row.head_median_ns),
+            format_duration_ns(row.sides_ns().0),
+            format_duration_ns(row.sides_ns().1),
             if row.estimated() {
                 format_change(row.change)
             } else {

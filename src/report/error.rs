@@ -13,6 +13,25 @@ use std::path::PathBuf;
 /// flag or what the records lack, and the flag or the run that would give it.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// `history --benchmark` or `--slug` names nothing blessed in the set, which has other
+    /// benchmarks or adapters: a typo, not an empty history.
+    #[error(
+        "{flag} {value}: nothing of that name is blessed in set `{set}`; {what} there: {}{}",
+        known.iter().take(12).map(String::as_str).collect::<Vec<_>>().join(", "),
+        if known.len() > 12 { format!(" and {} more", known.len() - 12) } else { String::new() }
+    )]
+    NothingNamed {
+        /// `--benchmark` or `--slug`.
+        flag: &'static str,
+        /// The value given.
+        value: String,
+        /// The baseline set read.
+        set: String,
+        /// `benchmarks` or `adapter folders`.
+        what: &'static str,
+        /// What the set does hold, sorted.
+        known: Vec<String>,
+    },
     /// `--format` names no text format.
     #[error("unknown report format `{name}`; use one of table, json, csv, md (or markdown)")]
     UnknownFormat {

@@ -556,6 +556,16 @@ fn bisect_command(history: &BenchmarkHistory, step: &crate::baseline::Step) -> O
     if step.relative_step <= 0.0 || before.commit == step.commit {
         return None;
     }
+    // `bisect` times the wgpu backend only: a cpu or cuda benchmark's step gets no command
+    // that would time something else.
+    if history
+        .benchmark_id
+        .rsplit('/')
+        .next()
+        .is_some_and(|backend| history.benchmark_id.contains('/') && backend != "wgpu")
+    {
+        return None;
+    }
     let short = |commit: &str| commit.chars().take(12).collect::<String>();
     let mut command = format!(
         "cargo convbench bisect --good {} --bad {}",
@@ -654,6 +664,23 @@ mod tests {
             names,
             [first.clone(), format!("{stem}-2.svg"), format!("{stem}-3.svg")]
         );
+    }
+
+    /// `bisect` times wgpu only: a cpu benchmark's step offered a command that bisected the
+    /// wgpu one.
+    #[test]
+    fn only_a_wgpu_benchmarks_step_offers_a_bisect() {
+        let wgpu = history();
+        let command = bisect_command(&wgpu, &wgpu.steps[0]).expect("a wgpu step");
+        assert!(
+            command.ends_with("--model alexnet --batch 128 --precision f32 --stage train"),
+            "{command}"
+        );
+        for backend in ["cpu", "cuda"] {
+            let mut other = history();
+            other.benchmark_id = format!("alexnet/train/b128/f32/{backend}");
+            assert_eq!(bisect_command(&other, &other.steps[0]), None, "{backend}");
+        }
     }
 
     #[test]

@@ -109,6 +109,9 @@ impl HistoryRequest {
     ) -> Result<History> {
         let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?;
         let series = store.history_series(query, on_unreadable)?;
+        if series.is_empty() {
+            check_names_blessed(&store, query)?;
+        }
         let mut history = History {
             series,
             html: None,
@@ -173,4 +176,61 @@ mod tests {
         assert!(error.to_string().starts_with("--html: "), "{error}");
         assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
     }
+}
+
+/// With nothing found for `--benchmark` or `--slug`, the error naming what the set does hold
+/// when it holds something: a misspelt id reads otherwise as a history never blessed. The
+/// second read (without the filters) happens only on this path.
+fn check_names_blessed(store: &GitBaselineStore, query: &HistoryQuery) -> Result<()> {
+    if query.benchmark.is_none() && query.slug.is_none() {
+        return Ok(());
+    }
+    let unfiltered = HistoryQuery {
+        slug: None,
+        benchmark: None,
+        ..query.clone()
+    };
+    let all = store.history_series(&unfiltered, &mut |_| {})?;
+    if all.is_empty() {
+        return Ok(());
+    }
+    let known = |of: fn(&BenchmarkHistory) -> &str| {
+        let mut names: Vec<String> = all.iter().map(|s| of(s).to_string()).collect();
+        names.sort();
+        names.dedup();
+        names
+    };
+    if let Some(slug) = &query.slug {
+        let slugs = known(|s| s.slug.as_str());
+        if !slugs.contains(slug) {
+            return Err(ReportError::NothingNamed {
+                flag: "--slug",
+                value: slug.clone(),
+                set: query.set.clone(),
+                what: "adapter folders",
+                known: slugs,
+            }
+            .into());
+        }
+    }
+    if let Some(benchmark) = &query.benchmark {
+        let in_slug: Vec<BenchmarkHistory> = all
+            .into_iter()
+            .filter(|s| query.slug.as_ref().is_none_or(|slug| *slug == s.slug))
+            .collect();
+        let mut ids: Vec<String> = in_slug.iter().map(|s| s.benchmark_id.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        if !ids.is_empty() && !ids.contains(benchmark) {
+            return Err(ReportError::NothingNamed {
+                flag: "--benchmark",
+                value: benchmark.clone(),
+                set: query.set.clone(),
+                what: "benchmarks",
+                known: ids,
+            }
+            .into());
+        }
+    }
+    Ok(())
 }

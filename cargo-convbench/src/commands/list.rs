@@ -11,22 +11,24 @@ use convbench::config;
 
 /// Lists models, suites and kernels.
 pub fn run(args: &Global, a: &ListArgs) -> Result<u8> {
-    // Outside a cargo workspace, or with a configuration that does not load, the zoo alone:
-    // `list` answers what convbench can run before anything is set up. A workspace named with
-    // --manifest-path is what the user asked about, so its failure is the answer (exit 2 or 3).
-    let workspace = match config::load(args.manifest_path.as_deref()) {
-        Ok(workspace) => Some(workspace),
+    // Outside a cargo workspace the zoo alone: `list` answers what convbench can run before
+    // anything is set up. A workspace whose configuration does not load (a broken convbench.toml
+    // or kernel declaration) still gets the zoo's listing, then the error and its exit code (2
+    // or 3), as every other command would give it: a notice alone, hidden by --quiet, let a
+    // script read exit 0 from a workspace no command can run in.
+    let (workspace, error) = match config::load(args.manifest_path.as_deref()) {
+        Ok(workspace) => (Some(workspace), None),
         Err(error) if args.manifest_path.is_some() => return Err(error),
         Err(error) => {
-            if !args.quiet {
-                eprintln!("notice: listing convbench's own models and kernels only: {error}");
-            }
-            None
+            eprintln!(
+                "listing convbench's own models and kernels only: the workspace's configuration does not load"
+            );
+            (None, Some(error))
         }
     };
     print(&convbench::report::listing(
         workspace.as_ref(),
         a.format == ListFormat::Json,
     ));
-    Ok(0)
+    error.map_or(Ok(0), Err)
 }

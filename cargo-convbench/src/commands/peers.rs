@@ -43,6 +43,10 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
             }
         }
         print(&session.tables(record)?);
+    } else if error.is_some()
+        && let Some(out) = &a.run.out
+    {
+        eprintln!("no round finished, so {} was not written", out.display());
     }
     error.map_or(Ok(0), Err)
 }

@@ -48,6 +48,17 @@ pub fn run(args: &Global, a: &RunArgs) -> Result<u8> {
             }
         }
     }
+    // Nothing finished (an interruption or a failure in the first round): say so, rather than
+    // leave the user to look for a file that was never written.
+    if record.benchmarks.is_empty()
+        && error.is_some()
+        && let Some(out) = &a.out
+    {
+        eprintln!(
+            "no benchmark finished a round, so {} was not written",
+            out.display()
+        );
+    }
     match error {
         Some(e) => Err(e),
         None => Ok(0),

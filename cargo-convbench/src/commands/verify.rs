@@ -68,6 +68,9 @@ pub fn run(args: &Global, a: &VerifyArgs) -> Result<u8> {
             eprintln!("notice: {n}");
         }
     }
+    if a.variants {
+        session.check_variants_run()?;
+    }
     let seeds = a.seeds.unwrap_or(1);
     let (tables, error) = session.variants(&mut |seed, place| {
         if !args.quiet {

@@ -326,12 +326,8 @@ fn history_finds_a_15_percent_step_at_the_sixth_blessing_and_no_other() {
         table.contains("change points:") && table.contains(&commits[5][..10]),
         "{table}"
     );
-    let bisect = format!(
-        "cargo convbench bisect --good {} --bad {} --model lenet --batch 1 --precision f32 --stage train",
-        &commits[4][..12],
-        &commits[5][..12]
-    );
-    assert!(table.contains(&bisect), "the step offers its bisect: {table}");
+    // A cpu benchmark: `bisect` times wgpu only, so no command that would time something else.
+    assert!(!table.contains("cargo convbench bisect"), "{table}");
 }
 
 #[test]

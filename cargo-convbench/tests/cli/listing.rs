@@ -1,6 +1,6 @@
 //! `list`, `adapters` and the help: what a user reads before running anything.
 
-use crate::support::{assert_code, cargo_convbench, convbench, stdout_of};
+use crate::support::{assert_code, cargo_convbench, convbench, stderr_of, stdout_of};
 use serde_json::Value;
 
 #[test]
@@ -222,4 +222,34 @@ fn list_finds_the_workspaces_kernels_without_cargo_on_path() {
         kernels.contains("conv-tiled") && kernels.contains("conv-plain"),
         "{kernels}"
     );
+}
+
+/// `list` in a workspace whose configuration does not load exited 0 with a notice (hidden by
+/// `--quiet`), though the README gives such a configuration exit 2: it lists the zoo, then fails
+/// with the configuration's error.
+#[test]
+fn list_in_a_workspace_whose_configuration_does_not_load_exits_2() {
+    let package = crate::support::Package::plain();
+    std::fs::write(package.path("convbench.toml"), "models = 3\n").expect("write");
+    // Found from the current folder, the zoo is listed before the error.
+    let output = convbench()
+        .current_dir(package.path(""))
+        .args(["list", "--quiet"])
+        .output()
+        .expect("list");
+    assert_code(&output, 2);
+    assert!(stdout_of(&output).contains("lenet"), "{}", stdout_of(&output));
+    assert!(
+        stderr_of(&output).contains("convbench.toml"),
+        "{}",
+        stderr_of(&output)
+    );
+    // Named with --manifest-path, the workspace is what was asked about: the error alone.
+    let output = package
+        .convbench()
+        .args(["list", "--quiet"])
+        .output()
+        .expect("list");
+    assert_code(&output, 2);
+    assert_eq!(stdout_of(&output), "");
 }

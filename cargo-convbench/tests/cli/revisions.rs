@@ -174,3 +174,43 @@ fn history_of_an_empty_set_names_the_sets_that_exist() {
     assert!(stdout.contains("set `default`"), "{stdout}");
     assert!(stdout.contains("`nightly`"), "{stdout}");
 }
+
+/// `history --benchmark nope` (or `--slug nope`) said "no blessed values ... bless one", exit 0,
+/// in a set full of blessed benchmarks: a misspelt name is named, with what the set holds.
+#[test]
+fn history_of_a_name_nothing_is_blessed_under_lists_the_names_there() {
+    let package = Package::git();
+    package.cpu_record("rec.json");
+    package.bless("rec.json");
+    let output = package
+        .convbench()
+        .args(["history", "--benchmark", "lenet/train/b1/f32/wgpu"])
+        .output()
+        .expect("history");
+    assert_code(&output, 2);
+    let stderr = crate::support::stderr_of(&output);
+    assert!(
+        stderr.contains("--benchmark lenet/train/b1/f32/wgpu: nothing of that name is blessed in set `default`; benchmarks there: lenet/train/b1/f32/cpu"),
+        "{stderr}"
+    );
+    let output = package
+        .convbench()
+        .args(["history", "--slug", "nope"])
+        .output()
+        .expect("history");
+    assert_code(&output, 2);
+    let stderr = crate::support::stderr_of(&output);
+    assert!(
+        stderr.contains(
+            "--slug nope: nothing of that name is blessed in set `default`; adapter folders there: cpu-"
+        ),
+        "{stderr}"
+    );
+    // The right name reads its history.
+    let output = package
+        .convbench()
+        .args(["history", "--benchmark", "lenet/train/b1/f32/cpu"])
+        .output()
+        .expect("history");
+    assert_code(&output, 0);
+}

@@ -541,6 +541,16 @@ fn sigint_during_ab_shader_mode_writes_the_pairs_finished() {
         .as_array()
         .map_or(0, Vec::len);
     assert!((5..100_000).contains(&pairs), "{pairs} pairs: {outcome}");
+    // Cut short between two looks, it has no settled verdict (it had `no_change` at 63 pairs).
+    for row in outcome["rows"].as_array().expect("rows") {
+        assert_eq!(row["verdict"], "inconclusive", "{row}");
+        assert!(
+            row["evidence"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("interrupted after")),
+            "{row}"
+        );
+    }
     // A gate reading the file treats it as an incomplete run.
     let output = package
         .convbench()

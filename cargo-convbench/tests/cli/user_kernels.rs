@@ -730,3 +730,68 @@ fn list_names_the_workspaces_kernels() {
     assert!(listed["user_kernels"][0]["problem"].is_string(), "{listed}");
     assert!(listed["user_kernels"][1]["problem"].is_null(), "{listed}");
 }
+
+/// `verify --variants --backend cpu` checked nothing and exited 0; `verify --backend cpu` with a
+/// user kernel said nothing of it not running there (`run` did).
+#[test]
+fn verify_on_the_cpu_says_what_it_cannot_check() {
+    let package = example_workspace();
+    let output = package
+        .convbench()
+        .args(["verify", "--variants", "--backend", "cpu"])
+        .output()
+        .expect("verify");
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output)
+            .contains("--variants checks the WGSL kernel variants, and the cpu backend runs its own kernels"),
+        "{}",
+        stderr_of(&output)
+    );
+    let output = package
+        .convbench()
+        .args([
+            "verify",
+            "--backend",
+            "cpu",
+            "--kernel",
+            "user:conv-plain",
+            "--model",
+            "lenet",
+        ])
+        .output()
+        .expect("verify");
+    assert_code(&output, 0);
+    assert!(
+        stderr_of(&output).contains("notice: user:conv-plain is WGSL: the cpu backend runs its own kernels"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
+/// `init` appended a `[package.metadata.convbench.kernels.NAME]` table after a `kernels` written
+/// inline, which cargo then refused; the declaration goes inside it, and cargo reads the result.
+#[test]
+fn init_declares_inside_a_kernels_table_written_inline() {
+    let package = Package::plain();
+    let manifest = package.path("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("Cargo.toml");
+    std::fs::write(
+        &manifest,
+        format!("{text}\n[package.metadata]\nconvbench = {{ kernels = {{}} }}\n"),
+    )
+    .expect("write");
+    let output = package
+        .convbench()
+        .args(["init", "--no-workflows"])
+        .output()
+        .expect("init");
+    assert_code(&output, 0);
+    let output = package.convbench().args(["kernels"]).output().expect("kernels");
+    assert_code(&output, 0);
+    assert!(
+        stdout_of(&output).contains("user:my-conv"),
+        "{}",
+        stdout_of(&output)
+    );
+}
