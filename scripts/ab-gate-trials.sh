@@ -2,7 +2,7 @@
 # Trials of the default A/B gate (`cargo convbench ci`) on a user kernel, for issue 27's "done when".
 # Usage: scripts/ab-gate-trials.sh calibrate REPEAT...      (ab --pairs 240 per REPEAT, prints the change row)
 #        scripts/ab-gate-trials.sh trials NAME REPEAT N [extra ci args...]
-#           REPEAT=0 leaves the working tree unchanged (A/A). Appends "trial rc pairs wall_s load1" to $OUTDIR/NAME.tsv
+#           REPEAT=0 leaves the working tree unchanged (A/A; timed all the same, `--time-identical`). Appends "trial rc pairs wall_s load1" to $OUTDIR/NAME.tsv
 #        scripts/ab-gate-trials.sh load
 #           A parallel build loop (the load the trials run under): rebuilds convbench's library (CARGO_INCREMENTAL=0, so
 #           every build compiles the crate in full) from a copy
@@ -59,7 +59,7 @@ case "${1:-}" in
     for rep in "$@"; do
       dir=$(setup "$rep")
       echo "== REPEAT=$rep"
-      "$BIN" convbench ab --base HEAD --manifest-path "$dir/Cargo.toml" "${COMMON[@]}" --pairs 240 2>/dev/null \
+      "$BIN" convbench ab --base HEAD --time-identical --manifest-path "$dir/Cargo.toml" "${COMMON[@]}" --pairs 240 2>/dev/null \
         | tee "$OUTDIR/calibrate-$rep.out" | grep -E 'lenet|pairs' 
     done
     ;;
@@ -73,7 +73,7 @@ case "${1:-}" in
     for i in $(seq "$first" $((first + n - 1))); do
       if [ -n "${DEADLINE:-}" ] && [ "$(date +%s)" -ge "$DEADLINE" ]; then echo "deadline reached after $((i-first)) trials"; break; fi
       s=$(date +%s.%N)
-      "$BIN" convbench ci --manifest-path "$dir/Cargo.toml" "${COMMON[@]}" --quiet "$@" \
+      "$BIN" convbench ci --time-identical --manifest-path "$dir/Cargo.toml" "${COMMON[@]}" --quiet "$@" \
         >"$OUTDIR/$name/$i.out" 2>"$OUTDIR/$name/$i.err"
       rc=$?
       e=$(date +%s.%N)

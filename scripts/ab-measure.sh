@@ -48,7 +48,7 @@ for kind in aa ab; do
     shaders=(); [ "$kind" = ab ] && shaders=(--shaders "$work/slow")
     start=$(date +%s%N)
     set +e
-    "$BIN" ab --base HEAD "${shaders[@]}" "${selection[@]}" --out "$work/${kind}_$t.json" >/dev/null 2>"$work/${kind}_$t.err"
+    "$BIN" ab --base HEAD --time-identical "${shaders[@]}" "${selection[@]}" --out "$work/${kind}_$t.json" >/dev/null 2>"$work/${kind}_$t.err"
     code=$?
     set -e
     echo "$kind $t $code $(( ($(date +%s%N) - start) / 1000000 ))" >>"$work/exits.txt"

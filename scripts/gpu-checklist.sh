@@ -121,7 +121,7 @@ if want aa && ! git rev-parse HEAD >/dev/null 2>&1 && command -v git >/dev/null;
     git init -q && printf '/.gl/\n/.gpu/\n/target/\n' >> .git/info/exclude && git add -A \
         && git -c user.name=checklist -c user.email=checklist@localhost commit -qm checklist
 fi
-want aa && step aa 90 $B convbench ab --base HEAD --model alexnet --batch 64 --budget 60s --out "$R/aa.json"
+want aa && step aa 90 $B convbench ab --base HEAD --time-identical --model alexnet --batch 64 --budget 60s --out "$R/aa.json"
 # The untuned heuristic against `direct` on every op of the zoo at batch 1 and 8, which on
 # lavapipe takes hours for the larger networks at batch 8 (docs/tuned-vs-direct.md); on a GPU
 # the heuristic picks GPU tiles, so this is also the only check of those against `direct`.

@@ -41,8 +41,9 @@ impl WgpuBackend {
     }
 
     /// One digest per op of `program`: of the code the op runs here (each dispatch's shader
-    /// source in this device's shader set, entry point, constants, parameters, bindings and
-    /// grid). Two backends of one device (see [`Self::with_shaders`]) run the same code for an
+    /// source in this device's shader set, comments and spacing aside
+    /// ([`crate::kernels::shader_set::code_of`]), entry point, constants, parameters, bindings
+    /// and grid). Two backends of one device (see [`Self::with_shaders`]) run the same code for an
     /// op exactly when its digests agree, so `ab` verifies such an op once.
     pub fn kernel_digests(&self, program: &Program) -> Result<Vec<u64>> {
         program
@@ -51,7 +52,9 @@ impl WgpuBackend {
             .map(|call| {
                 let mut text = String::new();
                 for d in crate::kernels::plan_pinned(&call.op, call.variant, call.pin)? {
-                    text.push_str(self.gpu.shaders().source_of(d.shader));
+                    text.push_str(&crate::kernels::shader_set::code_of(
+                        self.gpu.shaders().source_of(d.shader),
+                    ));
                     text.push_str(&format!(
                         "\0{}\0{:?}\0{:?}\0{:?}\0{:?}\0",
                         d.entry, d.constants, d.params, d.bindings, d.grid

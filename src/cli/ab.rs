@@ -61,6 +61,11 @@ pub struct AbArgs {
     /// Judge each layer too (shader mode): times every op, on both sides alike.
     #[arg(long)]
     pub layers: bool,
+    /// Time a benchmark whose every op runs the same code on both sides too (shader mode): an
+    /// A/A run, which measures this machine's false alarms. Without it such a benchmark is "no
+    /// change", not timed.
+    #[arg(long, conflicts_with = "base_bin")]
+    pub time_identical: bool,
     /// Slowdown that counts as a regression, as a fraction or a percentage (`0.05` or `5%`;
     /// default: the config's threshold).
     #[arg(long, value_parser = crate::cli::fraction, allow_hyphen_values = true)]
@@ -85,6 +90,7 @@ impl AbArgs {
             warmup_min_ms: self.warmup_ms,
             kernels: self.kernels.request(),
             layers: self.layers,
+            time_identical: self.time_identical,
             budget: (self.budget.as_deref())
                 .map(|text| parse_duration(text, "--budget"))
                 .transpose()?,

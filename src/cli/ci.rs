@@ -33,7 +33,7 @@ pub struct CiArgs {
         value_name = "FILE",
         num_args = 1..,
         conflicts_with_all = crate::cli::FRESH_RUN_FLAGS,
-        conflicts_with_all = ["mode", "pairs", "first_look", "budget"]
+        conflicts_with_all = ["mode", "pairs", "first_look", "budget", "time_identical"]
     )]
     pub results: Vec<PathBuf>,
     /// Do not post the PR comment (the `workflow_run` job posts it).
@@ -68,6 +68,11 @@ pub struct CiArgs {
     /// else 5 minutes.
     #[arg(long, value_name = "DURATION")]
     pub budget: Option<String>,
+    /// In A/B mode, time a benchmark whose every op runs the same code on both sides too (an
+    /// A/A run, which measures the runner's false alarms); without it such a benchmark is "no
+    /// change", not timed.
+    #[arg(long)]
+    pub time_identical: bool,
     /// Comment policy and labels.
     #[command(flatten)]
     pub post: PostArgs,
@@ -151,6 +156,7 @@ impl CiArgs {
                 warmup_min_ms: self.run.warmup_ms,
                 kernels: self.run.kernels.request(),
                 layers: self.run.layers,
+                time_identical: self.time_identical,
                 ..AbRequest::default()
             },
             budget: self.budget.clone(),

@@ -113,6 +113,10 @@ pub struct AbRow {
     /// ([`min_detectable_change`]), as a fraction; `None` with too few pairs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_detectable: Option<f64>,
+    /// Every op ran the same code on both sides, so the benchmark was not timed
+    /// ([`AbRow::same_code`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub same_code: bool,
 }
 
 impl AbRow {
@@ -136,6 +140,24 @@ impl AbRow {
             verdict: Verdict::New,
             evidence: reason,
             min_detectable: None,
+            same_code: false,
+        }
+    }
+
+    /// A benchmark every op of which runs the same code on both sides (the same WGSL, comments
+    /// and spacing aside, entry points, constants and dispatch): no change, and not timed. Two
+    /// sides that compute alike with the same kernels differ only by the machine's noise and
+    /// where their buffers happen to lie, which no verdict should be about; timing them would
+    /// spend the comparison's time to risk a false alarm.
+    pub fn same_code(benchmark_id: &str, threshold: f64) -> Self {
+        Self {
+            verdict: Verdict::NoChange,
+            evidence: "every op runs the same code on both sides (the same WGSL, comments and \
+                       spacing aside, entry points, constants and dispatch), so it was not timed; \
+                       --time-identical times it anyway"
+                .to_string(),
+            same_code: true,
+            ..Self::not_compared(benchmark_id, threshold, String::new())
         }
     }
 
@@ -280,6 +302,7 @@ fn row_of(input: &AbInput<'_>, alpha: f64) -> AbRow {
         verdict: Verdict::Inconclusive,
         evidence: String::new(),
         min_detectable: None,
+        same_code: false,
     };
     if ratios.len() < MIN_PAIRS || ratios.len() < pairs {
         row.evidence = format!(

@@ -358,8 +358,8 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
             },
             phase: row.phase,
             // The times the change rests on, so the comment's columns agree with its change.
-            baseline_median_ns: Some(row.sides_ns().0),
-            current_median_ns: Some(row.sides_ns().1),
+            baseline_median_ns: (row.pairs > 0).then(|| row.sides_ns().0),
+            current_median_ns: (row.pairs > 0).then(|| row.sides_ns().1),
             change: row.estimated().then_some(row.change),
             ci: row.estimated().then_some(row.ci),
             p_value: Some(row.p_value),
@@ -377,10 +377,18 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
     };
     let counts = outcome.measured.iter().map(|m| m.base_ns.len());
     let (fewest, most) = (counts.clone().min().unwrap_or(0), counts.max().unwrap_or(0));
-    let pairs_per_benchmark = if fewest == most {
-        most.to_string()
+    let pairs_per_benchmark = if outcome.measured.is_empty() {
+        "no benchmark timed".to_string()
+    } else if fewest == most {
+        format!("{most} pairs per benchmark")
     } else {
-        format!("{fewest} to {most}")
+        format!("{fewest} to {most} pairs per benchmark")
+    };
+    let same_code = outcome.rows.iter().filter(|row| row.same_code).count();
+    let same_code = match same_code {
+        0 => String::new(),
+        1 => "; 1 benchmark runs the same code on both sides and was not timed".to_string(),
+        n => format!("; {n} benchmarks run the same code on both sides and were not timed"),
     };
     Parts {
         pairs: vec![(RunRecord::new(commit), comparison)],
@@ -388,7 +396,7 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
         base_sha: None,
         incomparable: None,
         mode: format!(
-            "A/B mode: {pairs_per_benchmark} pairs per benchmark, interleaved in one process on one device ({}){}",
+            "A/B mode: {pairs_per_benchmark}, interleaved in one process on one device ({}){same_code}{}",
             outcome.description,
             detectable(outcome)
         ),

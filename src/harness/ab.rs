@@ -84,6 +84,10 @@ pub struct AbRequest {
     /// Time every op and judge each layer too (attribution; adds a synchronisation per op on
     /// both sides alike).
     pub layers: bool,
+    /// Time (and verify) a benchmark whose every op runs the same code on both sides too, and
+    /// judge it like any other: an A/A run, which measures this machine's false alarms. Without
+    /// it such a benchmark is [`AbRow::same_code`], not timed.
+    pub time_identical: bool,
 }
 
 impl Default for AbRequest {
@@ -104,6 +108,7 @@ impl Default for AbRequest {
             warmup_min_ms: None,
             kernels: KernelRequest::Auto,
             layers: false,
+            time_identical: false,
         }
     }
 }
@@ -367,6 +372,8 @@ impl AbOutcome {
                 layers: pairs.layers,
             })
             .collect();
+        // A row the run reports as the same code on both sides is its word, like every pair in
+        // the file: the run that measured could as well have written equal pairs.
         let not_compared: Vec<AbRow> = file
             .rows
             .into_iter()
@@ -376,11 +383,12 @@ impl AbOutcome {
                     && !measured.iter().any(|m| m.id == row.benchmark_id)
             })
             .map(|row| {
-                AbRow::not_compared(
-                    &row.benchmark_id,
-                    config.threshold_for(&row.benchmark_id),
-                    row.evidence,
-                )
+                let threshold = config.threshold_for(&row.benchmark_id);
+                if row.same_code {
+                    AbRow::same_code(&row.benchmark_id, threshold)
+                } else {
+                    AbRow::not_compared(&row.benchmark_id, threshold, row.evidence)
+                }
             })
             .collect();
         // The description is the run's word, not convbench's: say so, and keep it short.
@@ -775,6 +783,22 @@ fn run_opened(
             on_event(AbEvent::Finished);
             continue;
         }
+        // The same code on both sides: nothing to verify twice, nothing a verdict could be about.
+        if !request.time_identical
+            && runs_the_same_code(
+                &base,
+                &head,
+                &job.target,
+                job.batch,
+                job.precision,
+                &base_options,
+                &options,
+            )?
+        {
+            skipped.push(AbRow::same_code(&id, config.threshold_for(&id)));
+            on_event(AbEvent::Finished);
+            continue;
+        }
         // The head is verified in full; the base only where its code differs from the head's
         // (an op running the same code on the same device with the same kinds of inputs passes
         // or fails alike, and verifying it twice is most of an unchanged benchmark's fixed cost).
@@ -916,6 +940,43 @@ pub const MIN_PAIRS_PER_BENCHMARK: usize = crate::compare::ab::MIN_PAIRS;
 
 /// The most pairs per benchmark by default.
 pub const DEFAULT_PAIRS: usize = 240;
+
+/// Whether every op of `target`'s timed program runs the same code on `base` with
+/// `base_options`' kernels as on `head` with `options`' ([`WgpuBackend::kernel_digests`]).
+fn runs_the_same_code(
+    base: &WgpuBackend,
+    head: &WgpuBackend,
+    target: &Target,
+    batch: usize,
+    precision: crate::model::Precision,
+    base_options: &RunOptions,
+    options: &RunOptions,
+) -> Result<bool> {
+    let plan_options = super::plan::PlanOptions {
+        stage: options.stage,
+        data_grad: options.data_grad,
+        max_tensor_bytes: head.max_tensor_bytes().min(base.max_tensor_bytes()),
+    };
+    let plan = target.plan(batch, precision, plan_options)?;
+    let (mut base_program, mut head_program) = (plan.program.clone(), plan.program);
+    super::select::choose(
+        &mut base_program,
+        &base_options.kernels,
+        crate::kernels::variant::DeviceClass::of(base.adapter()),
+    );
+    super::select::choose(
+        &mut head_program,
+        &options.kernels,
+        crate::kernels::variant::DeviceClass::of(head.adapter()),
+    );
+    let same_ops = base_program.ops.len() == head_program.ops.len()
+        && base_program
+            .ops
+            .iter()
+            .zip(&head_program.ops)
+            .all(|(b, h)| b.op == h.op);
+    Ok(same_ops && base.kernel_digests(&base_program)? == head.kernel_digests(&head_program)?)
+}
 
 /// For each op of the base's verification plan, whether it runs the same code as the head's
 /// (both plans are of one target, so their ops correspond one to one).

@@ -250,6 +250,58 @@ pub(super) fn file_list() -> String {
         .join(", ")
 }
 
+/// The code of WGSL `source`, comments and spacing aside: each comment (`//` to the end of the
+/// line, `/* */` nesting as WGSL's do) and each run of whitespace becomes one space, so two
+/// sources that differ only there give the same text. WGSL has no string literals, so nothing
+/// else can hold a `//` or a `/*`.
+pub fn code_of(source: &str) -> String {
+    let mut code = String::with_capacity(source.len());
+    let mut chars = source.chars().peekable();
+    let mut space = false;
+    while let Some(c) = chars.next() {
+        let gap = match (c, chars.peek()) {
+            ('/', Some('/')) => {
+                for next in chars.by_ref() {
+                    if next == '\n' {
+                        break;
+                    }
+                }
+                true
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                let mut depth = 1;
+                while depth > 0 {
+                    match (chars.next(), chars.peek()) {
+                        (Some('/'), Some('*')) => {
+                            chars.next();
+                            depth += 1;
+                        }
+                        (Some('*'), Some('/')) => {
+                            chars.next();
+                            depth -= 1;
+                        }
+                        (Some(_), _) => {}
+                        (None, _) => break,
+                    }
+                }
+                true
+            }
+            (c, _) => c.is_whitespace(),
+        };
+        if gap {
+            space = true;
+        } else {
+            if space && !code.is_empty() {
+                code.push(' ');
+            }
+            space = false;
+            code.push(c);
+        }
+    }
+    code
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,5 +453,17 @@ mod tests {
             error,
             Error::Kernel(e) if matches!(*e, KernelError::IncludeNotFound { .. })
         ));
+    }
+
+    #[test]
+    fn code_of_drops_comments_and_spacing_only() {
+        let plain = "fn f(a: f32) -> f32 {\n    return a / 2.0;\n}\n";
+        let commented =
+            "// header\nfn f(a: f32)  -> f32 { /* a /* nested */ comment */\n\treturn a / 2.0; // half\n}";
+        assert_eq!(code_of(plain), code_of(commented));
+        assert_eq!(code_of(plain), "fn f(a: f32) -> f32 { return a / 2.0; }");
+        // A change of code is one.
+        assert_ne!(code_of(plain), code_of(&plain.replace("2.0", "3.0")));
+        assert_ne!(code_of("a - -b"), code_of("a --b"));
     }
 }

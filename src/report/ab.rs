@@ -38,8 +38,16 @@ pub fn ab_table(description: &str, rows: &[AbRow]) -> String {
                 |layer| format!("layer {layer}"),
             ),
             row.pairs.to_string(),
-            format_duration_ns(row.sides_ns().0),
-            format_duration_ns(row.sides_ns().1),
+            if row.pairs > 0 {
+                format_duration_ns(row.sides_ns().0)
+            } else {
+                "–".to_string()
+            },
+            if row.pairs > 0 {
+                format_duration_ns(row.sides_ns().1)
+            } else {
+                "–".to_string()
+            },
             if row.estimated() {
                 format_change(row.change)
             } else {

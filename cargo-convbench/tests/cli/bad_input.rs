@@ -280,6 +280,10 @@ fn flags_of_a_fresh_run_are_refused_beside_a_saved_record() {
         (&["ci", "--results", "rec.json", "--layers"], "--layers"),
         (&["ci", "--results", "rec.json", "--mode", "ab"], "--mode"),
         (&["ci", "--results", "rec.json", "--pairs", "3"], "--pairs"),
+        (
+            &["ci", "--results", "rec.json", "--time-identical"],
+            "--time-identical",
+        ),
     ] {
         let output = package.convbench().args(args).output().expect("the command runs");
         let record_flag = if args.contains(&"--from") {

@@ -278,8 +278,8 @@ fn ab_interleaves_two_shader_sets_and_verifies_both_first() {
             .output()
             .expect("ab")
     };
-    // Identical shaders: a verdict for the benchmark, every pair kept in --out.
-    let output = ab(&["--out", "ab.json"]);
+    // Identical shaders: no change, and nothing timed (the row says so, the file keeps it).
+    let output = ab(&["--out", "same.json"]);
     if output.status.code() == Some(3) {
         skip_without_gpu(
             test,
@@ -287,6 +287,17 @@ fn ab_interleaves_two_shader_sets_and_verifies_both_first() {
         );
         return;
     }
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    assert!(stdout.contains("so it was not timed"), "{stdout}");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(package.path("same.json")).expect("--out"))
+            .expect("JSON");
+    assert_eq!(saved["rows"][0]["same_code"], true, "{saved}");
+    assert_eq!(saved["rows"][0]["verdict"], "no_change", "{saved}");
+    assert_eq!(saved["samples"], serde_json::json!({}), "{saved}");
+    // --time-identical times them anyway (an A/A run): a verdict, every pair kept in --out.
+    let output = ab(&["--time-identical", "--out", "ab.json"]);
     assert!(
         matches!(output.status.code(), Some(0 | 1)),
         "{}",
@@ -323,7 +334,15 @@ fn ab_interleaves_two_shader_sets_and_verifies_both_first() {
             .args([
                 "ab", "--base", "HEAD", "--model", "lenet", "--batch", "1", "--pairs", "6",
             ])
-            .args(["--warmup", "1", "--warmup-ms", "0", "--shaders", "head"])
+            .args([
+                "--warmup",
+                "1",
+                "--warmup-ms",
+                "0",
+                "--shaders",
+                "head",
+                "--time-identical",
+            ])
             .output()
             .expect("ab")
     };
@@ -346,7 +365,7 @@ fn ab_interleaves_two_shader_sets_and_verifies_both_first() {
     assert_eq!(verified(&output, "head"), head_ops);
     std::fs::write(&relu, &original).expect("write");
     // --layers judges each layer too, and keeps each layer's pairs.
-    let output = ab(&["--layers", "--out", "layers.json"]);
+    let output = ab(&["--layers", "--time-identical", "--out", "layers.json"]);
     assert!(
         matches!(output.status.code(), Some(0 | 1)),
         "{}",
@@ -526,6 +545,7 @@ fn ci_in_ab_mode_says_so_in_the_comment() {
             "1",
         ])
         .args(["--warmup", "1", "--warmup-ms", "0", "--quiet", "--out", "ab.json"])
+        .arg("--time-identical")
         .output()
         .expect("ci --ab-base");
     if output.status.code() == Some(3) {

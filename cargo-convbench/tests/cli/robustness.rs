@@ -505,6 +505,7 @@ fn sigint_during_ab_shader_mode_writes_the_pairs_finished() {
             "100000",
             "--first-look",
             "100000",
+            "--time-identical",
         ])
         .arg("--out")
         .arg(&out)
