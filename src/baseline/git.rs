@@ -1044,6 +1044,10 @@ impl GitBaselineStore {
 
         let mut points = Vec::new();
         let mut unreadable = Vec::new();
+        // The blob of the last commit read: a commit that brings the file back to it (a broken
+        // file restored) blesses nothing new, and counting it would count a run twice. A return
+        // to an older content (a revert) is still a point: the level did go back.
+        let mut last_read = None;
         for oid in walk {
             let oid = oid.map_err(|e| git("step", e))?;
             let commit = self.repo.find_commit(oid).map_err(|e| git("read a commit", e))?;
@@ -1061,7 +1065,7 @@ impl GitBaselineStore {
                     break;
                 }
             }
-            if unchanged {
+            if unchanged || last_read == Some(blob_id) {
                 continue;
             }
             let origin = format!("{} at {}", path.display(), short(oid));
@@ -1072,6 +1076,7 @@ impl GitBaselineStore {
                     continue;
                 }
             };
+            last_read = Some(blob_id);
             let summary = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default()).into_owned();
             for result in &record.benchmarks {
                 if benchmark.is_some_and(|wanted| wanted != result.id) {

@@ -895,6 +895,7 @@ fn history_skips_a_commit_whose_baseline_is_corrupt_and_says_which() {
         "bless v1",
         1_000,
     );
+    let v2 = record(vec![benchmark(id, 120)]).to_json();
     let b = commit_files(
         &repo,
         "refs/heads/main",
@@ -907,7 +908,7 @@ fn history_skips_a_commit_whose_baseline_is_corrupt_and_says_which() {
         &repo,
         "refs/heads/main",
         &[b],
-        &[(&path, Some(&record(vec![benchmark(id, 120)]).to_json()))],
+        &[(&path, Some(&v2))],
         "bless v2",
         3_000,
     );
@@ -924,6 +925,29 @@ fn history_skips_a_commit_whose_baseline_is_corrupt_and_says_which() {
         walk.unreadable
     );
     assert_eq!(store.history(&slug, SET, None).expect("history").len(), 2);
+
+    // Broken again, then restored to what it held: the restoring commit blesses nothing new,
+    // and counting it would count v2's run twice.
+    let d = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[c],
+        &[(&path, Some("not json"))],
+        "broken",
+        4_000,
+    );
+    commit_files(
+        &repo,
+        "refs/heads/main",
+        &[d],
+        &[(&path, Some(&v2))],
+        "restored",
+        5_000,
+    );
+    checkout(&repo, "main");
+    let walk = store.history_walk(&slug, SET, None).expect("history");
+    let commits: Vec<String> = walk.points.iter().map(|p| p.commit.clone()).collect();
+    assert_eq!(commits, [a.to_string(), c.to_string()]);
 }
 
 #[test]
