@@ -366,6 +366,9 @@ impl CiSettings {
     /// Checks that every mention is a GitHub login or `org/team`, and the label is a label.
     pub fn validate(&self) -> Result<()> {
         self.budget()?;
+        if self.ab && self.mode == Some(CiMode::Baseline) {
+            return Err(ConfigError::ModesDisagree.into());
+        }
         for name in &self.mention {
             if !is_login_or_team(name) {
                 return Err(ConfigError::BadMention { name: name.clone() }.into());
@@ -499,6 +502,20 @@ impl Config {
             }
             .into());
         }
+        for name in &self.models {
+            if !self.model.iter().any(|net| &net.name == name) {
+                crate::model::network(name).map_err(|source| ConfigError::UnknownName {
+                    key: "models",
+                    source: Box::new(source),
+                })?;
+            }
+        }
+        for name in &self.suites {
+            crate::model::suite(name).map_err(|source| ConfigError::UnknownName {
+                key: "suites",
+                source: Box::new(source),
+            })?;
+        }
         self.ci.validate()?;
         self.compare_config().validate()
     }
@@ -630,8 +647,9 @@ pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Works
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PackageTable {
+    /// Each kernel's table, read on its own ([`declared_in`]) so that an error names it.
     #[serde(default)]
-    kernels: BTreeMap<String, crate::kernels::user::KernelConfig>,
+    kernels: BTreeMap<String, toml::Value>,
 }
 
 /// The kernels each member of `metadata` declares in `[package.metadata.convbench.kernels]`.
@@ -644,7 +662,7 @@ fn package_kernels(metadata: &cargo_metadata::Metadata) -> Result<Vec<crate::ker
         let manifest = package.manifest_path.clone().into_std_path_buf();
         let table =
             serde_json::from_value(table.clone()).map_err(|error| bad_package_table(&manifest, error))?;
-        kernels.extend(declared_in(table, &manifest));
+        kernels.extend(declared_in(table, &manifest)?);
     }
     Ok(kernels)
 }
@@ -657,17 +675,27 @@ fn bad_package_table(manifest: &Path, error: impl std::error::Error + Send + Syn
     }
 }
 
-/// The kernels a crate's table declares, their sources relative to its manifest's folder.
-fn declared_in(table: PackageTable, manifest: &Path) -> Vec<crate::kernels::user::Declared> {
+/// The kernels a crate's table declares, their sources relative to its manifest's folder; a
+/// kernel whose table does not parse is an error naming it and the key.
+fn declared_in(table: PackageTable, manifest: &Path) -> Result<Vec<crate::kernels::user::Declared>> {
     let base_dir = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     table
         .kernels
         .into_iter()
-        .map(|(name, config)| crate::kernels::user::Declared {
-            name,
-            config,
-            base_dir: base_dir.clone(),
-            file: manifest.to_path_buf(),
+        .map(|(name, value)| {
+            let config = value
+                .try_into()
+                .map_err(|source| ConfigError::InvalidPackageKernel {
+                    manifest: manifest.to_path_buf(),
+                    kernel: name.clone(),
+                    source,
+                })?;
+            Ok(crate::kernels::user::Declared {
+                name,
+                config,
+                base_dir: base_dir.clone(),
+                file: manifest.to_path_buf(),
+            })
         })
         .collect()
 }
@@ -771,7 +799,7 @@ fn manifest_workspace(manifest: &Path) -> Result<(PathBuf, PathBuf, Vec<crate::k
         let table = table
             .try_into()
             .map_err(|error| bad_package_table(&path, error))?;
-        kernels.extend(declared_in(table, &path));
+        kernels.extend(declared_in(table, &path)?);
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     Ok((root, target, kernels))
@@ -956,12 +984,12 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         let dir = workspace(CARGO_TABLE);
         std::fs::write(
             dir.path().join(CONFIG_FILE_NAME),
-            "models = [\"resnet-50\"]\n\n[compare]\nthreshold = 0.03\n",
+            "models = [\"resnet50\"]\n\n[compare]\nthreshold = 0.03\n",
         )
         .expect("write convbench.toml");
         let loaded = load_in(dir.path(), None).expect("load");
         assert_eq!(loaded.config_path, Some(loaded.root.join(CONFIG_FILE_NAME)));
-        assert_eq!(loaded.config.models, ["resnet-50"]);
+        assert_eq!(loaded.config.models, ["resnet50"]);
         assert_eq!(loaded.config.compare.threshold, 0.03);
         // Not merged: what convbench.toml leaves out is the default, not Cargo.toml's value.
         assert!(loaded.config.batches.is_empty());
@@ -1116,7 +1144,7 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         let dir = workspace("");
         std::fs::write(
             dir.path().join(CONFIG_FILE_NAME),
-            "[[model]]\nname = \"lenet\"\ninput = [1, 28, 28]\nlayers = []\n",
+            "[[model]]\nname = \"LeNet\"\ninput = [1, 28, 28]\nlayers = []\n",
         )
         .expect("write convbench.toml");
         let error = load_in(dir.path(), None).expect_err("the zoo has a lenet");
@@ -1124,12 +1152,33 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         assert!(
             matches!(
                 config_error(&error),
-                ConfigError::InvalidModel { file: Some(file), source: crate::model::ModelError::ZooName { model } }
-                    if file.ends_with(CONFIG_FILE_NAME) && model == "lenet"
+                ConfigError::InvalidModel { file: Some(file), source: crate::model::ModelError::ZooName { model, zoo } }
+                    if file.ends_with(CONFIG_FILE_NAME) && model == "LeNet" && zoo == "lenet"
             ),
             "{error:?}"
         );
         assert!(error.to_string().ends_with("give yours another name"), "{error}");
+
+        // `ab = true` beside `mode = "baseline"`: which one decides is not the reader's guess.
+        std::fs::write(
+            dir.path().join(CONFIG_FILE_NAME),
+            "[ci]\nab = true\nmode = \"baseline\"\n",
+        )
+        .expect("write convbench.toml");
+        let error = load_in(dir.path(), None).expect_err("two modes");
+        assert!(error.to_string().contains("disagree"), "{error}");
+
+        // A model or suite the configuration names that does not exist, with its file and key.
+        for (text, key) in [
+            ("models = [\"lenett\"]\n", "`models`: unknown model `lenett`"),
+            ("suites = [\"nosuch\"]\n", "`suites`: unknown suite `nosuch`"),
+        ] {
+            std::fs::write(dir.path().join(CONFIG_FILE_NAME), text).expect("write convbench.toml");
+            let error = load_in(dir.path(), None).expect_err("no such model or suite");
+            assert_eq!(error.kind(), ErrorKind::InvalidInput);
+            let shown = error.to_string();
+            assert!(shown.contains(CONFIG_FILE_NAME) && shown.contains(key), "{shown}");
+        }
 
         let kernel = "op = \"conv2d_forward\"\nsource = \"k.wgsl\"\n";
         let dir = workspace(&format!("[package.metadata.convbench.kernels.mine]\n{kernel}"));

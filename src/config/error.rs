@@ -55,6 +55,21 @@ pub enum ConfigError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A kernel of a member's `[package.metadata.convbench.kernels]` does not parse (a key
+    /// misspelt, a value of the wrong type).
+    #[error(
+        "invalid kernel `{kernel}` in [package.metadata.convbench.kernels] of {}: {source}",
+        manifest.display()
+    )]
+    InvalidPackageKernel {
+        /// The member's `Cargo.toml`.
+        manifest: PathBuf,
+        /// The kernel's name (its table's key).
+        kernel: String,
+        /// What the parser said, naming the key.
+        #[source]
+        source: toml::de::Error,
+    },
     /// A `Cargo.toml` read without cargo does not parse.
     #[error("invalid manifest {}: {source}", path.display())]
     InvalidManifest {
@@ -116,6 +131,22 @@ pub enum ConfigError {
         /// What is wrong with the network.
         #[source]
         source: ModelError,
+    },
+    /// `[ci]` says both `ab = true` and `mode = "baseline"`.
+    #[error(
+        "`ci.ab = true` and `ci.mode = \"baseline\"` disagree: keep `mode` (`ab = true` is the older \
+         spelling of `mode = \"ab\"`) and remove `ab`"
+    )]
+    ModesDisagree,
+    /// `models` or `suites` names a model or suite that neither the zoo nor the configuration's
+    /// `[[model]]` has.
+    #[error("`{key}`: {source}")]
+    UnknownName {
+        /// `models` or `suites`.
+        key: &'static str,
+        /// Which name, and the known ones.
+        #[source]
+        source: Box<crate::Error>,
     },
     /// A setting out of its range, in the file that sets it.
     #[error("{}: {source}", origin(file.as_deref(), "the default configuration"))]

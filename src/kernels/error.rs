@@ -367,7 +367,16 @@ pub enum UserKernelProblem {
         diagnostic: String,
     },
     /// Its source has no entry point of the configured name.
-    #[error("{file} has no entry point `{entry}` (it has: {}); set `entry`", or_none(.found))]
+    #[error(
+        "{file} has no entry point `{entry}`{}",
+        if found.is_empty() {
+            " (it has none: is it the kernel's source? `cargo convbench kernels --contract OP` \
+             prints a skeleton to start from)"
+                .to_string()
+        } else {
+            format!(" (it has: {}); set `entry` to one of them", found.join(", "))
+        }
+    )]
     NoEntryPoint {
         /// Its source file.
         file: String,
@@ -515,14 +524,5 @@ fn declares(ids: &[String]) -> String {
         "it declares none".to_string()
     } else {
         format!("it declares {}", ids.join(", "))
-    }
-}
-
-/// The names, or `none`.
-fn or_none(names: &[String]) -> String {
-    if names.is_empty() {
-        "none".to_string()
-    } else {
-        names.join(", ")
     }
 }

@@ -938,14 +938,26 @@ mod tests {
     #[test]
     fn bad_kernels_are_errors_that_name_them() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let cases: [(&str, String, &str, &str); 7] = [
+        let cases: [(&str, String, &str, &str); 8] = [
             (
                 "syntax",
                 PLAIN.replacen("fn main", "fn main(", 1),
                 "",
                 "syntax.wgsl:",
             ),
-            ("entry", PLAIN.to_string(), "", "no entry point `nope`"),
+            (
+                "entry",
+                PLAIN.to_string(),
+                "",
+                "no entry point `nope` (it has: main); set `entry` to one of them",
+            ),
+            // An empty file: no entry point at all, and not "set `entry`".
+            (
+                "empty",
+                String::new(),
+                "",
+                "(it has none: is it the kernel's source?",
+            ),
             (
                 "binding",
                 PLAIN.replacen("@binding(4)", "@binding(7)", 1),

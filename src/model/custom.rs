@@ -47,9 +47,15 @@ pub fn network_from_data(mut net: Network) -> Result<Network, ModelError> {
             model: net.name.clone(),
         });
     }
-    if super::model_names().contains(&net.name.as_str()) {
+    // `LeNet` beside the zoo's `lenet` would run as a different network under a name a reader
+    // takes for the zoo's: refused whatever the case.
+    if let Some(zoo) = super::model_names()
+        .into_iter()
+        .find(|zoo| zoo.eq_ignore_ascii_case(&net.name))
+    {
         return Err(ModelError::ZooName {
             model: net.name.clone(),
+            zoo: zoo.to_string(),
         });
     }
     if net.layers.is_empty() {

@@ -44,10 +44,12 @@ pub enum ModelError {
         model: String,
     },
     /// A `[[model]]` with the name of a zoo model.
-    #[error("model `{model}`: the zoo already has a model `{model}`; give yours another name")]
+    #[error("model `{model}`: the zoo already has a model `{zoo}`; give yours another name")]
     ZooName {
         /// The name.
         model: String,
+        /// The zoo model of that name (perhaps in another case).
+        zoo: String,
     },
     /// A `[[model]]` that is not a network convbench can run.
     #[error("model `{model}`: {problem}")]

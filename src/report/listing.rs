@@ -25,8 +25,15 @@ pub fn listing(workspace: Option<&Workspace>, json: bool) -> String {
     // it could run (loading validates the WGSL and the bindings; nothing runs).
     let problem_of = |k: &crate::kernels::user::Declared| {
         crate::kernels::user::UserKernel::load(k).err().map(|error| {
+            // One line: the first, and where it only introduces the diagnostic below it
+            // (`not valid WGSL:`), the diagnostic's first line too.
             let text = error.to_string();
-            text.lines().next().unwrap_or_default().to_string()
+            let mut lines = text.lines().map(str::trim).filter(|line| !line.is_empty());
+            let first = lines.next().unwrap_or_default();
+            match lines.next() {
+                Some(next) if first.ends_with(':') => format!("{first} {next}"),
+                _ => first.to_string(),
+            }
         })
     };
     let workspace_models = mine.len();

@@ -19,6 +19,13 @@ pub fn run(args: &Global, a: &KernelsArgs) -> Result<u8> {
     }
     if let Some(name) = &a.contract {
         let op = representative_op(name)?;
+        // Every op has a contract; only some can be a kernel of the user's own.
+        if !convbench::kernels::user::SUPPORTED_OPS.contains(&name.as_str()) && !args.quiet {
+            eprintln!(
+                "notice: {name}'s contract, for reference: a kernel of your own can implement only {}",
+                convbench::kernels::user::SUPPORTED_OPS.join(", ")
+            );
+        }
         match a.format {
             ListFormat::Json => {
                 print(&serde_json::to_string_pretty(&report::contract_json(&op)).unwrap_or_default())

@@ -96,7 +96,14 @@ fn init_is_idempotent_and_never_overwrites_without_force() {
     std::fs::write(package.path("Cargo.toml"), typo).expect("write");
     let output = package.convbench().args(["kernels"]).output().expect("kernels");
     assert_code(&output, 2);
-    assert!(stderr_of(&output).contains("entyr"), "{}", stderr_of(&output));
+    let stderr = stderr_of(&output);
+    // The kernel and the key, without the hint for keys beside `kernels`.
+    assert!(
+        stderr.contains("invalid kernel `my-conv` in [package.metadata.convbench.kernels]")
+            && stderr.contains("unknown field `entyr`"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("the rest goes in"), "{stderr}");
 }
 
 #[test]
