@@ -141,43 +141,6 @@ impl HistoryRequest {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Error;
-    use crate::results::Phase;
-
-    #[test]
-    fn the_table_shows_the_total_and_a_dashboard_every_phase() {
-        let table = HistoryRequest::default().query().expect("valid");
-        assert_eq!(table.phases, [Phase::Total]);
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let dashboard = HistoryRequest {
-            svg: Some(dir.path().to_path_buf()),
-            ..HistoryRequest::default()
-        };
-        assert!(dashboard.query().expect("valid").phases.len() > 1);
-    }
-
-    #[test]
-    fn an_output_folder_that_is_a_file_is_invalid_input_naming_its_flag() {
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let file = dir.path().join("index.html");
-        std::fs::write(&file, "").expect("a file");
-        let request = HistoryRequest {
-            html: Some(file),
-            ..HistoryRequest::default()
-        };
-        let error = request.query().expect_err("a file, not a folder");
-        assert!(
-            matches!(&error, Error::Report(e) if matches!(&**e, ReportError::OutputFolder { flag: "--html", .. })),
-            "{error:?}"
-        );
-        assert!(error.to_string().starts_with("--html: "), "{error}");
-        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
-    }
-}
-
 /// With nothing found for `--benchmark` or `--slug`, the error naming what the set does hold
 /// when it holds something: a misspelt id reads otherwise as a history never blessed. The
 /// second read (without the filters) happens only on this path.
@@ -233,4 +196,41 @@ fn check_names_blessed(store: &GitBaselineStore, query: &HistoryQuery) -> Result
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+    use crate::results::Phase;
+
+    #[test]
+    fn the_table_shows_the_total_and_a_dashboard_every_phase() {
+        let table = HistoryRequest::default().query().expect("valid");
+        assert_eq!(table.phases, [Phase::Total]);
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let dashboard = HistoryRequest {
+            svg: Some(dir.path().to_path_buf()),
+            ..HistoryRequest::default()
+        };
+        assert!(dashboard.query().expect("valid").phases.len() > 1);
+    }
+
+    #[test]
+    fn an_output_folder_that_is_a_file_is_invalid_input_naming_its_flag() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let file = dir.path().join("index.html");
+        std::fs::write(&file, "").expect("a file");
+        let request = HistoryRequest {
+            html: Some(file),
+            ..HistoryRequest::default()
+        };
+        let error = request.query().expect_err("a file, not a folder");
+        assert!(
+            matches!(&error, Error::Report(e) if matches!(&**e, ReportError::OutputFolder { flag: "--html", .. })),
+            "{error:?}"
+        );
+        assert!(error.to_string().starts_with("--html: "), "{error}");
+        assert_eq!(error.kind(), crate::ErrorKind::InvalidInput);
+    }
 }
