@@ -422,56 +422,33 @@ fn a_summary_that_disagrees_with_its_samples_is_derived_from_them_on_load() {
 #[cfg(unix)]
 #[test]
 fn sigint_during_ab_process_mode_writes_the_pairs_finished() {
-    use std::io::BufRead;
     if gpu_adapters("sigint_during_ab_process_mode_writes_the_pairs_finished").is_none() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("ab.json");
     let binary = assert_cmd::cargo::cargo_bin("cargo-convbench");
-    let mut child = std::process::Command::new(&binary)
-        .current_dir(dir.path())
-        .args(["ab", "--base-bin"])
-        .arg(&binary)
-        .args([
-            "--model",
-            "lenet",
-            "--batch",
-            "1",
-            "--samples",
-            "2",
-            "--warmup",
-            "0",
-        ])
-        .args(["--warmup-ms", "0", "--pairs", "50", "--no-tune", "--out"])
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn ab");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let mut seen = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.expect("a line");
-        let done = line.starts_with("round pair 1 of 50 done");
-        seen.push(line);
-        if done {
-            break;
-        }
-    }
-    assert!(
-        seen.last().is_some_and(|l| l.starts_with("round pair 1")),
-        "{seen:?}"
+    let (code, rest) = crate::support::interrupt_when(
+        std::process::Command::new(&binary)
+            .current_dir(dir.path())
+            .args(["ab", "--base-bin"])
+            .arg(&binary)
+            .args([
+                "--model",
+                "lenet",
+                "--batch",
+                "1",
+                "--samples",
+                "2",
+                "--warmup",
+                "0",
+            ])
+            .args(["--warmup-ms", "0", "--pairs", "50", "--no-tune", "--out"])
+            .arg(&out),
+        |line| line.starts_with("round pair 1 of 50 done"),
+        Duration::ZERO,
     );
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(sent.success());
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = child.wait().expect("wait");
-    assert_eq!(status.code(), Some(130), "{rest:?}");
+    assert_eq!(code, Some(130), "{rest:?}");
     let outcome: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("the outcome is written")).expect("JSON");
     let text = outcome.to_string();
@@ -484,57 +461,36 @@ fn sigint_during_ab_process_mode_writes_the_pairs_finished() {
 #[cfg(unix)]
 #[test]
 fn sigint_during_ab_shader_mode_writes_the_pairs_finished() {
-    use std::io::BufRead;
     if gpu_adapters("sigint_during_ab_shader_mode_writes_the_pairs_finished").is_none() {
         return;
     }
     let package = Package::git();
     let out = package.path("ab.json");
     let binary = assert_cmd::cargo::cargo_bin("cargo-convbench");
-    let mut child = std::process::Command::new(&binary)
-        .current_dir(package.path(""))
-        .args([
-            "ab", "--base", "HEAD", "--model", "lenet", "--batch", "1", "--stage", "eval",
-        ])
-        .args([
-            "--warmup",
-            "1",
-            "--warmup-ms",
-            "0",
-            "--pairs",
-            "100000",
-            "--first-look",
-            "100000",
-            "--time-identical",
-        ])
-        .arg("--out")
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn ab");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let mut seen = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.expect("a line");
-        let sampling = line.contains("sample 1/");
-        seen.push(line);
-        if sampling {
-            break;
-        }
-    }
-    assert!(seen.last().is_some_and(|l| l.contains("sample 1/")), "{seen:?}");
-    // Long enough for the judge's fewest pairs even on a loaded runner.
-    std::thread::sleep(Duration::from_secs(4));
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(sent.success());
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = child.wait().expect("wait");
-    assert_eq!(status.code(), Some(130), "{rest:?}");
+    // Long enough after the first pair for the judge's fewest pairs even on a loaded runner.
+    let (code, rest) = crate::support::interrupt_when(
+        std::process::Command::new(&binary)
+            .current_dir(package.path(""))
+            .args([
+                "ab", "--base", "HEAD", "--model", "lenet", "--batch", "1", "--stage", "eval",
+            ])
+            .args([
+                "--warmup",
+                "1",
+                "--warmup-ms",
+                "0",
+                "--pairs",
+                "100000",
+                "--first-look",
+                "100000",
+                "--time-identical",
+            ])
+            .arg("--out")
+            .arg(&out),
+        |line| line.contains("sample 1/"),
+        Duration::from_secs(4),
+    );
+    assert_eq!(code, Some(130), "{rest:?}");
     let outcome: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&out).expect("the outcome is written")).expect("JSON");
     assert_eq!(outcome["interrupted"], true, "{outcome}");

@@ -848,46 +848,26 @@ fn report_pivots_two_records_of_different_backends_with_ratios() {
 #[cfg(unix)]
 #[test]
 fn sigint_before_any_benchmark_finished_says_out_was_not_written() {
-    use std::io::BufRead;
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("partial.json");
     let binary = assert_cmd::cargo::cargo_bin("cargo-convbench");
-    let mut child = std::process::Command::new(binary)
-        .args(["run", "--backend", "cpu", "--model", "alexnet", "--batch", "1"])
-        .args([
-            "--samples",
-            "100000",
-            "--warmup",
-            "0",
-            "--warmup-ms",
-            "0",
-            "--out",
-        ])
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn run");
-    let stderr = child.stderr.take().expect("stderr");
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let mut seen = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.expect("a line");
-        let sampling = line.contains("sample");
-        seen.push(line);
-        if sampling {
-            break;
-        }
-    }
-    assert!(seen.last().is_some_and(|l| l.contains("sample")), "{seen:?}");
-    let sent = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .expect("kill");
-    assert!(sent.success());
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = child.wait().expect("wait");
-    assert_eq!(status.code(), Some(130), "{rest:?}");
+    let (code, rest) = crate::support::interrupt_when(
+        std::process::Command::new(binary)
+            .args(["run", "--backend", "cpu", "--model", "alexnet", "--batch", "1"])
+            .args([
+                "--samples",
+                "100000",
+                "--warmup",
+                "0",
+                "--warmup-ms",
+                "0",
+                "--out",
+            ])
+            .arg(&out),
+        |line| line.contains("sample"),
+        std::time::Duration::ZERO,
+    );
+    assert_eq!(code, Some(130), "{rest:?}");
     assert!(!out.exists(), "nothing finished, nothing written");
     let rest = rest.join("\n");
     assert!(

@@ -300,3 +300,41 @@ impl Package {
         (package, record)
     }
 }
+
+/// Spawns `command` with stderr piped, reads stderr until a line satisfies `ready`, waits
+/// `settle`, sends SIGINT and waits for the process: its exit code and the stderr lines after
+/// the signal. Panics (with the lines seen) when stderr ends before a ready line.
+#[cfg(unix)]
+pub fn interrupt_when(
+    command: &mut std::process::Command,
+    ready: impl Fn(&str) -> bool,
+    settle: Duration,
+) -> (Option<i32>, Vec<String>) {
+    use std::io::BufRead;
+    let mut child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn the command");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.expect("a line");
+        let done = ready(&line);
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    assert!(seen.last().is_some_and(|line| ready(line)), "{seen:?}");
+    std::thread::sleep(settle);
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().expect("wait");
+    (status.code(), rest)
+}
