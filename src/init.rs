@@ -233,12 +233,25 @@ fn declare(workspace: &Workspace, kernel: &str, source: &str, f16: bool, force: 
     keys.push("kernels");
     let table = format!("{}.{kernel}", keys.join("."));
     let document_tables = last_position(document.as_table());
+    // Down the keys from the document's root (a table), creating what is missing in the form
+    // of its parent (a table stays a table, an inline table takes inline ones).
     let mut item = document.as_item_mut();
-    for (at, key) in keys.iter().enumerate() {
-        let inline = item.is_inline_table();
+    let mut walked = 0;
+    let (kernels, inline) = loop {
+        let (inline, found) = (item.is_inline_table(), item.type_name());
         let Some(parent) = item.as_table_like_mut() else {
-            unreachable!("each step checks that it reached a table");
+            return Err(InitError::NotATable {
+                file: file.clone(),
+                key: keys[..walked].join("."),
+                found,
+                table,
+            }
+            .into());
         };
+        let Some(key) = keys.get(walked) else {
+            break (parent, inline);
+        };
+        walked += 1;
         let fresh = if inline {
             toml_edit::Item::Value(toml_edit::InlineTable::new().into())
         } else {
@@ -247,19 +260,6 @@ fn declare(workspace: &Workspace, kernel: &str, source: &str, f16: bool, force: 
             toml_edit::Item::Table(table)
         };
         item = parent.entry(key).or_insert(fresh);
-        if !item.is_table_like() {
-            return Err(InitError::NotATable {
-                file: file.clone(),
-                key: keys[..=at].join("."),
-                found: item.type_name(),
-                table,
-            }
-            .into());
-        }
-    }
-    let inline = item.is_inline_table();
-    let Some(kernels) = item.as_table_like_mut() else {
-        unreachable!("the loop reached a table");
     };
     let mut declaration = toml_edit::Table::new();
     declaration["op"] = toml_edit::value(expected.op.as_str());

@@ -168,12 +168,15 @@ impl AbRow {
     }
 
     /// Each side's time as tables show it: [`AbRow::base_ns`] and [`AbRow::head_ns`], which
-    /// agree with the change, or the medians where those were not estimated.
-    pub fn sides_ns(&self) -> (f64, f64) {
-        if self.base_ns > 0.0 && self.head_ns > 0.0 {
-            (self.base_ns, self.head_ns)
+    /// agree with the change, or the medians where those were not estimated; `None` for a row
+    /// without pairs (not compared, or the same code on both sides).
+    pub fn sides_ns(&self) -> Option<(f64, f64)> {
+        if self.pairs == 0 {
+            None
+        } else if self.base_ns > 0.0 && self.head_ns > 0.0 {
+            Some((self.base_ns, self.head_ns))
         } else {
-            (self.base_median_ns, self.head_median_ns)
+            Some((self.base_median_ns, self.head_median_ns))
         }
     }
 }
@@ -275,12 +278,16 @@ pub fn yuen_standard_error(spread: f64, pairs: usize) -> f64 {
 
 fn row_of(input: &AbInput<'_>, alpha: f64) -> AbRow {
     let pairs = input.base_ns.len().min(input.head_ns.len());
-    let ratios: Vec<f64> = input
+    // Each usable pair as (log-ratio, ln base, ln head), ordered by log-ratio.
+    let mut by_ratio: Vec<(f64, f64, f64)> = input
         .base_ns
         .iter()
         .zip(input.head_ns)
         .filter(|(base, head)| **base > 0 && **head > 0)
-        .map(|(base, head)| (*head as f64).ln() - (*base as f64).ln())
+        .map(|(&base, &head)| {
+            let (base, head) = ((base as f64).ln(), (head as f64).ln());
+            (head - base, base, head)
+        })
         .collect();
     let median = |values: &[u64]| {
         crate::stats::median(&values.iter().map(|&v| v as f64).collect::<Vec<_>>()).unwrap_or(0.0)
@@ -304,25 +311,15 @@ fn row_of(input: &AbInput<'_>, alpha: f64) -> AbRow {
         min_detectable: None,
         same_code: false,
     };
-    if ratios.len() < MIN_PAIRS || ratios.len() < pairs {
+    if by_ratio.len() < MIN_PAIRS || by_ratio.len() < pairs {
         row.evidence = format!(
             "{} usable pairs; at least {MIN_PAIRS} pairs with non-zero times are needed",
-            ratios.len()
+            by_ratio.len()
         );
         return row;
     }
     // Yuen's test on the 20%-trimmed mean: a pair hit by a preemption (one side 40% slower
     // for one iteration, common on a loaded runner) moves neither the estimate nor the spread.
-    // Each pair as (log-ratio, ln base, ln head), ordered by log-ratio.
-    let mut by_ratio: Vec<(f64, f64, f64)> = input
-        .base_ns
-        .iter()
-        .zip(input.head_ns)
-        .map(|(&base, &head)| {
-            let (base, head) = ((base as f64).ln(), (head as f64).ln());
-            (head - base, base, head)
-        })
-        .collect();
     by_ratio.sort_by(|a, b| a.0.total_cmp(&b.0));
     let sorted: Vec<f64> = by_ratio.iter().map(|pair| pair.0).collect();
     let count = sorted.len();
@@ -477,7 +474,7 @@ mod tests {
         let row = &rows[0];
         assert!(row.head_median_ns < row.base_median_ns, "{row:?}");
         assert!((row.change - 0.04).abs() < 1e-9, "{row:?}");
-        let (base_ns, head_ns) = row.sides_ns();
+        let (base_ns, head_ns) = row.sides_ns().expect("12 pairs");
         assert!(
             (head_ns / base_ns - 1.0 - row.change).abs() < 1e-9,
             "{base_ns} {head_ns} {}",
@@ -496,7 +493,7 @@ mod tests {
         );
         assert_eq!(
             rows[0].sides_ns(),
-            (rows[0].base_median_ns, rows[0].head_median_ns)
+            Some((rows[0].base_median_ns, rows[0].head_median_ns))
         );
     }
 

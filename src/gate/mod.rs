@@ -358,8 +358,8 @@ pub fn ab_parts(outcome: &AbOutcome, config: CompareConfig, commit: Option<Strin
             },
             phase: row.phase,
             // The times the change rests on, so the comment's columns agree with its change.
-            baseline_median_ns: (row.pairs > 0).then(|| row.sides_ns().0),
-            current_median_ns: (row.pairs > 0).then(|| row.sides_ns().1),
+            baseline_median_ns: row.sides_ns().map(|(base, _)| base),
+            current_median_ns: row.sides_ns().map(|(_, head)| head),
             change: row.estimated().then_some(row.change),
             ci: row.estimated().then_some(row.ci),
             p_value: Some(row.p_value),

@@ -38,16 +38,10 @@ pub fn ab_table(description: &str, rows: &[AbRow]) -> String {
                 |layer| format!("layer {layer}"),
             ),
             row.pairs.to_string(),
-            if row.pairs > 0 {
-                format_duration_ns(row.sides_ns().0)
-            } else {
-                "–".to_string()
-            },
-            if row.pairs > 0 {
-                format_duration_ns(row.sides_ns().1)
-            } else {
-                "–".to_string()
-            },
+            row.sides_ns()
+                .map_or_else(|| "–".to_string(), |(base, _)| format_duration_ns(base)),
+            row.sides_ns()
+                .map_or_else(|| "–".to_string(), |(_, head)| format_duration_ns(head)),
             if row.estimated() {
                 format_change(row.change)
             } else {

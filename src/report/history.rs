@@ -558,12 +558,7 @@ fn bisect_command(history: &BenchmarkHistory, step: &crate::baseline::Step) -> O
     }
     // `bisect` times the wgpu backend only: a cpu or cuda benchmark's step gets no command
     // that would time something else.
-    if history
-        .benchmark_id
-        .rsplit('/')
-        .next()
-        .is_some_and(|backend| history.benchmark_id.contains('/') && backend != "wgpu")
-    {
+    if !history.benchmark_id.ends_with("/wgpu") {
         return None;
     }
     let short = |commit: &str| commit.chars().take(12).collect::<String>();
