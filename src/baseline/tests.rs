@@ -605,7 +605,7 @@ fn concurrent_writes_and_commits_keep_every_blessed_benchmark() {
             let slug = slug.clone();
             std::thread::spawn(move || {
                 let store = open(&root);
-                for batch in 0..8 {
+                for batch in 1..=8 {
                     let id = format!("{model}/train/b{batch}/f32/wgpu");
                     let lock = store.lock().expect("lock");
                     let change = store
@@ -640,7 +640,7 @@ fn writes_without_an_explicit_lock_keep_every_blessed_benchmark() {
             let slug = slug.clone();
             std::thread::spawn(move || {
                 let store = open(&root);
-                for batch in 0..10 {
+                for batch in 1..=10 {
                     let id = format!("{model}/train/b{batch}/f32/wgpu");
                     store
                         .write(&record(vec![benchmark(&id, 100)]), &slug, SET, false)

@@ -37,16 +37,44 @@ pub fn phase(phase: Phase, samples_ns: Vec<u64>) -> PhaseResult {
     }
 }
 
-/// A verified train benchmark `id` of batch 128 in f32 on wgpu, on an H100, timed with GPU
-/// timestamps, with `phases`; its model is the id's first part.
+/// A verified benchmark `id`, on an H100, timed with GPU timestamps, with `phases`. Its model,
+/// stage, batch, precision and backend are read from the id when it has the shape
+/// `<model>/<stage>/b<batch>/<precision>/<backend>` (so the record passes
+/// [`RunRecord::validate`]); otherwise the model is the id's first part and the rest is a train
+/// benchmark of batch 128 in f32 on wgpu.
 pub fn benchmark(id: &str, phases: Vec<PhaseResult>) -> BenchmarkResult {
+    let parts: Vec<&str> = id.split('/').collect();
+    let parsed = match parts.as_slice() {
+        [model, stage, batch, precision, backend] => {
+            let stage = match *stage {
+                "train" => Some(Stage::Train),
+                "eval" => Some(Stage::Eval),
+                _ => None,
+            };
+            let batch = batch.strip_prefix('b').and_then(|b| b.parse::<usize>().ok());
+            match (stage, batch, precision.parse::<Precision>()) {
+                (Some(stage), Some(batch), Ok(precision)) => {
+                    Some((*model, stage, batch, precision, *backend))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let (model, stage, batch, precision, backend) = parsed.unwrap_or((
+        id.split('/').next().unwrap_or(id),
+        Stage::Train,
+        128,
+        Precision::F32,
+        "wgpu",
+    ));
     BenchmarkResult {
         id: id.to_string(),
-        model: id.split('/').next().unwrap_or(id).to_string(),
-        stage: Stage::Train,
-        batch: 128,
-        precision: Precision::F32,
-        backend: "wgpu".to_string(),
+        model: model.to_string(),
+        stage,
+        batch,
+        precision,
+        backend: backend.to_string(),
         adapter: adapter("NVIDIA H100"),
         timing_method: TimingMethod::GpuTimestamps,
         warmup_iterations: 3,

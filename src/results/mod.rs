@@ -693,6 +693,21 @@ pub enum RecordProblem {
         /// How often it appears.
         count: usize,
     },
+    /// A benchmark whose id is not the one its fields make: the record was edited by hand, and
+    /// a report, a chart or a baseline would show one benchmark under another's name.
+    #[error("{id}: its model, stage, batch, precision and backend make the id {fields}")]
+    IdDisagrees {
+        /// The benchmark id.
+        id: String,
+        /// The id its fields make ([`BenchmarkResult::make_id`]).
+        fields: String,
+    },
+    /// A benchmark of batch 0: nothing was run.
+    #[error("{id} has batch 0")]
+    ZeroBatch {
+        /// The benchmark id.
+        id: String,
+    },
     /// A benchmark id the record holds more than once.
     #[error("benchmark {id} appears {count} times")]
     BenchmarkRepeated {
@@ -791,8 +806,8 @@ impl RunRecord {
         }
     }
 
-    /// Checks that the record can be judged: it holds at least one benchmark, no benchmark id
-    /// appears twice, every benchmark has phases, no phase twice within a benchmark, every
+    /// Checks that the record can be judged: it holds at least one benchmark, every benchmark's
+    /// id is the one its fields make and its batch is not 0, no benchmark id appears twice, every benchmark has phases, no phase twice within a benchmark, every
     /// phase has samples and none of zero nanoseconds (no op runs in no time: such a record was
     /// not measured). `origin` names the record in the error, which lists every offender.
     pub fn validate(&self, origin: &str) -> Result<(), RecordError> {
@@ -805,6 +820,24 @@ impl RunRecord {
         let mut ids = std::collections::BTreeMap::<&str, usize>::new();
         for benchmark in &self.benchmarks {
             *ids.entry(benchmark.id.as_str()).or_default() += 1;
+            let fields = BenchmarkResult::make_id(
+                &benchmark.model,
+                benchmark.stage,
+                benchmark.batch,
+                benchmark.precision,
+                &benchmark.backend,
+            );
+            if fields != benchmark.id {
+                problems.push(RecordProblem::IdDisagrees {
+                    id: benchmark.id.clone(),
+                    fields,
+                });
+            }
+            if benchmark.batch == 0 {
+                problems.push(RecordProblem::ZeroBatch {
+                    id: benchmark.id.clone(),
+                });
+            }
             let mut phases = std::collections::BTreeMap::<Phase, usize>::new();
             if benchmark.phases.is_empty() {
                 problems.push(RecordProblem::NoPhases {
@@ -935,6 +968,26 @@ mod tests {
                     id: "d/train/b1/f32/wgpu".into(),
                 },
             ]
+        );
+
+        // Fields edited apart from the id: a report would show one benchmark under another's name.
+        let zero_batch = BenchmarkResult {
+            batch: 0,
+            ..benchmark("e/train/b1/f32/wgpu", vec![phase(Phase::Total, vec![5])])
+        };
+        let other_stage = BenchmarkResult {
+            stage: Stage::Eval,
+            ..benchmark("f/train/b1/f32/wgpu", vec![phase(Phase::Total, vec![5])])
+        };
+        let error = record(vec![zero_batch, other_stage])
+            .validate("the record")
+            .expect_err("fields that contradict the id");
+        assert_eq!(
+            error.to_string(),
+            "the record cannot be judged: e/train/b1/f32/wgpu: its model, stage, batch, precision \
+             and backend make the id e/train/b0/f32/wgpu; e/train/b1/f32/wgpu has batch 0; \
+             f/train/b1/f32/wgpu: its model, stage, batch, precision and backend make the id \
+             f/eval/b1/f32/wgpu; re-run the benchmarks rather than editing a record"
         );
     }
 

@@ -583,6 +583,33 @@ fn a_record_with_a_duplicated_phase_is_an_input_error_naming_it() {
     );
 }
 
+/// A benchmark whose fields were edited apart from its id would be reported, charted and blessed
+/// under another benchmark's name: every command that reads a record refuses it.
+#[test]
+fn a_record_whose_fields_contradict_its_id_is_refused_by_every_reader() {
+    let (package, mut record) = Package::blessed();
+    let id = record.benchmarks[0].id.clone();
+    record.benchmarks[0].batch = 0;
+    write_record(&package.path("edited.json"), &record);
+    for args in [
+        &["compare", "--results", "edited.json", "--baseline-rev", "HEAD"][..],
+        &["report", "edited.json"],
+        &["plot", "edited.json", "--output", "chart.svg"],
+        &["baseline", "update", "--from", "edited.json"],
+    ] {
+        let output = package.convbench().args(args).output().expect("convbench");
+        assert_code(&output, 2);
+        let stderr = stderr_of(&output);
+        assert!(
+            stderr.contains(&format!(
+                "{id}: its model, stage, batch, precision and backend make the id"
+            )) && stderr.contains(&format!("{id} has batch 0")),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(!package.path("chart.svg").exists());
+}
+
 #[test]
 fn an_all_zero_record_is_an_input_error_not_improvements() {
     let output = compare_edited(|record| {
