@@ -537,6 +537,9 @@ pub struct Workspace {
     /// root), then each member crate's `[package.metadata.convbench.kernels]` (sources relative to
     /// the crate), by name. Loaded by the commands that run them ([`Workspace::kernel_set`]).
     pub kernels: Vec<crate::kernels::user::Declared>,
+    /// The root `Cargo.toml` when it has a `[workspace.metadata.convbench]` table that
+    /// `convbench.toml` hides (the two are never merged): [`Workspace::notices`] says so.
+    pub hidden_table: Option<PathBuf>,
 }
 
 impl Workspace {
@@ -554,6 +557,22 @@ impl Workspace {
     /// a broken kernel declaration does not stop them.
     pub fn kernel_set(&self) -> Result<KernelSet> {
         KernelSet::load(&self.kernels)
+    }
+
+    /// What a command should say about the configuration before it starts (one line each,
+    /// without a prefix): today, that `convbench.toml` hides a `[workspace.metadata.convbench]`
+    /// table, whose settings a user would otherwise believe apply.
+    pub fn notices(&self) -> Vec<String> {
+        let (Some(hidden), Some(used)) = (&self.hidden_table, &self.config_path) else {
+            return Vec::new();
+        };
+        vec![format!(
+            "{} is the configuration, so the [workspace.metadata.convbench] table of {} is \
+             ignored (the two are never merged): move its settings into {}, or delete one of them",
+            used.display(),
+            hidden.display(),
+            CONFIG_FILE_NAME
+        )]
     }
 
     /// The baseline folder as a path: [`Config::baseline_dir`] joined to the root.
@@ -584,7 +603,12 @@ pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Works
     };
 
     let config_file = root.join(CONFIG_FILE_NAME);
+    let mut hidden_table = None;
     let (config, config_path) = if config_file.is_file() {
+        let cargo_toml = root.join("Cargo.toml");
+        if manifest.is_some() && has_cargo_table(&cargo_toml) {
+            hidden_table = Some(cargo_toml);
+        }
         (read_config_file(&config_file)?, Some(config_file))
     } else if std::fs::symlink_metadata(&config_file).is_ok() {
         return Err(ConfigError::ConfigNotAFile { path: config_file }.into());
@@ -640,6 +664,7 @@ pub fn load_in(current_dir: &Path, manifest_path: Option<&Path>) -> Result<Works
         config,
         config_path,
         kernels: all,
+        hidden_table,
     })
 }
 
@@ -887,6 +912,22 @@ fn read_cargo_table(path: &Path) -> Result<Option<Config>> {
         .and_then(|metadata| metadata.convbench))
 }
 
+/// Whether the `Cargo.toml` at `path` has a `[workspace.metadata.convbench]` table, whatever is
+/// in it (a file that cannot be read or parsed has none: it is not the configuration in use,
+/// and cargo reports it).
+fn has_cargo_table(path: &Path) -> bool {
+    read_text(path)
+        .ok()
+        .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
+        .is_some_and(|manifest| {
+            manifest
+                .get("workspace")
+                .and_then(|w| w.get("metadata"))
+                .and_then(|m| m.get("convbench"))
+                .is_some()
+        })
+}
+
 /// The [`ConfigError`] inside `error`, for tests that match on its variant.
 #[cfg(test)]
 fn config_error(error: &Error) -> &ConfigError {
@@ -994,6 +1035,26 @@ thresholds = { "vgg-a/*" = 0.10, "*" = 0.2 }
         // Not merged: what convbench.toml leaves out is the default, not Cargo.toml's value.
         assert!(loaded.config.batches.is_empty());
         assert_eq!(loaded.config.baseline_dir, Path::new(DEFAULT_BASELINE_DIR));
+        // ... and said, even when convbench.toml is empty.
+        std::fs::write(dir.path().join(CONFIG_FILE_NAME), "").expect("write convbench.toml");
+        let loaded = load_in(dir.path(), None).expect("load");
+        assert_eq!(loaded.config, Config::default());
+        let notices = loaded.notices();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].contains(
+                "convbench.toml is the configuration, so the \
+                 [workspace.metadata.convbench] table of"
+            ) && notices[0].contains("Cargo.toml is ignored"),
+            "{notices:?}"
+        );
+        // Without the table, nothing to say.
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"probe\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .expect("write Cargo.toml");
+        assert!(load_in(dir.path(), None).expect("load").notices().is_empty());
     }
 
     #[test]

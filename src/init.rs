@@ -424,6 +424,7 @@ mod tests {
             config: crate::config::Config::default(),
             config_path: None,
             kernels: Vec::new(),
+            hidden_table: None,
         }
     }
 

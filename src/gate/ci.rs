@@ -212,6 +212,7 @@ mod tests {
             config: Config::default(),
             config_path: None,
             kernels: Vec::new(),
+            hidden_table: None,
         }
     }
 

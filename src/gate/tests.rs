@@ -13,6 +13,7 @@ fn workspace(accept_label: Option<&str>) -> Workspace {
         config,
         config_path: None,
         kernels: Vec::new(),
+        hidden_table: None,
     }
 }
 

@@ -16,7 +16,7 @@ use crate::progress::run_ab;
 use convbench::cli::Global;
 use convbench::cli::ab::AbArgs;
 use convbench::compare::CompareConfig;
-use convbench::config::{self, Workspace};
+use convbench::config::Workspace;
 use convbench::gate::compare_config;
 use convbench::harness::ab::AbOutcome;
 use convbench::harness::{AbError, Interrupted};
@@ -49,7 +49,7 @@ pub fn run(args: &Global, a: &AbArgs) -> Result<u8> {
     if let Some(out) = &a.out {
         crate::output::check_writable(out)?;
     }
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let config = compare_config(&workspace, &a.overrides())?;
     let (outcome, interrupted) = measure_and_judge(args, a, &workspace, &config)?;
     if interrupted.is_some() && outcome.measured.is_empty() {

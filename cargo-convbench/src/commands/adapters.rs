@@ -8,7 +8,7 @@ use convbench::cli::Global;
 use convbench::cli::ListFormat;
 use convbench::cli::adapters::AdaptersArgs;
 use convbench::gpu::list_adapters;
-use convbench::{DeviceError, Result, config};
+use convbench::{DeviceError, Result};
 
 /// Lists adapters, or calibrates them.
 pub fn run(args: &Global, a: &AdaptersArgs) -> Result<u8> {
@@ -33,7 +33,7 @@ pub fn run(args: &Global, a: &AdaptersArgs) -> Result<u8> {
 /// `adapters --calibrate`: calibrates the selected adapter, or every adapter (one that fails is
 /// reported and the others still run; the exit code is 3 when none could be calibrated).
 fn calibrate_adapters(args: &Global, a: &AdaptersArgs) -> Result<u8> {
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let Calibrated {
         calibrations,
         failures,

@@ -7,13 +7,12 @@ use convbench::Result;
 use convbench::baseline::GitBaselineStore;
 use convbench::cli::Global;
 use convbench::cli::baseline::{BaselineAction, BaselineCommand};
-use convbench::config;
 
 /// `cargo convbench baseline update`.
 pub fn run(args: &Global, command: &BaselineCommand) -> Result<u8> {
     let BaselineAction::Update(a) = &command.action;
     a.refuse_output_flags()?;
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let store = GitBaselineStore::open(&workspace.root, &workspace.baseline_dir())?
         .with_keep_runs(workspace.config.baseline_runs);
     let (lines, stopped) = a.request().run(

@@ -10,13 +10,12 @@ use crate::progress::Progress;
 use convbench::Result;
 use convbench::cli::Global;
 use convbench::cli::bisect::BisectArgs;
-use convbench::config::{self};
 use convbench::gate::compare_config;
 use convbench::harness::bisect;
 
 /// `cargo convbench bisect`.
 pub fn run(args: &Global, a: &BisectArgs) -> Result<u8> {
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let config = compare_config(&workspace, &a.overrides())?;
     let request = a.request()?;
     let progress = Progress::new(0, args.quiet);

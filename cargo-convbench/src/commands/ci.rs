@@ -19,7 +19,7 @@ use crate::progress::{run_ab, run_sweep};
 use convbench::Result;
 use convbench::cli::Global;
 use convbench::cli::ci::{CiArgs, CommentArgs, PostArgs};
-use convbench::config::{self, CommentOn, Workspace};
+use convbench::config::{CommentOn, Workspace};
 use convbench::gate::ci::CiMeasure;
 use convbench::gate::publish::{
     ActionsReport, create_check, describe, post_comment, publish_in_actions, write_summary,
@@ -51,7 +51,7 @@ pub fn run_ci(args: &Global, a: &CiArgs) -> Result<u8> {
     }
     convbench::baseline::check_set_name(&a.baseline.set)?;
     let env = ActionsEnv::from_env()?;
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let request = a.request();
     let judging = request.judging_workspace(&workspace)?;
     let parts = request.parts(
@@ -101,7 +101,7 @@ pub fn run_comment(args: &Global, a: &CommentArgs) -> Result<u8> {
     let request = a.request(dashboard_url());
     request.run.check_head_sha()?;
     let env = ActionsEnv::from_env()?;
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let judged = request.decide(&workspace, &env)?;
     if a.dry_run {
         print_untrusted(&judged.body);

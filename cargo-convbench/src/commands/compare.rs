@@ -7,7 +7,6 @@ use crate::progress::run_sweep;
 use convbench::Result;
 use convbench::cli::Global;
 use convbench::cli::compare::CompareArgs;
-use convbench::config;
 use convbench::gate::{check_base, compare_config, judge_records, load_baseline, refuse_incomparable};
 use convbench::report::{self, Format};
 use convbench::results::RunRecord;
@@ -22,7 +21,7 @@ pub fn run(args: &Global, a: &CompareArgs) -> Result<u8> {
     if let Some(out) = &a.run.out {
         crate::output::check_writable(out)?;
     }
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let config = compare_config(&workspace, &a.baseline.overrides())?;
     // Before the sweep: a missing repository or base should not cost a whole run.
     check_base(&workspace, &a.baseline.source())?;

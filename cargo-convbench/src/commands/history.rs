@@ -14,7 +14,7 @@ use convbench::report::{self, History};
 pub fn run(args: &Global, a: &HistoryArgs) -> Result<u8> {
     let request = a.request();
     let query = request.query()?;
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let History { series, html, svg } = request.run(&query, &workspace, &mut |reason| {
         eprintln!("warning: skipped {reason}; the other commits are shown");
     })?;

@@ -39,7 +39,7 @@ pub fn run(args: &Global, a: &KernelsArgs) -> Result<u8> {
         let list: Vec<_> = ops.iter().map(report::contract_json).collect();
         print(&serde_json::to_string_pretty(&list).unwrap_or_default());
     } else {
-        let workspace = convbench::config::load(args.manifest_path.as_deref())?;
+        let workspace = super::workspace(args)?;
         let text = report::ops_table(&ops, &workspace.kernel_set()?, &workspace.root);
         print(&format!(
             "{text}\n\n`cargo convbench kernels --contract OP` prints an op's contract as a WGSL skeleton."
@@ -50,7 +50,7 @@ pub fn run(args: &Global, a: &KernelsArgs) -> Result<u8> {
 
 /// `kernels --emit DIR`: convbench's final sources, then the workspace's kernels.
 fn emit_sources(args: &Global, dir: &Path, format: ListFormat) -> Result<u8> {
-    let workspace = convbench::config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let emitted = emit(dir, &workspace.kernel_set()?)?;
     match format {
         ListFormat::Json => {

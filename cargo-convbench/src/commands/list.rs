@@ -7,7 +7,6 @@ use convbench::Result;
 use convbench::cli::Global;
 use convbench::cli::ListFormat;
 use convbench::cli::list::ListArgs;
-use convbench::config;
 
 /// Lists models, suites and kernels.
 pub fn run(args: &Global, a: &ListArgs) -> Result<u8> {
@@ -16,7 +15,7 @@ pub fn run(args: &Global, a: &ListArgs) -> Result<u8> {
     // or kernel declaration) still gets the zoo's listing, then the error and its exit code (2
     // or 3), as every other command would give it: a notice alone, hidden by --quiet, let a
     // script read exit 0 from a workspace no command can run in.
-    let (workspace, error) = match config::load(args.manifest_path.as_deref()) {
+    let (workspace, error) = match super::workspace(args) {
         Ok(workspace) => (Some(workspace), None),
         Err(error) if args.manifest_path.is_some() => return Err(error),
         Err(error) => {

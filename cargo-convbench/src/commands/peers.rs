@@ -3,10 +3,10 @@
 
 use crate::output::{check_writable, print, refuse_out_over_inputs, write_atomic};
 use crate::progress::run_sweep;
+use convbench::Result;
 use convbench::cli::Global;
 use convbench::cli::peers::PeersArgs;
 use convbench::peers::PeerSession;
-use convbench::{Result, config};
 
 /// `cargo convbench peers`.
 pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
@@ -14,7 +14,7 @@ pub fn run(args: &Global, a: &PeersArgs) -> Result<u8> {
         check_writable(out)?;
     }
     let request = a.request()?;
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     if let Some(out) = &a.run.out {
         refuse_out_over_inputs(out, &a.run, &workspace)?;
     }

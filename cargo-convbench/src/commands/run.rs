@@ -6,7 +6,6 @@ use crate::progress::run_sweep;
 use convbench::Result;
 use convbench::cli::Global;
 use convbench::cli::RunArgs;
-use convbench::config;
 use convbench::report::{self, Format};
 
 /// `cargo convbench run`.
@@ -15,7 +14,7 @@ pub fn run(args: &Global, a: &RunArgs) -> Result<u8> {
     if let Some(out) = &a.out {
         check_writable(out)?;
     }
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     if let Some(out) = &a.out {
         refuse_out_over_inputs(out, a, &workspace)?;
     }

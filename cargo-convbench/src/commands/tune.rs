@@ -5,7 +5,6 @@
 use crate::output::print;
 use convbench::cli::Global;
 use convbench::cli::tune::TuneArgs;
-use convbench::config::{self};
 use convbench::harness::tune::{TuneEvent, TuneProgress};
 use convbench::{ErrorKind, Result};
 
@@ -13,7 +12,7 @@ use convbench::{ErrorKind, Result};
 pub fn run(args: &Global, a: &TuneArgs) -> Result<u8> {
     // Installed first, so that a signal while the ops are planned stops before the first.
     let interrupt = crate::interrupt::install();
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let session = a.request().prepare(&workspace)?;
     let say = |line: &str| {
         if !args.quiet {

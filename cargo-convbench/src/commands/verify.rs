@@ -7,7 +7,6 @@ use crate::output::print;
 use crate::progress::Progress;
 use convbench::cli::Global;
 use convbench::cli::verify::VerifyArgs;
-use convbench::config::{self};
 use convbench::harness::VerifyEvent;
 use convbench::harness::verify::Summary;
 use convbench::harness::verify_run::VariantTables;
@@ -44,7 +43,7 @@ fn print_variant_tables(tables: &VariantTables, shapes: usize) {
 /// `cargo convbench verify`: exit 0 when every op is within its bound, 4 on the first that is
 /// not (the message names it, its element, error, bound and the data seed).
 pub fn run(args: &Global, a: &VerifyArgs) -> Result<u8> {
-    let workspace = config::load(args.manifest_path.as_deref())?;
+    let workspace = super::workspace(args)?;
     let mine = workspace.kernel_set()?;
     // The second compiler: a kernel naga accepts may not compile in browsers.
     match convbench::kernels::tint::check_user_kernels(&mine)? {

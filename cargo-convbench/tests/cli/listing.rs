@@ -253,3 +253,32 @@ fn list_in_a_workspace_whose_configuration_does_not_load_exits_2() {
     assert_code(&output, 2);
     assert_eq!(stdout_of(&output), "");
 }
+
+/// `convbench.toml` is the whole configuration, so a `[workspace.metadata.convbench]` table
+/// beside it is ignored: every command that reads the workspace warns of it, even an empty
+/// `convbench.toml` and even with `--quiet`, and goes on with convbench.toml's settings.
+#[test]
+fn a_cargo_table_hidden_by_convbench_toml_is_warned_of() {
+    let package = crate::support::Package::plain();
+    let manifest = std::fs::read_to_string(package.path("Cargo.toml")).expect("read");
+    std::fs::write(
+        package.path("Cargo.toml"),
+        format!("{manifest}\n[workspace.metadata.convbench]\nmodels = [\"lenet\"]\n"),
+    )
+    .expect("write");
+    let warning = "is the configuration, so the [workspace.metadata.convbench] table of";
+    let output = package
+        .convbench()
+        .args(["list", "--quiet"])
+        .output()
+        .expect("list");
+    assert_code(&output, 0);
+    assert!(!stderr_of(&output).contains(warning), "{}", stderr_of(&output));
+    std::fs::write(package.path("convbench.toml"), "").expect("write");
+    for args in [&["list", "--quiet"][..], &["kernels"]] {
+        let output = package.convbench().args(args).output().expect("convbench");
+        let stderr = stderr_of(&output);
+        assert_eq!(stderr.matches(warning).count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains("Cargo.toml is ignored"), "{args:?}: {stderr}");
+    }
+}
