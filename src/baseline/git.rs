@@ -1069,7 +1069,12 @@ impl GitBaselineStore {
                 continue;
             }
             let origin = format!("{} at {}", path.display(), short(oid));
-            let record = match parse_record(&bytes, &origin) {
+            // A baseline that parses but cannot be judged (sizes that do not add up) is skipped
+            // like one that does not parse: its numbers would be drawn as a level.
+            let record = match parse_record(&bytes, &origin).and_then(|record| {
+                record.validate(&origin)?;
+                Ok(record)
+            }) {
                 Ok(record) => record,
                 Err(error) => {
                     unreadable.push(error.to_string());

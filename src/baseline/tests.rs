@@ -948,6 +948,27 @@ fn history_skips_a_commit_whose_baseline_is_corrupt_and_says_which() {
     let walk = store.history_walk(&slug, SET, None).expect("history");
     let commits: Vec<String> = walk.points.iter().map(|p| p.commit.clone()).collect();
     assert_eq!(commits, [a.to_string(), c.to_string()]);
+
+    // JSON that parses but cannot be judged (rounds that overflow): skipped and said, like a
+    // file that does not parse, not drawn as a level.
+    let mut hostile = record(vec![benchmark(id, 90)]);
+    hostile.benchmarks[0].rounds = vec![usize::MAX, 6];
+    let e = commit_files(
+        &repo,
+        "refs/heads/main",
+        &[repo.head().expect("HEAD").target().expect("a commit")],
+        &[(&path, Some(&hostile.to_json()))],
+        "hostile",
+        6_000,
+    );
+    checkout(&repo, "main");
+    let walk = store.history_walk(&slug, SET, None).expect("history");
+    assert!(walk.points.iter().all(|p| p.commit != e.to_string()));
+    assert!(
+        walk.unreadable.iter().any(|u| u.contains("do not add up")),
+        "{:?}",
+        walk.unreadable
+    );
 }
 
 #[test]

@@ -680,10 +680,10 @@ fn level_test(
 ) -> Result<Tested, String> {
     let runs = |benchmark: &BenchmarkResult| -> Vec<Vec<f64>> {
         let medians = benchmark.round_medians(phase);
-        let mut start = 0;
+        let mut start = 0usize;
         let mut runs = Vec::new();
         for size in benchmark.run_sizes() {
-            let end = (start + size).min(medians.len());
+            let end = start.saturating_add(size).min(medians.len());
             let levels: Vec<f64> = medians[start..end]
                 .iter()
                 .filter(|m| **m > 0.0)

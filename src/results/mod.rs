@@ -246,6 +246,13 @@ pub struct BenchmarkResult {
     pub runs: Vec<usize>,
 }
 
+/// The sum of round or run sizes, saturating: a record's sizes are read from a file, and one
+/// that overflows is a record [`RunRecord::validate`] refuses (its sizes cannot add up to a
+/// sample count), not a panic or a wrapped sum that happens to.
+fn total(sizes: &[usize]) -> usize {
+    sizes.iter().fold(0, |sum, &size| sum.saturating_add(size))
+}
+
 impl BenchmarkResult {
     /// The id of a benchmark.
     pub fn make_id(model: &str, stage: Stage, batch: usize, precision: Precision, backend: &str) -> String {
@@ -280,10 +287,10 @@ impl BenchmarkResult {
         let Some(result) = self.phase(phase) else {
             return Vec::new();
         };
-        let mut start = 0;
+        let mut start = 0usize;
         let mut medians = Vec::new();
         for size in self.round_sizes() {
-            let end = (start + size).min(result.samples_ns.len());
+            let end = start.saturating_add(size).min(result.samples_ns.len());
             if let Some(summary) = Summary::of(&result.samples_ns[start..end]) {
                 medians.push(summary.median_ns);
             }
@@ -300,13 +307,13 @@ impl BenchmarkResult {
             return Vec::new();
         };
         let rounds = self.round_sizes();
-        let mut round_start = 0;
-        let mut sample_start = 0;
+        let mut round_start = 0usize;
+        let mut sample_start = 0usize;
         let mut medians = Vec::new();
         for run_rounds in self.run_sizes() {
-            let round_end = (round_start + run_rounds).min(rounds.len());
-            let samples: usize = rounds[round_start..round_end].iter().sum();
-            let sample_end = (sample_start + samples).min(result.samples_ns.len());
+            let round_end = round_start.saturating_add(run_rounds).min(rounds.len());
+            let samples = total(&rounds[round_start..round_end]);
+            let sample_end = sample_start.saturating_add(samples).min(result.samples_ns.len());
             if let Some(summary) = Summary::of(&result.samples_ns[sample_start..sample_end]) {
                 medians.push(summary.median_ns);
             }
@@ -327,7 +334,7 @@ impl BenchmarkResult {
             .copied()
             .unwrap_or(rounds.len())
             .min(rounds.len());
-        let last_samples: usize = rounds[rounds.len() - last_rounds..].iter().sum();
+        let last_samples = total(&rounds[rounds.len() - last_rounds..]);
         Summary::of(&samples[samples.len().saturating_sub(last_samples)..]).map(|s| s.median_ns)
     }
 
@@ -337,7 +344,7 @@ impl BenchmarkResult {
         rounds.extend(round.round_sizes());
         let mut runs = self.run_sizes();
         if let Some(last) = runs.last_mut() {
-            *last += round.round_sizes().len();
+            *last = last.saturating_add(round.round_sizes().len());
         }
         self.append_samples(round);
         self.rounds = rounds;
@@ -360,8 +367,8 @@ impl BenchmarkResult {
         };
         self.append_samples(run);
         let drop_runs = runs.len().saturating_sub(keep_runs.max(1));
-        let drop_rounds = runs[..drop_runs].iter().sum::<usize>().min(rounds.len());
-        let drop_samples: usize = rounds[..drop_rounds].iter().sum();
+        let drop_rounds = total(&runs[..drop_runs]).min(rounds.len());
+        let drop_samples = total(&rounds[..drop_rounds]);
         for phase in &mut self.phases {
             phase.samples_ns.drain(..drop_samples.min(phase.samples_ns.len()));
             phase.summary = Summary::of(&phase.samples_ns).unwrap_or(phase.summary);
@@ -370,6 +377,8 @@ impl BenchmarkResult {
             layer.samples_ns.drain(..drop_samples.min(layer.samples_ns.len()));
             layer.summary = Summary::of(&layer.samples_ns).unwrap_or(layer.summary);
         }
+        // A layer measured only in the runs dropped has nothing left to show.
+        self.layers.retain(|layer| !layer.samples_ns.is_empty());
         let (phases, layers) = (std::mem::take(&mut self.phases), std::mem::take(&mut self.layers));
         *self = BenchmarkResult {
             phases,
@@ -389,21 +398,23 @@ impl BenchmarkResult {
     pub fn contains_run(&self, run: &BenchmarkResult) -> bool {
         let rounds = self.round_sizes();
         let theirs = run.round_sizes();
-        let len: usize = theirs.iter().sum();
-        let mut round_start = 0;
-        let mut sample_start = 0;
+        let len = total(&theirs);
+        let mut round_start = 0usize;
+        let mut sample_start = 0usize;
         for size in self.run_sizes() {
             if rounds.get(round_start..round_start + theirs.len()) == Some(theirs.as_slice())
                 && run.phases.iter().all(|p| {
                     self.phase(p.phase).is_some_and(|mine| {
-                        mine.samples_ns.get(sample_start..sample_start + len) == Some(p.samples_ns.as_slice())
+                        mine.samples_ns
+                            .get(sample_start..sample_start.saturating_add(len))
+                            == Some(p.samples_ns.as_slice())
                     })
                 })
             {
                 return true;
             }
-            let end = (round_start + size).min(rounds.len());
-            sample_start += rounds[round_start.min(end)..end].iter().sum::<usize>();
+            let end = round_start.saturating_add(size).min(rounds.len());
+            sample_start = sample_start.saturating_add(total(&rounds[round_start.min(end)..end]));
             round_start = end;
         }
         false
@@ -708,6 +719,19 @@ pub enum RecordProblem {
         /// The benchmark id.
         id: String,
     },
+    /// A layer's breakdown a benchmark holds more than once in one phase: a table would show it
+    /// twice and a pivot add the two.
+    #[error("{id} has layer {layer} {} {count} times", phase.as_str())]
+    LayerRepeated {
+        /// The benchmark id.
+        id: String,
+        /// The layer's name.
+        layer: String,
+        /// The phase.
+        phase: Phase,
+        /// How often it appears.
+        count: usize,
+    },
     /// A benchmark id the record holds more than once.
     #[error("benchmark {id} appears {count} times")]
     BenchmarkRepeated {
@@ -791,8 +815,9 @@ impl RunRecord {
         Ok(record)
     }
 
-    /// Replaces every stored summary by the one its raw samples give (a phase or layer without
-    /// samples keeps its own): the samples are the record's one truth, so `report`, `plot`,
+    /// Replaces every stored summary by the one its raw samples give (a phase without samples
+    /// keeps its own, and [`RunRecord::validate`] refuses it; a layer without samples is dropped,
+    /// as a claim no sample backs): the samples are the record's one truth, so `report`, `plot`,
     /// `compare` and `baseline update` all see the same numbers, even in a record whose summary
     /// was edited or written by a buggy tool.
     fn derive_summaries(&mut self) {
@@ -800,6 +825,7 @@ impl RunRecord {
             for phase in &mut benchmark.phases {
                 phase.summary = Summary::of(&phase.samples_ns).unwrap_or(phase.summary);
             }
+            benchmark.layers.retain(|layer| !layer.samples_ns.is_empty());
             for layer in &mut benchmark.layers {
                 layer.summary = Summary::of(&layer.samples_ns).unwrap_or(layer.summary);
             }
@@ -807,7 +833,8 @@ impl RunRecord {
     }
 
     /// Checks that the record can be judged: it holds at least one benchmark, every benchmark's
-    /// id is the one its fields make and its batch is not 0, no benchmark id appears twice, every benchmark has phases, no phase twice within a benchmark, every
+    /// id is the one its fields make and its batch is not 0, no benchmark id appears twice, no
+    /// layer twice in a phase, every benchmark has phases, no phase twice within a benchmark, every
     /// phase has samples and none of zero nanoseconds (no op runs in no time: such a record was
     /// not measured). `origin` names the record in the error, which lists every offender.
     pub fn validate(&self, origin: &str) -> Result<(), RecordError> {
@@ -860,12 +887,12 @@ impl RunRecord {
                 }
             }
             let rounds = benchmark.round_sizes();
-            if benchmark.run_sizes().iter().sum::<usize>() != rounds.len() {
+            if total(&benchmark.run_sizes()) != rounds.len() {
                 problems.push(RecordProblem::RunsNotRounds {
                     id: benchmark.id.clone(),
                 });
             }
-            let samples: usize = rounds.iter().sum();
+            let samples = total(&rounds);
             if benchmark.phases.iter().any(|p| p.samples_ns.len() != samples) {
                 problems.push(RecordProblem::RoundsNotSamples {
                     id: benchmark.id.clone(),
@@ -874,6 +901,18 @@ impl RunRecord {
             for (phase, count) in phases.into_iter().filter(|(_, count)| *count > 1) {
                 problems.push(RecordProblem::PhaseRepeated {
                     id: benchmark.id.clone(),
+                    phase,
+                    count,
+                });
+            }
+            let mut layers = std::collections::BTreeMap::<(&str, Phase), usize>::new();
+            for layer in &benchmark.layers {
+                *layers.entry((layer.layer.as_str(), layer.phase)).or_default() += 1;
+            }
+            for ((layer, phase), count) in layers.into_iter().filter(|(_, count)| *count > 1) {
+                problems.push(RecordProblem::LayerRepeated {
+                    id: benchmark.id.clone(),
+                    layer: layer.to_string(),
                     phase,
                     count,
                 });
@@ -989,6 +1028,80 @@ mod tests {
              f/train/b1/f32/wgpu: its model, stage, batch, precision and backend make the id \
              f/eval/b1/f32/wgpu; re-run the benchmarks rather than editing a record"
         );
+    }
+
+    /// Sizes and layers read from a hostile file: rounds or runs whose sum overflows are refused
+    /// (not a panic, nor a wrapped sum that adds up), a layer twice in a phase is refused, and a
+    /// layer without samples is dropped on load rather than shown with its stored summary.
+    #[test]
+    fn overflowing_sizes_and_repeated_or_hollow_layers_are_refused_or_dropped() {
+        let samples = vec![5, 6, 7, 8];
+        let layer = |name: &str, samples_ns: Vec<u64>| LayerResult {
+            layer: name.to_string(),
+            op: "conv2d".to_string(),
+            phase: Phase::Forward,
+            summary: Summary::of(&samples_ns).unwrap_or(Summary {
+                median_ns: 1e9,
+                mean_ns: 1e9,
+                min_ns: 1e9,
+                max_ns: 1e9,
+                stddev_ns: 0.0,
+            }),
+            samples_ns,
+            flops: 0,
+            variant: "direct".to_string(),
+            bytes: 0,
+        };
+        for (rounds, runs) in [
+            (vec![usize::MAX, 5], Vec::new()),
+            (vec![2, 2], vec![usize::MAX, 3]),
+            (vec![usize::MAX, usize::MAX, 6], Vec::new()),
+        ] {
+            let wrapped = BenchmarkResult {
+                rounds: rounds.clone(),
+                runs: runs.clone(),
+                ..benchmark("a/train/b1/f32/wgpu", vec![phase(Phase::Total, samples.clone())])
+            };
+            // Every reader of sizes gives an answer; validation says the record cannot be judged.
+            let _ = (
+                wrapped.round_medians(Phase::Total),
+                wrapped.run_medians(Phase::Total),
+            );
+            let _ = (
+                wrapped.last_run_median(Phase::Total),
+                wrapped.contains_run(&wrapped),
+            );
+            let error = record(vec![wrapped])
+                .validate("the record")
+                .expect_err("sizes that overflow");
+            assert!(
+                error.to_string().contains("do not add up"),
+                "{rounds:?} {runs:?}: {error}"
+            );
+        }
+
+        let mut twice = benchmark("b/eval/b1/f32/wgpu", vec![phase(Phase::Total, samples.clone())]);
+        twice.layers = vec![layer("conv1", samples.clone()), layer("conv1", samples.clone())];
+        let error = record(vec![twice])
+            .validate("the record")
+            .expect_err("a layer twice");
+        assert!(
+            error
+                .to_string()
+                .contains("b/eval/b1/f32/wgpu has layer conv1 forward 2 times"),
+            "{error}"
+        );
+
+        let mut hollow = benchmark("c/eval/b1/f32/wgpu", vec![phase(Phase::Total, samples.clone())]);
+        hollow.layers = vec![layer("conv1", Vec::new()), layer("conv2", samples)];
+        let read = RunRecord::from_json(&record(vec![hollow]).to_json(), "r.json").expect("read");
+        let names: Vec<&str> = read.benchmarks[0]
+            .layers
+            .iter()
+            .map(|l| l.layer.as_str())
+            .collect();
+        assert_eq!(names, ["conv2"]);
+        read.validate("r.json").expect("a valid record");
     }
 
     #[test]
