@@ -296,8 +296,9 @@ pub struct PhaseComparison {
     pub baseline_median_ns: Option<f64>,
     /// Median of the current samples (ns), when the current record has the phase.
     pub current_median_ns: Option<f64>,
-    /// `current / baseline - 1` of the medians (`0.1` = 10 % slower), when both exist and the
-    /// adapters are comparable.
+    /// The change judged (`0.1` = 10 % slower), when both sides exist and the adapters are
+    /// comparable: on rounds, the change of the run's level (see the [module docs](self));
+    /// on samples, and where no test ran, `current / baseline - 1` of the medians.
     pub change: Option<f64>,
     /// Bootstrap confidence interval ([`CI_CONFIDENCE`]) of `change`, when computed.
     pub ci: Option<(f64, f64)>,
@@ -591,6 +592,9 @@ fn compare_benchmark(
                 .flatten()
         };
         if let Some(test) = tested {
+            // The change shown is the one judged: on rounds, the level's change, which can
+            // differ from the ratio of pooled medians (and lie outside its interval).
+            row.change = Some(test.change);
             row.evidence.clone_from(&test.evidence);
             row.ci = Some(test.ci);
             row.p_value = Some(test.p_value);
@@ -749,14 +753,20 @@ fn level_test(
     } else {
         ((change, change), if difference == 0.0 { 1.0 } else { 0.0 })
     };
-    // The prediction interval narrows with more blessed runs only down to the runs' own spread;
-    // a change closer to the threshold than that cannot be settled by one run.
+    // The prediction interval narrows with more blessed runs only down to the runs' own spread
+    // (Student's t tends to the normal): a change closer to the threshold than that cannot be
+    // settled by one run, however many runs are blessed.
     let gap = (change.abs() - threshold).abs().max(0.005);
-    let floor = (quantile * run_spread).exp_m1();
+    let normal = statrs::distribution::Normal::new(0.0, 1.0)
+        .map_err(|e| format!("no normal distribution: {e}"))?
+        .inverse_cdf(0.5 + CI_CONFIDENCE / 2.0);
+    let floor = (normal * run_spread).exp_m1();
     let settle = if floor >= gap {
         format!(
-            "runs vary by more than the {:.1}% between this change and the threshold, so one \
+            "however many runs are blessed, that spread keeps a run's interval at least \
+             ±{:.1}% wide, more than the {:.1}% between this change and the threshold, so one \
              run cannot settle it against the baseline",
+            100.0 * floor,
             100.0 * gap
         )
     } else {

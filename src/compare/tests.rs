@@ -647,3 +647,67 @@ fn one_blessed_run_gives_no_verdict_on_rounds() {
         "{evidence}"
     );
 }
+
+/// On rounds, the change shown is the change judged (the level's), which lies inside its own
+/// interval even where the ratio of pooled medians does not: a current run whose first two
+/// rounds match the baseline and whose third is three times slower has a pooled median ratio of
+/// 1, but a level 44 % above the baseline's.
+#[test]
+fn the_change_shown_on_rounds_is_the_one_judged() {
+    let mut rng = StdRng::seed_from_u64(11);
+    let runner = Runner {
+        run_sd: 0.01,
+        round_sd: 0.005,
+        sample_sd: 0.005,
+    };
+    let id = "r/train/b8/f32/wgpu";
+    let baseline = runner.measure(&mut rng, id, 4, 3, 10, 1.0e8);
+    let mut current = runner.measure(&mut rng, id, 1, 3, 10, 1.0e8);
+    for sample in &mut current.phases[0].samples_ns[20..] {
+        *sample *= 3;
+    }
+    let comparison = compare(&record(vec![baseline]), &record(vec![current]), &fast_config());
+    let row = &comparison.rows[0];
+    let medians = row.current_median_ns.expect("current") / row.baseline_median_ns.expect("baseline") - 1.0;
+    assert!(medians.abs() < 0.05, "pooled medians: {medians}");
+    let change = row.change.expect("a change");
+    let (low, high) = row.ci.expect("an interval");
+    assert!((change - (3f64.ln() / 3.0).exp_m1()).abs() < 0.03, "{change}");
+    assert!(
+        low <= change && change <= high,
+        "{change} outside [{low}, {high}]"
+    );
+    assert_eq!(row.verdict, Verdict::Regression);
+}
+
+/// An inconclusive row that one run cannot settle says by how much the interval stays wide,
+/// beside the spread it comes from, in words that agree with each other.
+#[test]
+fn an_unsettleable_row_says_how_wide_its_interval_stays() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let runner = Runner {
+        run_sd: 0.04,
+        round_sd: 0.005,
+        sample_sd: 0.005,
+    };
+    let id = "u/train/b8/f32/wgpu";
+    let mut config = fast_config();
+    config.threshold = 0.05;
+    for seed in 0..40u64 {
+        let mut rng = StdRng::seed_from_u64(seed ^ rng.random::<u64>());
+        let baseline = runner.measure(&mut rng, id, 5, 3, 10, 1.0e8);
+        let current = runner.measure(&mut rng, id, 1, 3, 10, 1.06e8);
+        let comparison = compare(&record(vec![baseline]), &record(vec![current]), &config);
+        let row = &comparison.rows[0];
+        let evidence = row.evidence.as_deref().unwrap_or_default();
+        if row.verdict == Verdict::Inconclusive && evidence.contains("however many runs") {
+            assert!(
+                evidence.contains("keeps a run's interval at least ±")
+                    && evidence.contains("between this change and the threshold"),
+                "{evidence}"
+            );
+            return;
+        }
+    }
+    panic!("no trial left a 6% slowdown on a 4% drift unsettled");
+}

@@ -4,6 +4,7 @@ use super::cells::{self, ABSENT};
 use super::markdown::{escape_markdown, table_text};
 use super::terminal::{new_table, with_footer};
 use crate::compare::{CI_CONFIDENCE, Comparison, PhaseComparison, Verdict};
+use crate::results::Phase;
 
 /// One line counting the rows of each verdict, worst first, verdicts without rows left
 /// out: `2 regressions, 1 inconclusive, 41 unchanged`; `nothing to compare` without rows.
@@ -108,23 +109,36 @@ fn footer(comparison: &Comparison) -> Vec<String> {
         config.alpha,
         100.0 * CI_CONFIDENCE
     )];
-    // What the undecided rows rest on and what would settle them, once per distinct text.
-    let mut explained = std::collections::BTreeSet::new();
-    for row in comparison
+    // What the undecided rows rest on and what would settle them, once per distinct text: the
+    // whole iterations' first (the rows a reader looks at), then in the comparison's order.
+    const EXPLAINED: usize = 3;
+    let mut undecided: Vec<&PhaseComparison> = comparison
         .rows
         .iter()
-        .filter(|r| r.verdict == Verdict::Inconclusive)
-    {
-        if let Some(evidence) = &row.evidence
-            && explained.insert(evidence.clone())
-            && explained.len() <= 3
-        {
-            lines.push(format!(
-                "inconclusive {} ({}): {evidence}",
-                row.benchmark_id,
-                cells::phase_label(row.phase)
-            ));
+        .filter(|r| r.verdict == Verdict::Inconclusive && r.evidence.is_some())
+        .collect();
+    undecided.sort_by_key(|row| row.phase != Phase::Total);
+    let mut explained = std::collections::BTreeSet::new();
+    let mut unexplained = 0;
+    for row in undecided {
+        let Some(evidence) = &row.evidence else { continue };
+        if !explained.insert(evidence.clone()) {
+            continue;
         }
+        if explained.len() > EXPLAINED {
+            unexplained += 1;
+            continue;
+        }
+        lines.push(format!(
+            "inconclusive {} ({}): {evidence}",
+            row.benchmark_id,
+            cells::phase_label(row.phase)
+        ));
+    }
+    if unexplained > 0 {
+        lines.push(format!(
+            "inconclusive: {unexplained} more explanations in `compare --format json` (each row's `evidence`)"
+        ));
     }
     for row in &comparison.rows {
         let line = format!("adapter: {}", row.adapter_label);

@@ -435,6 +435,46 @@ fn an_inconclusive_rows_evidence_names_its_benchmark_and_phase() {
     );
 }
 
+/// Five undecided rows with distinct explanations: the whole iteration's comes first though
+/// it is last in the comparison, three are shown, the rest are counted, alike in both formats.
+#[test]
+fn the_undecided_rows_explained_put_the_total_first_and_count_the_rest() {
+    let mut comparison = comparison();
+    let id = "googlenet/train/b32/f32/wgpu";
+    comparison.rows = [
+        Phase::Forward,
+        Phase::GradInput,
+        Phase::GradParams,
+        Phase::Update,
+        Phase::Total,
+    ]
+    .into_iter()
+    .map(|phase| {
+        let mut undecided = row(
+            id,
+            phase,
+            (Some(10.0), Some(11.0)),
+            Some((-0.1, 0.3)),
+            Verdict::Inconclusive,
+        );
+        undecided.evidence = Some(format!("why {}", phase.as_str()));
+        undecided
+    })
+    .collect();
+    for text in [comparison_table(&comparison), comparison_markdown(&comparison)] {
+        let total = text.find("(total): why total").expect("the total explained");
+        let forward = text
+            .find("(forward): why forward")
+            .expect("the first phase explained");
+        assert!(total < forward, "{text}");
+        assert!(
+            !text.contains("why grad_params") && !text.contains("why update"),
+            "{text}"
+        );
+        assert!(text.contains("2 more explanations in"), "{text}");
+    }
+}
+
 #[test]
 fn comparison_markdown_without_notable_rows_says_so() {
     let mut comparison = comparison();
