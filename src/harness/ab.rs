@@ -725,6 +725,11 @@ fn run_opened(
         &mut notices,
     )?;
     super::sweep::check_forced_variant_runs(&kernels, &jobs, false)?;
+    // A kernel of your own forced on the working tree is checked on random shapes first, as
+    // `run` checks it: the networks alone exercise few of the shapes a kernel must handle.
+    if request.head.is_none() {
+        super::sweep::verify_forced_user_kernel(&kernels, &backends, &jobs, &mut notices)?;
+    }
     debug_assert!(has_variants(backends[0].kind()));
     let base_kernels = KernelChoice::Mapped {
         inner: Box::new(kernels.clone()),
@@ -807,20 +812,47 @@ fn run_opened(
         let base_plan = verification_plan(&base, &job.target, job.batch, job.precision, &base_options)
             .map_err(|error| error.context(side_name("base")))?;
         let same_code = same_code(&base, &base_plan, &head, &head_plan)?;
+        // The head first: a wrong kernel under review is the error. A base that is wrong where
+        // the head is right (the change fixes it) has no time worth comparing with: the row is
+        // not compared and says why, so a fix can pass the gate.
+        let mut base_wrong = None;
         for (side, backend, plan, side_options, skip) in [
-            ("base", &base, &base_plan, &base_options, same_code.as_slice()),
             ("head", &head, &head_plan, &options, &[][..]),
+            ("base", &base, &base_plan, &base_options, same_code.as_slice()),
         ] {
             let label = format!("{id} ({side})");
-            verify_plan(
+            let verified = verify_plan(
                 backend,
                 &job.target,
                 plan,
                 &|index| skip.get(index).copied().unwrap_or(false),
                 side_options,
                 &mut |event| on_event(AbEvent::Benchmark { label: &label, event }),
-            )
-            .map_err(|error| error.context(side_name(side)))?;
+            );
+            match verified {
+                Err(error) if side == "base" && error.kind() == crate::ErrorKind::Verification => {
+                    base_wrong = Some(error);
+                }
+                other => {
+                    other.map_err(|error| error.context(side_name(side)))?;
+                }
+            }
+        }
+        if let Some(error) = base_wrong {
+            // What disagreed, without the advice meant for the author of a wrong head.
+            let what = error.to_string();
+            let first = what.lines().next().unwrap_or_default();
+            let first = first.split("; fix the kernel").next().unwrap_or(first);
+            skipped.push(AbRow::not_compared(
+                &id,
+                config.threshold_for(&id),
+                format!(
+                    "the base revision disagrees with the f64 reference where the head agrees, \
+                     so its time is nothing to compare with: {first}"
+                ),
+            ));
+            on_event(AbEvent::Finished);
+            continue;
         }
         let benchmark_started = Instant::now();
         let share = request.budget.map(|budget| {

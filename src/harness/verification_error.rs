@@ -61,7 +61,7 @@ pub enum VerificationError {
         ratio: f64,
         /// The rounding bound.
         bound: f64,
-        /// The seed; `--seed` repeats it.
+        /// The seed; `verify --variants --seed` repeats it.
         seed: u64,
         /// Whose kernel it is ([`Culprit::User`] or [`Culprit::Convbench`]).
         culprit: Culprit,
@@ -152,7 +152,8 @@ impl std::fmt::Display for VerificationError {
                     f,
                     "kernel variant {variant} of {op} ({precision}) disagrees with the f64 reference \
                      on {worst}: an error of {worst_error:.2e}, {ratio:.1} times the rounding bound \
-                     of {bound:.2e} (seed {seed}; `--seed {seed}` repeats it); {whose}"
+                     of {bound:.2e} (seed {seed}; `cargo convbench verify --variants --kernel \
+                     {variant} --precision {precision} --seed {seed}` repeats it); {whose}"
                 )
             }
             VerificationError::NoVariantAgrees { ops } => write!(

@@ -261,8 +261,13 @@ pub fn code_of(source: &str) -> String {
     while let Some(c) = chars.next() {
         let gap = match (c, chars.peek()) {
             ('/', Some('/')) => {
+                // WGSL ends a line comment at any line break, not only `\n`: code after a
+                // lone `\r` runs, so it must not be read as comment.
                 for next in chars.by_ref() {
-                    if next == '\n' {
+                    if matches!(
+                        next,
+                        '\n' | '\u{0B}' | '\u{0C}' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}'
+                    ) {
                         break;
                     }
                 }
@@ -465,5 +470,10 @@ mod tests {
         // A change of code is one.
         assert_ne!(code_of(plain), code_of(&plain.replace("2.0", "3.0")));
         assert_ne!(code_of("a - -b"), code_of("a --b"));
+        // Code after a line break other than `\n` ends the comment, as in WGSL.
+        for line_break in ['\r', '\u{0B}', '\u{0C}', '\u{85}', '\u{2028}', '\u{2029}'] {
+            let hidden = format!("y = a; // done{line_break} y = a * 3.0;\n");
+            assert_ne!(code_of(&hidden), code_of("y = a; // done\n"), "{line_break:?}");
+        }
     }
 }

@@ -573,6 +573,66 @@ fn ab_compares_the_base_revisions_user_kernel_with_the_working_trees() {
     assert!(stdout.contains("is not on the base revision"), "{stdout}");
 }
 
+/// The kernel under review is checked on random shapes before `ab` times it, as `run` checks it
+/// (a kernel that ignores the batch index passes LeNet at batch 1); and a change that fixes a
+/// kernel wrong on the base revision is not an error: the base's time is not compared.
+#[test]
+fn ab_checks_the_kernel_under_review_on_random_shapes_and_lets_a_fix_pass() {
+    let test = "ab_checks_the_kernel_under_review_on_random_shapes_and_lets_a_fix_pass";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = example_workspace();
+    let ab = |batch: &str| {
+        package
+            .convbench()
+            .args([
+                "ab",
+                "--base",
+                "HEAD",
+                "--kernel",
+                "user:conv-plain",
+                "--model",
+                "lenet",
+            ])
+            .args(["--batch", batch, "--warmup", "1", "--warmup-ms", "0"])
+            .output()
+            .expect("ab")
+    };
+    let source = package.path("kernels/conv_plain.wgsl");
+    let good = std::fs::read_to_string(&source).expect("read");
+    let batch_blind = good.replace("let n = i / (p.ow * p.oh * p.cout);", "let n = 0u;");
+    assert_ne!(good, batch_blind);
+    std::fs::write(&source, &batch_blind).expect("write");
+    let output = ab("1");
+    if output.status.code() == Some(3) {
+        skip_without_gpu(
+            test,
+            &format!("the adapter does not open: {}", stderr_of(&output)),
+        );
+        return;
+    }
+    assert_code(&output, 4);
+    let stderr = stderr_of(&output);
+    assert!(
+        stderr.contains("kernel variant user:conv-plain of conv2d_forward (f32) disagrees")
+            && stderr.contains(
+                "`cargo convbench verify --variants --kernel user:conv-plain --precision f32 --seed "
+            ),
+        "{stderr}"
+    );
+    // Wrong on the base, fixed in the working tree: the row is not compared, and says why.
+    package.git_ok(&["commit", "--quiet", "-am", "ignore the batch"]);
+    std::fs::write(&source, &good).expect("write");
+    let output = ab("2");
+    assert_code(&output, 0);
+    let stdout = stdout_of(&output);
+    assert!(
+        stdout.contains("the base revision disagrees with the f64 reference where the head agrees"),
+        "{stdout}"
+    );
+}
+
 #[test]
 fn ci_decides_by_ab_by_default_and_reads_the_base_revisions_network() {
     let test = "ci_decides_by_ab_by_default_and_reads_the_base_revisions_network";
