@@ -282,7 +282,7 @@ pub struct RunArgs {
     /// Which kernels run.
     #[command(flatten)]
     pub kernels: KernelArgs,
-    /// Output format on stdout: table, json, csv or md.
+    /// Output format on stdout: table, json, csv or md (`compare`: table, json or md).
     #[arg(long, default_value = "table")]
     pub format: String,
     /// Also write the JSON record to this file (atomically).

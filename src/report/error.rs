@@ -32,6 +32,19 @@ pub enum ReportError {
         /// What the set does hold, sorted.
         known: Vec<String>,
     },
+    /// `history --set` names no set of the baseline folder, which holds others: a typo, not an
+    /// empty history.
+    #[error(
+        "--set {set}: the baseline folder holds no set of that name; its sets: {} (pass one with \
+         --set NAME)",
+        known.join(", ")
+    )]
+    NoSuchSet {
+        /// The set given.
+        set: String,
+        /// The sets the folder holds, sorted.
+        known: Vec<String>,
+    },
     /// `--format` names no text format.
     #[error("unknown report format `{name}`; use one of table, json, csv, md (or markdown)")]
     UnknownFormat {
@@ -192,6 +205,16 @@ pub enum ReportError {
         first: String,
         /// The one that would have replaced it.
         second: String,
+    },
+    /// `plot --benchmark` with a chart of every benchmark: it picks the one `--kind layers`
+    /// breaks down, and would be ignored.
+    #[error(
+        "--benchmark picks the benchmark that `--kind layers` breaks down; the {kind} chart shows \
+         every benchmark of the records: pass --kind layers, or leave out --benchmark"
+    )]
+    BenchmarkWithoutLayers {
+        /// The chart kind given.
+        kind: &'static str,
     },
     /// A chart of records none of which has a total time.
     #[error(

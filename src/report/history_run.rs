@@ -141,10 +141,18 @@ impl HistoryRequest {
     }
 }
 
-/// With nothing found for `--benchmark` or `--slug`, the error naming what the set does hold
+/// With nothing found for `--set`, `--benchmark` or `--slug`, the error naming what there is
 /// when it holds something: a misspelt id reads otherwise as a history never blessed. The
 /// second read (without the filters) happens only on this path.
 fn check_names_blessed(store: &GitBaselineStore, query: &HistoryQuery) -> Result<()> {
+    let sets = store.sets();
+    if !sets.is_empty() && !sets.contains(&query.set) {
+        return Err(ReportError::NoSuchSet {
+            set: query.set.clone(),
+            known: sets,
+        }
+        .into());
+    }
     if query.benchmark.is_none() && query.slug.is_none() {
         return Ok(());
     }

@@ -23,6 +23,16 @@ pub fn run(args: &Global, a: &PlotArgs) -> Result<u8> {
         .collect::<Result<Vec<_>>>()?;
     let svg = convbench::report::chart_svg(&records, &spec)?;
     write_atomic(&a.output, &svg)?;
+    // A warning, not a notice, as `report` gives it: it shows under --quiet too.
+    for (file, record) in a.files.iter().zip(&records) {
+        if !record.complete {
+            eprintln!(
+                "warning: {} comes from an interrupted run: benchmarks or rounds it did not \
+                 finish are missing from the chart, which does not say so",
+                file.display()
+            );
+        }
+    }
     if !args.quiet {
         eprintln!("wrote {}", a.output.display());
     }

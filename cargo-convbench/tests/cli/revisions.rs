@@ -206,6 +206,17 @@ fn history_of_a_name_nothing_is_blessed_under_lists_the_names_there() {
         ),
         "{stderr}"
     );
+    let output = package
+        .convbench()
+        .args(["history", "--set", "nope"])
+        .output()
+        .expect("history");
+    assert_code(&output, 2);
+    let stderr = crate::support::stderr_of(&output);
+    assert!(
+        stderr.contains("--set nope: the baseline folder holds no set of that name; its sets: default"),
+        "{stderr}"
+    );
     // The right name reads its history.
     let output = package
         .convbench()

@@ -247,6 +247,51 @@ fn report_warns_where_its_format_cannot_mark_an_incomplete_record() {
     }
 }
 
+/// `plot` of an interrupted record warns as `report` does (a chart cannot say so), and its
+/// `--benchmark`, which only `--kind layers` reads, is refused with another kind.
+#[test]
+fn plot_warns_of_an_incomplete_record_and_refuses_a_benchmark_it_would_ignore() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("rec.json");
+    let mut record = run_to_file(&out);
+    record.complete = false;
+    write_record(&out, &record);
+    let chart = dir.path().join("chart.svg");
+    let output = convbench()
+        .arg("plot")
+        .arg(&out)
+        .args(["--quiet", "--output"])
+        .arg(&chart)
+        .output()
+        .expect("plot");
+    assert_code(&output, 0);
+    assert!(
+        stderr_of(&output).contains("comes from an interrupted run"),
+        "{}",
+        stderr_of(&output)
+    );
+    let output = convbench()
+        .arg("plot")
+        .arg(&out)
+        .args([
+            "--kind",
+            "phases",
+            "--benchmark",
+            &record.benchmarks[0].id,
+            "--output",
+        ])
+        .arg(dir.path().join("phases.svg"))
+        .output()
+        .expect("plot");
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output).contains("--benchmark picks the benchmark that `--kind layers` breaks down"),
+        "{}",
+        stderr_of(&output)
+    );
+    assert!(!dir.path().join("phases.svg").exists());
+}
+
 #[test]
 fn report_reads_the_checked_in_version_1_record() {
     let render = |format: &str| {

@@ -101,6 +101,12 @@ pub struct ChartSpec {
 /// what the kind shows (several batch sizes, a training run, two backends, both precisions,
 /// a per-layer breakdown), naming it and the `run` flags that would measure it.
 pub fn chart_svg(records: &[RunRecord], spec: &ChartSpec) -> Result<String> {
+    if spec.benchmark.is_some() && spec.kind != ChartKind::Layers {
+        return Err(ReportError::BenchmarkWithoutLayers {
+            kind: spec.kind.as_str(),
+        }
+        .into());
+    }
     let benchmarks = super::benchmarks_of(records)?;
     let timed: Vec<&BenchmarkResult> = benchmarks
         .into_iter()
