@@ -141,6 +141,74 @@ fn random_op_scaled(op: &str, only: &Only, first: bool, scale: usize, rng: &mut 
     }
 }
 
+/// A shape of `op` meeting `only` that exercises what random draws may miss, added to every
+/// variant's shapes: for a convolution, channel groups, and a kernel, stride and dilation that
+/// differ between height and width (a kernel that mixes up an axis, or ignores groups or
+/// dilation, fails it); for a fully connected op, a slice of a wider output (`y_offset`,
+/// `y_stride`), as a layer too large for one binding is computed. Where `only` fixes a
+/// property, its value is kept.
+fn demanding_op(op: &str, only: &Only, rng: &mut StdRng) -> Option<Op> {
+    let batch = rng.random_range(2..=3);
+    let bias = only.bias.unwrap_or_else(|| rng.random_bool(0.5));
+    if op.starts_with("linear") {
+        let mut g = LinearGeom::new(batch, rng.random_range(1..=40), rng.random_range(1..=24), bias);
+        g.y_offset = rng.random_range(1..=5);
+        g.y_stride = g.out_features + g.y_offset + rng.random_range(1..=5);
+        return match op {
+            "linear_forward" => Some(Op::LinearForward(g)),
+            "linear_backward_data" => Some(Op::LinearBackwardData(g)),
+            "linear_backward_params" => Some(Op::LinearBackwardParams(g)),
+            _ => None,
+        };
+    }
+    // Two different values from `range`, in a random order.
+    let uneven = |rng: &mut StdRng, fixed: Option<[usize; 2]>, low: usize, high: usize| {
+        fixed.map_or_else(
+            || {
+                let a = rng.random_range(low..=high);
+                let b = low + (a - low + rng.random_range(1..=high - low)) % (high - low + 1);
+                (a, b)
+            },
+            |[a, b]| (a, b),
+        )
+    };
+    let groups = only.groups.unwrap_or_else(|| rng.random_range(2..=3));
+    let kernel = uneven(rng, only.kernel, 2, 4);
+    let stride = uneven(rng, only.stride, 1, 3);
+    let dilation = uneven(rng, only.dilation, 1, 2);
+    let padding = only.padding.map_or_else(
+        || {
+            (
+                rng.random_range(0..kernel.0.max(1)),
+                rng.random_range(0..kernel.1.max(1)),
+            )
+        },
+        |[a, b]| (a, b),
+    );
+    let conv = Conv2d {
+        in_channels: groups * rng.random_range(1..=3),
+        out_channels: groups * rng.random_range(1..=3),
+        kernel,
+        stride,
+        padding,
+        dilation,
+        groups,
+        bias,
+    };
+    let span = |k: usize, d: usize| d * (k.max(1) - 1) + 1;
+    let (h, w) = (
+        span(kernel.0, dilation.0) + rng.random_range(0..=6),
+        span(kernel.1, dilation.1) + rng.random_range(0..=6),
+    );
+    let g = ConvGeom::new(conv, batch, h, w)?;
+    match op {
+        "conv2d_forward" => Some(Op::Conv2dForward(g)),
+        "conv2d_backward_data" => Some(Op::Conv2dBackwardData(g)),
+        "conv2d_backward_filter" => Some(Op::Conv2dBackwardFilter(g)),
+        _ => None,
+    }
+}
+
 /// A short description of `op`'s shape for messages.
 pub fn describe(op: &Op) -> String {
     match op {
@@ -211,8 +279,9 @@ fn wide_op(variant: Variant, op: &str, only: &Only, precision: Precision, rng: &
     None
 }
 
-/// The shapes [`check_variant`] verifies: `shapes` random ones (the first at batch 1) and a wide
-/// one when none of them [`spans_workgroups`]; none when the variant implements no such op.
+/// The shapes [`check_variant`] verifies: `shapes` random ones (the first at batch 1), a
+/// [`demanding_op`], and a wide one when none of them [`spans_workgroups`]; none when the
+/// variant implements no such op.
 fn draw_shapes(variant: Variant, op: &str, precision: Precision, shapes: usize, rng: &mut StdRng) -> Vec<Op> {
     let only = hints(variant);
     let mut ops = Vec::new();
@@ -226,8 +295,18 @@ fn draw_shapes(variant: Variant, op: &str, precision: Precision, shapes: usize, 
             ops.push(candidate);
         }
     }
-    if !ops.is_empty()
-        && !ops.iter().any(|candidate| spans_workgroups(variant, candidate))
+    if ops.is_empty() {
+        return ops;
+    }
+    for _ in 0..50 {
+        if let Some(candidate) = demanding_op(op, &only, rng)
+            && variant.implements_at(&candidate, precision)
+        {
+            ops.push(candidate);
+            break;
+        }
+    }
+    if !ops.iter().any(|candidate| spans_workgroups(variant, candidate))
         && let Some(wide) = wide_op(variant, op, &only, precision, rng)
     {
         ops.push(wide);
@@ -664,12 +743,59 @@ mod tests {
                         variant.id(),
                         ops.iter().map(describe).collect::<Vec<_>>()
                     );
-                    assert!(ops.len() <= RANDOM_SHAPES + 1);
-                    if ops.len() > RANDOM_SHAPES {
-                        assert!(ops[RANDOM_SHAPES].flops() <= WIDE_FLOPS);
+                    assert!(ops.len() <= RANDOM_SHAPES + 2);
+                    if ops.len() > RANDOM_SHAPES + 1 {
+                        assert!(ops[RANDOM_SHAPES + 1].flops() <= WIDE_FLOPS);
                     }
                 }
             }
+        }
+    }
+
+    /// Whatever the seed, a variant is verified on a convolution with groups and a kernel,
+    /// stride and dilation that differ between the axes, or on a sliced fully connected op,
+    /// where it implements one (a kernel that ignores dilation passed 7 seeds in 12 when these
+    /// were left to chance); `only` keeps what it fixes.
+    #[test]
+    fn every_seed_draws_a_demanding_shape() {
+        let user_like = Variant::builtin()
+            .into_iter()
+            .filter(|v| matches!(v, Variant::Direct))
+            .collect::<Vec<_>>();
+        assert!(!user_like.is_empty());
+        for seed in 0..40 {
+            for op in VARIANT_OPS {
+                let mut rng = StdRng::seed_from_u64(seed);
+                let ops = draw_shapes(user_like[0], op, Precision::F32, 1, &mut rng);
+                let demanding = ops.iter().any(|shape| match shape {
+                    Op::Conv2dForward(g) | Op::Conv2dBackwardData(g) | Op::Conv2dBackwardFilter(g) => {
+                        let c = &g.conv;
+                        c.groups > 1
+                            && c.kernel.0 != c.kernel.1
+                            && c.stride.0 != c.stride.1
+                            && c.dilation.0 != c.dilation.1
+                    }
+                    Op::LinearForward(g) | Op::LinearBackwardData(g) | Op::LinearBackwardParams(g) => {
+                        g.is_slice() && g.y_offset > 0
+                    }
+                    _ => false,
+                });
+                assert!(
+                    demanding,
+                    "{op} at seed {seed}: {:?}",
+                    ops.iter().map(describe).collect::<Vec<_>>()
+                );
+            }
+        }
+        let only = Only {
+            kernel: Some([3, 3]),
+            groups: Some(1),
+            ..Only::default()
+        };
+        let mut rng = StdRng::seed_from_u64(1);
+        for _ in 0..50 {
+            let drawn = demanding_op("conv2d_forward", &only, &mut rng).expect("a shape");
+            assert!(only.admits(&drawn), "{drawn:?}");
         }
     }
 
