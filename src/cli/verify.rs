@@ -21,8 +21,9 @@ pub struct VerifyArgs {
     /// Verify this many times, each with fresh random data.
     #[arg(long, default_value_t = 1, value_name = "N", allow_negative_numbers = true, value_parser = count::<1, MAX_REPETITIONS>)]
     pub repeat: usize,
-    /// Random shapes per op, variant and precision in the kernel-variant table.
-    #[arg(long, default_value_t = RANDOM_SHAPES, value_name = "N", allow_negative_numbers = true, value_parser = count::<0, MAX_REPETITIONS>)]
+    /// Random shapes per op, variant and precision in the kernel-variant table (at least 1;
+    /// a demanding shape, and a wide one where none spans 3 workgroups, come on top).
+    #[arg(long, default_value_t = RANDOM_SHAPES, value_name = "N", allow_negative_numbers = true, value_parser = count::<1, MAX_REPETITIONS>)]
     pub random_shapes: usize,
     /// Seed of the variant table's shapes and data (default: fresh each run, printed; the
     /// environment's `CONVBENCH_SEED`, which replays the tests' random inputs, when set).

@@ -314,6 +314,13 @@ fn draw_shapes(variant: Variant, op: &str, precision: Precision, shapes: usize, 
     ops
 }
 
+/// Whether [`check_variant`] would check `variant` on the op named `op` at `precision`: it
+/// implements some shape of it there.
+pub fn implements_op(variant: Variant, op: &str, precision: Precision) -> bool {
+    let mut rng = StdRng::seed_from_u64(0);
+    !draw_shapes(variant, op, precision, 1, &mut rng).is_empty()
+}
+
 /// Verifies `variant` of the op named `op` at `precision` on `shapes` random shapes drawn from
 /// `seed`, and one wider shape when none of them spans three workgroups of a
 /// dispatch. `None` when the variant implements no such op (or not at this precision).

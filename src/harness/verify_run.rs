@@ -132,6 +132,40 @@ impl VerifySession<'_> {
         };
         let variants = conformance::requested_variants(name, &self.mine)?;
         let precisions = &self.scope.variant_precisions;
+        // A precision asked for that a backend cannot run is the error it is for the networks,
+        // not a table left empty (without --precision, an adapter's f16 is skipped, said there).
+        if self.scope.explicit_precisions {
+            for backend in self
+                .backends
+                .iter()
+                .filter(|b| super::select::has_variants(b.kind()))
+            {
+                if let Some(&precision) = precisions.iter().find(|&&p| !backend.supports(p)) {
+                    return Err(super::unsupported(backend.as_ref(), precision));
+                }
+            }
+        }
+        let checkable = variants.iter().any(|&variant| {
+            precisions.iter().any(|&precision| {
+                conformance::VARIANT_OPS
+                    .iter()
+                    .any(|op| conformance::implements_op(variant, op, precision))
+            })
+        });
+        if !checkable {
+            return Err(super::SweepError::NoVariantToCheck {
+                variants: match name {
+                    "auto" => "no kernel variant".to_string(),
+                    named => named.to_string(),
+                },
+                precisions: precisions
+                    .iter()
+                    .map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+            }
+            .into());
+        }
         let shapes = request.random_shapes;
         let seed = request.seed.unwrap_or_else(rand::random);
         Ok(match request.seeds {

@@ -836,6 +836,53 @@ fn verify_on_the_cpu_says_what_it_cannot_check() {
     );
 }
 
+/// `verify --variants` of a kernel without `f16 = true`, in f16, would check nothing and exit 0:
+/// it is exit 2 saying so (an adapter without f16 is exit 3, as for the networks).
+#[test]
+fn verify_variants_that_check_nothing_are_an_error() {
+    let test = "verify_variants_that_check_nothing_are_an_error";
+    if gpu_adapters(test).is_none() {
+        return;
+    }
+    let package = example_workspace();
+    let manifest = package.path("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).expect("read");
+    let without: String = text
+        .lines()
+        .filter(|line| !line.starts_with("f16 = true"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    assert_ne!(text, without);
+    std::fs::write(&manifest, without).expect("write");
+    let output = package
+        .convbench()
+        .args([
+            "verify",
+            "--variants",
+            "--kernel",
+            "user:conv-plain",
+            "--precision",
+            "f16",
+        ])
+        .output()
+        .expect("verify");
+    if output.status.code() == Some(3) {
+        assert!(
+            stderr_of(&output).contains("lacks SHADER_F16"),
+            "{}",
+            stderr_of(&output)
+        );
+        return;
+    }
+    assert_code(&output, 2);
+    assert!(
+        stderr_of(&output)
+            .contains("--variants: user:conv-plain implements no op at f16, so there is nothing to check"),
+        "{}",
+        stderr_of(&output)
+    );
+}
+
 /// `init` appended a `[package.metadata.convbench.kernels.NAME]` table after a `kernels` written
 /// inline, which cargo then refused; the declaration goes inside it, and cargo reads the result.
 #[test]
