@@ -385,6 +385,18 @@ pub enum UserKernelProblem {
         /// The entry points the source has.
         found: Vec<String>,
     },
+    /// A pipeline-overridable constant without a default: convbench sets no pipeline constants
+    /// on a kernel of yours, so the pipeline could not be created.
+    #[error(
+        "`override {name}` ({at}) has no default, and convbench sets no pipeline constants on \
+         your kernels: give it one (`override {name}: f32 = 1.0;`) or make it a `const`"
+    )]
+    OverrideWithoutDefault {
+        /// The constant's name.
+        name: String,
+        /// `file:line`.
+        at: String,
+    },
     /// Its entry point is not a compute shader.
     #[error("entry point `{entry}` is not a @compute function")]
     NotCompute {

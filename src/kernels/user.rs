@@ -393,9 +393,26 @@ impl UserKernel {
                 return Err(UserKernelProblem::NoF16Alias { file: shown });
             }
             let f16 = super::registry::variant_source(&text, Precision::F16, false);
-            parse_and_validate(&f16, &format!("{shown} (as f16)"))?;
+            let f16_shown = format!("{shown} (as f16)");
+            let (f16_module, f16_info) = parse_and_validate(&f16, &f16_shown)?;
+            // Its tensors must follow `T` there too: an `array<f32>` would read f16 buffers as
+            // f32 ones, a mismatch of every element rather than an error naming the binding.
+            if let Some(index) = f16_module
+                .entry_points
+                .iter()
+                .position(|e| e.name == config.entry)
+            {
+                check_bindings(&f16_module, &f16_info, index, &probe, &f16, &f16_shown, 2)?;
+            }
         }
         let (module, info) = module;
+        if let Some((handle, constant)) = module.overrides.iter().find(|(_, o)| o.init.is_none()) {
+            let line = module.overrides.get_span(handle).location(&text).line_number;
+            return Err(UserKernelProblem::OverrideWithoutDefault {
+                name: constant.name.clone().unwrap_or_else(|| "?".to_string()),
+                at: format!("{shown}:{line}"),
+            });
+        }
         let Some((index, entry)) = module
             .entry_points
             .iter()
@@ -437,7 +454,7 @@ impl UserKernel {
             (per_invocation, None) => invocations.saturating_mul(per_invocation.unwrap_or(1)),
             (None, Some(per_workgroup)) => per_workgroup,
         };
-        let bindings = check_bindings(&module, &info, index, &probe, &text, &shown)?;
+        let bindings = check_bindings(&module, &info, index, &probe, &text, &shown, 4)?;
         let digest = format!(
             "{:016x}",
             crate::fnv1a64(text.bytes().chain([0]).chain(format!("{config:?}").into_bytes()))
@@ -538,7 +555,8 @@ fn parse_and_validate(text: &str, shown: &str) -> std::result::Result<Checked, U
 }
 
 /// Checks every resource binding of `module` against the contract of `probe` (see the module
-/// docs) and returns the tensor bindings entry point `index` uses.
+/// docs), its float tensors' elements `float_width` bytes wide (4 in the source as written, 2
+/// in its f16 form), and returns the tensor bindings entry point `index` uses.
 fn check_bindings(
     module: &naga::Module,
     info: &naga::valid::ModuleInfo,
@@ -546,6 +564,7 @@ fn check_bindings(
     probe: &Op,
     text: &str,
     shown: &str,
+    float_width: u8,
 ) -> std::result::Result<Vec<(u32, &'static str)>, UserKernelProblem> {
     let contract = probe.contract();
     let used = info.get_entry_point(index);
@@ -603,7 +622,7 @@ fn check_bindings(
             _ => None,
         };
         let element_ok = match expected.dtype {
-            DType::Float => matches!(element, Some((naga::ScalarKind::Float, 2 | 4))),
+            DType::Float => element == Some((naga::ScalarKind::Float, float_width)),
             DType::U32 => element == Some((naga::ScalarKind::Uint, 4)),
         };
         if !access_ok || !element_ok {
@@ -938,7 +957,7 @@ mod tests {
     #[test]
     fn bad_kernels_are_errors_that_name_them() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let cases: [(&str, String, &str, &str); 8] = [
+        let cases: [(&str, String, &str, &str); 10] = [
             (
                 "syntax",
                 PLAIN.replacen("fn main", "fn main(", 1),
@@ -987,6 +1006,23 @@ mod tests {
                 PLAIN.replacen("alias T = f32;", "alias T = f32 ;", 1),
                 "f16 = true",
                 "alias T",
+            ),
+            (
+                "override",
+                PLAIN.replacen("alias T = f32;", "alias T = f32;\noverride SCALE: f32;", 1),
+                "",
+                "`override SCALE` (",
+            ),
+            // Right as written, wrong in its f16 form: f32 elements where the buffers hold f16.
+            (
+                "f16-element",
+                PLAIN.replacen(
+                    "var<storage, read> x: array<T>",
+                    "var<storage, read> x: array<f32>",
+                    1,
+                ),
+                "f16 = true",
+                "(as f16):",
             ),
         ];
         for (name, source, extra, needle) in cases {
