@@ -233,6 +233,10 @@ fn declare(workspace: &Workspace, kernel: &str, source: &str, f16: bool, force: 
     keys.push("kernels");
     let table = format!("{}.{kernel}", keys.join("."));
     let document_tables = last_position(document.as_table());
+    // Comments at the very end belong to the last table (`# serde = "1"` under
+    // `[dependencies]`): a table appended goes after them, not between.
+    let trailing = document.trailing().as_str().unwrap_or_default().to_string();
+    let move_trailing = !trailing.trim().is_empty();
     // Down the keys from the document's root (a table), creating what is missing in the form
     // of its parent (a table stays a table, an inline table takes inline ones).
     let mut item = document.as_item_mut();
@@ -273,8 +277,9 @@ fn declare(workspace: &Workspace, kernel: &str, source: &str, f16: bool, force: 
             toml_edit::Item::Value(declaration.into_inline_table().into()),
         );
     } else {
+        let before = if move_trailing { trailing.as_str() } else { "" };
         declaration.decor_mut().set_prefix(format!(
-            "\n# A WGSL kernel under convbench's gate: `cargo convbench verify --variants`, then\n\
+            "{before}\n# A WGSL kernel under convbench's gate: `cargo convbench verify --variants`, then\n\
              # `cargo convbench run --kernel user:{kernel}`. Its contract: `cargo convbench kernels \
              --contract conv2d_forward`.\n"
         ));
@@ -282,8 +287,15 @@ fn declare(workspace: &Workspace, kernel: &str, source: &str, f16: bool, force: 
         // place it right after its parent, e.g. between `[package]` and `[dependencies]`).
         declaration.set_position(Some(document_tables + 1));
         kernels.insert(kernel, toml_edit::Item::Table(declaration));
+        if move_trailing {
+            document.set_trailing("");
+        }
     }
-    let written = document.to_string();
+    let mut written = document.to_string();
+    // Line endings as the file had them (toml_edit writes `\n` for what it adds).
+    if text.contains("\r\n") {
+        written = written.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
     // What init wrote must read back as what it meant: a check, not a guess about the edit.
     let reread: toml::Table = toml::from_str(&written).map_err(|error| InitError::BadToml {
         file: file.clone(),
@@ -580,6 +592,35 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(dir.path().join(CONFIG_FILE_NAME)).expect("read"),
             "kernels = \"mine\"\n"
+        );
+    }
+
+    /// A manifest with CRLF line endings keeps them (git would otherwise show every line
+    /// changed), and a comment at its very end stays under the table it follows.
+    #[test]
+    fn line_endings_and_a_closing_comment_are_kept_where_they_were() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let workspace = outside_any_workspace(dir.path());
+        let manifest = dir.path().join("Cargo.toml");
+        std::fs::write(
+            &manifest,
+            "[package]\r\nname = \"p\"\r\nversion = \"0.1.0\"\r\nedition = \"2021\"\r\n\r\n[dependencies]\r\n# serde = \"1\"\r\n",
+        )
+        .expect("write");
+        init(&workspace, "mine", true, false).expect("init");
+        let text = std::fs::read_to_string(&manifest).expect("read");
+        assert!(!text.replace("\r\n", "").contains('\n'), "a bare LF: {text:?}");
+        let comment = text.find("# serde").expect("the comment");
+        let table = text
+            .find("[package.metadata.convbench.kernels.mine]")
+            .expect("the table");
+        assert!(comment < table, "{text}");
+        assert_eq!(
+            declared(
+                &manifest,
+                &["package", "metadata", "convbench", "kernels", "mine"]
+            ),
+            expected_declaration("kernels/mine.wgsl", true)
         );
     }
 
