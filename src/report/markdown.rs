@@ -6,8 +6,10 @@ use crate::results::{BenchmarkResult, RunRecord};
 /// Escapes text from a record for a GitHub Markdown table cell or paragraph.
 ///
 /// `|` would end the cell; `<`, `>` and `&` would let a name open HTML (`<script>`, `<img>`)
-/// or an entity in a PR comment; `\`, `` ` ``, `*`, `[` and `]` would start an escape, code,
-/// emphasis or a link. Line breaks would end the table row, so they become spaces.
+/// or an entity in a PR comment; `\`, `` ` ``, `*`, `_`, `~`, `[`, `]` and `$` would start an
+/// escape, code, emphasis, strikethrough, a link or math (the punctuation the PR comment's
+/// [`crate::github::escape_markdown`] escapes, which also disarms mentions and links). Line
+/// breaks and other control characters would end the table row, so they become spaces.
 pub fn escape_markdown(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for ch in text.chars() {
@@ -15,11 +17,11 @@ pub fn escape_markdown(text: &str) -> String {
             '&' => escaped.push_str("&amp;"),
             '<' => escaped.push_str("&lt;"),
             '>' => escaped.push_str("&gt;"),
-            '|' | '\\' | '`' | '*' | '[' | ']' => {
+            '|' | '\\' | '`' | '*' | '_' | '~' | '[' | ']' | '$' => {
                 escaped.push('\\');
                 escaped.push(ch);
             }
-            '\n' | '\r' => escaped.push(' '),
+            ch if ch.is_control() => escaped.push(' '),
             _ => escaped.push(ch),
         }
     }

@@ -542,6 +542,8 @@ fn escape_markdown_leaves_plain_names_alone() {
     );
     assert_eq!(escape_markdown("a\nb"), "a b");
     assert_eq!(escape_markdown("`x` *y* \\"), "\\`x\\` \\*y\\* \\\\");
+    // `_x_` would be emphasis, `~x~` struck through, `$x$` math; a tab ends nothing.
+    assert_eq!(escape_markdown("_x_ ~y~ $z$\t"), "\\_x\\_ \\~y\\~ \\$z\\$ ");
 }
 
 fn chart(records: &[RunRecord], kind: ChartKind) -> crate::Result<String> {
