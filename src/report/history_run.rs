@@ -145,8 +145,10 @@ impl HistoryRequest {
 /// when it holds something: a misspelt id reads otherwise as a history never blessed. The
 /// second read (without the filters) happens only on this path.
 fn check_names_blessed(store: &GitBaselineStore, query: &HistoryQuery) -> Result<()> {
+    // A set named that is not there is a typo; the default set not blessed yet (others are)
+    // is a fact, said beside the empty history.
     let sets = store.sets();
-    if !sets.is_empty() && !sets.contains(&query.set) {
+    if query.set != "default" && !sets.is_empty() && !sets.contains(&query.set) {
         return Err(ReportError::NoSuchSet {
             set: query.set.clone(),
             known: sets,
