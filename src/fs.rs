@@ -97,10 +97,14 @@ pub enum FileError {
     },
     /// The folder of a path to write does not exist, or is not a folder.
     #[error(
-        "cannot write {}: {} {}; create the folder or choose another path",
+        "cannot write {}: {} {}",
         path.display(),
         folder.display(),
-        if *exists { "is not a folder" } else { "does not exist" }
+        if *exists {
+            "is not a folder; choose another path"
+        } else {
+            "does not exist; create the folder or choose another path"
+        }
     )]
     NoFolder {
         /// The path.
@@ -1049,7 +1053,12 @@ mod tests {
         );
         std::fs::write(dir.path().join("file"), "").expect("write");
         let message = refused(&dir.path().join("file/out.json"));
-        assert!(message.contains("file is not a folder"), "{message}");
+        assert!(
+            message.contains("file is not a folder; choose another path"),
+            "{message}"
+        );
+        // Nothing to create: a file is in the way.
+        assert!(!message.contains("create the folder"), "{message}");
         let error = file_error(check_output_path(&dir.path().join("file/out.json")).expect_err("a file"));
         assert!(
             matches!(&error, FileError::NoFolder { folder, exists: true, .. } if *folder == dir.path().join("file")),

@@ -42,7 +42,7 @@ fn message(row: &PhaseComparison) -> String {
     let change = row
         .change
         .map_or_else(|| "change unknown".to_string(), format_change);
-    let mut text = format!("{} {} {change}", row.benchmark_id, row.phase.as_str());
+    let mut text = format!("{} {} {change}", row.benchmark_id, row.phase.label());
     if let (Some(baseline), Some(current)) = (row.baseline_median_ns, row.current_median_ns) {
         text.push_str(&format!(
             " (median {} -> {}",

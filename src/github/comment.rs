@@ -620,7 +620,7 @@ fn table_row(row: &PhaseComparison, fails_gate: bool) -> String {
     format!(
         "| {} | {} | {} | {} | {change} | {ci} | {verdict} |\n",
         escape_markdown(&row.benchmark_id),
-        row.phase.as_str(),
+        row.phase.label(),
         duration(row.baseline_median_ns),
         duration(row.current_median_ns),
     )

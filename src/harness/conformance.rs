@@ -67,6 +67,44 @@ fn hints(variant: Variant) -> Only {
     }
 }
 
+/// The fully connected op named `op` of geometry `g`.
+fn linear_named(op: &str, g: LinearGeom) -> Option<Op> {
+    match op {
+        "linear_forward" => Some(Op::LinearForward(g)),
+        "linear_backward_data" => Some(Op::LinearBackwardData(g)),
+        "linear_backward_params" => Some(Op::LinearBackwardParams(g)),
+        _ => None,
+    }
+}
+
+/// The convolution op named `op` of geometry `g`.
+fn conv_named(op: &str, g: ConvGeom) -> Option<Op> {
+    match op {
+        "conv2d_forward" => Some(Op::Conv2dForward(g)),
+        "conv2d_backward_data" => Some(Op::Conv2dBackwardData(g)),
+        "conv2d_backward_filter" => Some(Op::Conv2dBackwardFilter(g)),
+        _ => None,
+    }
+}
+
+/// `only`'s padding, or one below the kernel's extent on each axis.
+fn padding_for(only: &Only, kernel: (usize, usize), rng: &mut StdRng) -> (usize, usize) {
+    only.padding.map_or_else(
+        || {
+            (
+                rng.random_range(0..kernel.0.max(1)),
+                rng.random_range(0..kernel.1.max(1)),
+            )
+        },
+        |[a, b]| (a, b),
+    )
+}
+
+/// The input extent a kernel of `k` taps at dilation `d` covers.
+const fn span(k: usize, d: usize) -> usize {
+    d * (if k == 0 { 1 } else { k } - 1) + 1
+}
+
 /// A random op named `op` whose shape meets `only`; `first` gives batch 1.
 pub fn random_op(op: &str, only: &Only, first: bool, rng: &mut StdRng) -> Option<Op> {
     random_op_scaled(op, only, first, 1, rng)
@@ -85,12 +123,7 @@ fn random_op_scaled(op: &str, only: &Only, first: bool, scale: usize, rng: &mut 
             rng.random_range(1..=24 * scale),
             bias,
         );
-        return match op {
-            "linear_forward" => Some(Op::LinearForward(g)),
-            "linear_backward_data" => Some(Op::LinearBackwardData(g)),
-            "linear_backward_params" => Some(Op::LinearBackwardParams(g)),
-            _ => None,
-        };
+        return linear_named(op, g);
     }
     let pair = |rng: &mut StdRng, fixed: Option<[usize; 2]>, range: std::ops::RangeInclusive<usize>| {
         fixed.map_or_else(
@@ -107,15 +140,7 @@ fn random_op_scaled(op: &str, only: &Only, first: bool, scale: usize, rng: &mut 
         || if rng.random_bool(0.2) { (2, 2) } else { (1, 1) },
         |[a, b]| (a, b),
     );
-    let padding = only.padding.map_or_else(
-        || {
-            (
-                rng.random_range(0..kernel.0.max(1)),
-                rng.random_range(0..kernel.1.max(1)),
-            )
-        },
-        |[a, b]| (a, b),
-    );
+    let padding = padding_for(only, kernel, rng);
     let conv = Conv2d {
         in_channels: groups * rng.random_range(1..=3 * scale),
         out_channels: groups * rng.random_range(1..=4 * scale),
@@ -126,19 +151,12 @@ fn random_op_scaled(op: &str, only: &Only, first: bool, scale: usize, rng: &mut 
         groups,
         bias,
     };
-    let span = |k: usize, d: usize| d * (k.max(1) - 1) + 1;
-    let size = |rng: &mut StdRng, span: usize| span + rng.random_range(0..=9 * scale);
     let (h, w) = (
-        size(rng, span(kernel.0, dilation.0)),
-        size(rng, span(kernel.1, dilation.1)),
+        span(kernel.0, dilation.0) + rng.random_range(0..=9 * scale),
+        span(kernel.1, dilation.1) + rng.random_range(0..=9 * scale),
     );
     let g = ConvGeom::new(conv, batch, h, w)?;
-    match op {
-        "conv2d_forward" => Some(Op::Conv2dForward(g)),
-        "conv2d_backward_data" => Some(Op::Conv2dBackwardData(g)),
-        "conv2d_backward_filter" => Some(Op::Conv2dBackwardFilter(g)),
-        _ => None,
-    }
+    conv_named(op, g)
 }
 
 /// A shape of `op` meeting `only` that exercises what random draws may miss, added to every
@@ -154,12 +172,7 @@ fn demanding_op(op: &str, only: &Only, rng: &mut StdRng) -> Option<Op> {
         let mut g = LinearGeom::new(batch, rng.random_range(1..=40), rng.random_range(1..=24), bias);
         g.y_offset = rng.random_range(1..=5);
         g.y_stride = g.out_features + g.y_offset + rng.random_range(1..=5);
-        return match op {
-            "linear_forward" => Some(Op::LinearForward(g)),
-            "linear_backward_data" => Some(Op::LinearBackwardData(g)),
-            "linear_backward_params" => Some(Op::LinearBackwardParams(g)),
-            _ => None,
-        };
+        return linear_named(op, g);
     }
     // Two different values from `range`, in a random order.
     let uneven = |rng: &mut StdRng, fixed: Option<[usize; 2]>, low: usize, high: usize| {
@@ -176,15 +189,7 @@ fn demanding_op(op: &str, only: &Only, rng: &mut StdRng) -> Option<Op> {
     let kernel = uneven(rng, only.kernel, 2, 4);
     let stride = uneven(rng, only.stride, 1, 3);
     let dilation = uneven(rng, only.dilation, 1, 2);
-    let padding = only.padding.map_or_else(
-        || {
-            (
-                rng.random_range(0..kernel.0.max(1)),
-                rng.random_range(0..kernel.1.max(1)),
-            )
-        },
-        |[a, b]| (a, b),
-    );
+    let padding = padding_for(only, kernel, rng);
     let conv = Conv2d {
         in_channels: groups * rng.random_range(1..=3),
         out_channels: groups * rng.random_range(1..=3),
@@ -195,18 +200,12 @@ fn demanding_op(op: &str, only: &Only, rng: &mut StdRng) -> Option<Op> {
         groups,
         bias,
     };
-    let span = |k: usize, d: usize| d * (k.max(1) - 1) + 1;
     let (h, w) = (
         span(kernel.0, dilation.0) + rng.random_range(0..=6),
         span(kernel.1, dilation.1) + rng.random_range(0..=6),
     );
     let g = ConvGeom::new(conv, batch, h, w)?;
-    match op {
-        "conv2d_forward" => Some(Op::Conv2dForward(g)),
-        "conv2d_backward_data" => Some(Op::Conv2dBackwardData(g)),
-        "conv2d_backward_filter" => Some(Op::Conv2dBackwardFilter(g)),
-        _ => None,
-    }
+    conv_named(op, g)
 }
 
 /// A short description of `op`'s shape for messages.

@@ -109,7 +109,7 @@ pub(super) fn ratio_text(ratio: f64) -> String {
 
 /// A phase name for people: `grad-input` rather than the `grad_input` of ids and files.
 pub(super) fn phase_label(phase: Phase) -> String {
-    phase.as_str().replace('_', "-")
+    phase.label().to_string()
 }
 
 /// A rate or size with one decimal, or [`ABSENT`].

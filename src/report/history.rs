@@ -376,6 +376,13 @@ pub fn history_svg_file_name(history: &BenchmarkHistory) -> String {
     if name.starts_with('.') {
         name.insert(0, '_');
     }
+    // File systems take names up to 255 bytes: a long model name keeps its start and gets a
+    // digest of the whole for the rest, so names stay distinct and every file can be written.
+    const KEPT: usize = 160;
+    if name.len() > KEPT + 20 {
+        name.truncate(KEPT);
+        name.push_str(&format!("-{:016x}", crate::fnv1a64(raw.bytes())));
+    }
     name.push_str(".svg");
     name
 }
@@ -493,7 +500,7 @@ pub fn history_table(series: &[BenchmarkHistory]) -> String {
                 .unwrap_or_default();
             points.add_row([
                 p.benchmark_id.clone(),
-                p.phase.as_str().to_string(),
+                super::cells::phase_label(p.phase),
                 p.commit.chars().take(10).collect(),
                 rfc3339_utc(p.time_unix_s.max(0) as u64),
                 ms(p.median_ns),
@@ -528,7 +535,7 @@ pub fn history_table(series: &[BenchmarkHistory]) -> String {
         }
         changes.add_row([
             history.benchmark_id.clone(),
-            history.phase.as_str().to_string(),
+            super::cells::phase_label(history.phase),
             step.commit.chars().take(10).collect(),
             ms(step.before_ns),
             ms(step.after_ns),
@@ -800,5 +807,12 @@ mod tests {
         let name = history_svg_file_name(&history);
         assert_eq!(name, "_.._..__a_.._.._b_c__total.svg");
         assert!(!name.contains('/'));
+        // A 300-character model name gives a name a file system takes, distinct per benchmark.
+        history.benchmark_id = format!("{}/train/b1/f32/wgpu", "m".repeat(300));
+        let long = history_svg_file_name(&history);
+        history.benchmark_id = format!("{}/train/b2/f32/wgpu", "m".repeat(300));
+        let other = history_svg_file_name(&history);
+        assert!(long.len() <= 200, "{} bytes", long.len());
+        assert!(long.ends_with(".svg") && long != other, "{long} {other}");
     }
 }

@@ -104,6 +104,20 @@ impl Phase {
             Phase::Total => "total",
         }
     }
+
+    /// The name people read in tables, comments and annotations, e.g. `grad-input`
+    /// ([`Phase::as_str`] with hyphens; files and ids keep the snake_case name).
+    pub const fn label(self) -> &'static str {
+        match self {
+            Phase::Forward => "forward",
+            Phase::LossForward => "loss-forward",
+            Phase::LossBackward => "loss-backward",
+            Phase::GradInput => "grad-input",
+            Phase::GradParams => "grad-params",
+            Phase::Update => "update",
+            Phase::Total => "total",
+        }
+    }
 }
 
 /// Summary statistics of a sample, in nanoseconds.

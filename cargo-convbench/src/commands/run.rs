@@ -39,9 +39,22 @@ pub fn run(args: &Global, a: &RunArgs) -> Result<u8> {
             write_atomic(out, &record.to_json())?;
             if !args.quiet {
                 let state = if record.complete {
-                    ""
+                    String::new()
                 } else {
-                    " (incomplete: the run stopped early)"
+                    // Rounds are interleaved across benchmarks, so a stop in the first round
+                    // leaves every benchmark short, not only the one it interrupted.
+                    let rounds = record.benchmarks.iter().map(|b| b.round_sizes().len());
+                    let (fewest, most) = (rounds.clone().min().unwrap_or(0), rounds.max().unwrap_or(0));
+                    let held = if fewest == most {
+                        format!("{fewest}")
+                    } else {
+                        format!("{fewest} to {most}")
+                    };
+                    format!(
+                        " (incomplete: the run stopped early; its benchmarks hold {held} of the {} \
+                         rounds asked for)",
+                        a.request().rounds
+                    )
                 };
                 eprintln!("wrote {}{state}", out.display());
             }

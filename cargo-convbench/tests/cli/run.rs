@@ -888,6 +888,41 @@ fn report_pivots_two_records_of_different_backends_with_ratios() {
     assert_eq!(json["cells"][0][0]["ratio"], 0.5);
 }
 
+/// Rounds are interleaved, so a stop in the first round leaves the benchmark before it short
+/// too: `run --out` says how many rounds the record holds, not only which benchmark it stopped.
+#[cfg(unix)]
+#[test]
+fn sigint_in_the_first_round_says_how_many_rounds_the_record_holds() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("partial.json");
+    let binary = assert_cmd::cargo::cargo_bin("cargo-convbench");
+    let (code, rest) = crate::support::interrupt_when(
+        std::process::Command::new(binary)
+            .args(["run", "--backend", "cpu", "--model", "lenet", "--batch", "1,2"])
+            .args([
+                "--rounds",
+                "3",
+                "--samples",
+                "100",
+                "--warmup",
+                "0",
+                "--warmup-ms",
+                "0",
+                "--out",
+            ])
+            .arg(&out),
+        |line| line.contains("lenet/b2") && line.contains("sample"),
+        std::time::Duration::ZERO,
+    );
+    assert_eq!(code, Some(130), "{rest:?}");
+    let rest = rest.join("\n");
+    assert!(
+        rest.contains("(incomplete: the run stopped early; its benchmarks hold 1 of the 3 rounds asked for)"),
+        "{rest}"
+    );
+    assert_eq!(read_record(&out).benchmarks[0].round_sizes().len(), 1);
+}
+
 /// Interrupted before any benchmark finished, `run --out` said "the rounds that finished are in
 /// the output" and wrote nothing: it says nothing was written.
 #[cfg(unix)]
