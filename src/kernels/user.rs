@@ -373,7 +373,7 @@ impl UserKernel {
             .check()
             .map_err(|reason| UserKernelProblem::BadOnly { reason })?;
         let path = declared.base_dir.join(&config.source);
-        let text = crate::fs::read_text(&path, crate::fs::MAX_TEXT_FILE_BYTES).map_err(|error| {
+        let text = crate::fs::read_text(&path, crate::fs::MAX_KERNEL_SOURCE_BYTES).map_err(|error| {
             let reason = match error {
                 Error::Io { source, .. } => format!("cannot read its source {}: {source}", path.display()),
                 other => other.to_string(),
@@ -1034,6 +1034,16 @@ mod tests {
             assert!(error.contains(&format!("kernel `{name}`")), "{name}: {error}");
             assert!(error.contains(needle), "{name}: {error}");
         }
+        // Past the kernel cap (it would stall naga): refused before it is parsed, naming it.
+        let huge = format!("{PLAIN}{}", "// padding\n".repeat(30_000));
+        let error = UserKernel::load(&declare(dir.path(), "huge", &huge, ""))
+            .expect_err("over the cap")
+            .to_string();
+        assert!(
+            error.contains("kernel `huge`")
+                && error.contains(&format!("more than the {}", crate::fs::MAX_KERNEL_SOURCE_BYTES)),
+            "{error}"
+        );
         let mut missing = declare(dir.path(), "missing", PLAIN, "");
         missing.config.source = "absent.wgsl".into();
         let error = UserKernel::load(&missing).expect_err("missing file").to_string();
