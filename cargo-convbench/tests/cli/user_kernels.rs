@@ -3,7 +3,7 @@
 //! committed and `compare` reporting the regression; and a wrong kernel refused before timing.
 
 use crate::support::{
-    Package, assert_code, gpu_adapters, read_record, skip_without_gpu, stderr_of, stdout_of, tiny,
+    Package, assert_code, convbench, gpu_adapters, read_record, skip_without_gpu, stderr_of, stdout_of, tiny,
 };
 use std::path::Path;
 
@@ -56,9 +56,17 @@ fn init_is_idempotent_and_never_overwrites_without_force() {
         );
     }
 
-    let output = package.convbench().args(["init"]).output().expect("init again");
+    // From the root, the paths need no saying; run from a folder below it, they are said to be
+    // the workspace root's.
+    assert!(!first.contains("in the workspace root"), "{first}");
+    let output = convbench()
+        .current_dir(package.path("src"))
+        .args(["init"])
+        .output()
+        .expect("init again");
     assert_code(&output, 0);
     let again = stdout_of(&output);
+    assert!(again.starts_with("in the workspace root "), "{again}");
     assert!(
         !again.contains("created") && !again.contains("declared  "),
         "{again}"
