@@ -89,12 +89,13 @@ pub enum SweepError {
     /// `verify --variants` whose variants implement no op at the precisions asked for (a kernel
     /// of your own without `f16 = true`, checked in f16): it would check nothing.
     #[error(
-        "--variants: {variants} implements no op at {precisions}, so there is nothing to check; \
+        "--variants: no op at {precisions} is implemented by {variants}, so there is nothing to \
+         check; \
          pass --precision f32 (a kernel of your own runs in f16 only with `f16 = true` in its \
          declaration and `alias T = f32;` in its source)"
     )]
     NoVariantToCheck {
-        /// The variant asked for (`--kernel`), or `the kernel variants`.
+        /// The variant asked for (`--kernel`), or `any kernel variant`.
         variants: String,
         /// The precisions asked for, e.g. `f16`.
         precisions: String,

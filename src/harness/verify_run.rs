@@ -155,7 +155,7 @@ impl VerifySession<'_> {
         if !checkable {
             return Err(super::SweepError::NoVariantToCheck {
                 variants: match name {
-                    "auto" => "no kernel variant".to_string(),
+                    "auto" => "any kernel variant".to_string(),
                     named => named.to_string(),
                 },
                 precisions: precisions
