@@ -366,10 +366,9 @@ const TEMP_NAME_PREFIX_BYTES: usize = 200;
 pub const MAX_TEXT_FILE_BYTES: u64 = 16 << 20;
 
 /// The most bytes of a WGSL kernel of your own (256 KiB; convbench's largest shader is 21 KB):
-/// naga's validation grows faster than linearly with a module's functions (1.4 MB of one-line
-/// functions took 84 s to load, 11 MB did not finish in 5 minutes; 233 KB loads in 4 s, debug
-/// build, `cargo convbench list`), so a larger source would stall every command that loads the
-/// workspace's kernels rather than fail.
+/// naga's validation grows faster than linearly with a module's functions, so a source of
+/// megabytes would stall every command that loads the workspace's kernels for minutes rather
+/// than fail (233 KB of one-line functions loads in 4 s: debug build, `cargo convbench list`).
 pub const MAX_KERNEL_SOURCE_BYTES: u64 = 256 << 10;
 
 /// The most bytes convbench reads from a record or baseline file (4 GiB; a baseline with the

@@ -155,6 +155,9 @@ struct Merged {
 /// Blessed runs a baseline keeps per benchmark unless configured (`baseline-runs`).
 pub const DEFAULT_KEEP_RUNS: usize = 10;
 
+/// The baseline set read and written when no `--set` is given.
+pub const DEFAULT_SET: &str = "default";
+
 /// Merges `record` into `existing`: a benchmark already blessed on the same adapter
 /// fingerprint gets the new run appended to its history (the last `keep_runs` runs are kept);
 /// one blessed under another driver or runtime is replaced; the others are kept, new ones

@@ -27,7 +27,7 @@ pub struct UpdateArgs {
     #[arg(long, value_name = "FILE", conflicts_with_all = crate::cli::FRESH_RUN_FLAGS)]
     pub from: Option<PathBuf>,
     /// Baseline set (file name under `baselines/<adapter>/`).
-    #[arg(long, default_value = "default")]
+    #[arg(long, default_value = crate::baseline::DEFAULT_SET)]
     pub set: String,
     /// Show what would change without writing.
     #[arg(long)]

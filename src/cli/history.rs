@@ -14,7 +14,7 @@ pub struct HistoryArgs {
     #[arg(long)]
     pub slug: Option<String>,
     /// Baseline set.
-    #[arg(long, default_value = "default")]
+    #[arg(long, default_value = crate::baseline::DEFAULT_SET)]
     pub set: String,
     /// Only this phase (`total`, `forward`, `grad_input`, ...) or `all` [default: `total` in the
     /// table and JSON, `all` in the dashboard].

@@ -319,7 +319,7 @@ pub struct BaselineArgs {
     #[arg(long, value_name = "FILE")]
     pub baseline_file: Option<PathBuf>,
     /// Baseline set (file name under `baselines/<adapter>/`).
-    #[arg(long, default_value = "default")]
+    #[arg(long, default_value = crate::baseline::DEFAULT_SET)]
     pub set: String,
     /// Slowdown that counts as a regression, as a fraction or a percentage (`0.05` or `5%`;
     /// default: the config's, else 5%).

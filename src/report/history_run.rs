@@ -148,7 +148,7 @@ fn check_names_blessed(store: &GitBaselineStore, query: &HistoryQuery) -> Result
     // A set named that is not there is a typo; the default set not blessed yet (others are)
     // is a fact, said beside the empty history.
     let sets = store.sets();
-    if query.set != "default" && !sets.is_empty() && !sets.contains(&query.set) {
+    if query.set != crate::baseline::DEFAULT_SET && !sets.is_empty() && !sets.contains(&query.set) {
         return Err(ReportError::NoSuchSet {
             set: query.set.clone(),
             known: sets,
